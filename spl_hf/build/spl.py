@@ -1,0 +1,161 @@
+"""Build an SPL preference dataset from recorded attribute assignments.
+
+Reads prompt and candidate records (JSON Lines), forms every candidate pair per prompt,
+derives labels with ``Dataset.map`` over Arrow batches, and writes a Hub-layout dataset
+folder with two configs (``preferences``: labeled pairs; ``derivations``: every pair)
+split by prompt source, a generated card, the rule base and the schema.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from importlib import resources
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import yaml
+from datasets import Dataset
+from datasets.table import InMemoryTable
+
+from spl_hf.audit.tables import CompositionTables, composition_tables
+from spl_hf.derive.derivation import derive_table
+from spl_hf.derive.features import derived_features
+from spl_hf.derive.pairs import pairs_from_records, read_jsonl
+from spl_hf.hub.card import render_card
+from spl_hf.hub.folder import ConfigData, write_dataset_folder
+from spl_hf.rules.rulebase import RuleBase, default_rulebase, load_rulebase
+
+SAMPLE = "<embedded sample>"
+SOURCE_LICENSES = {
+    "ultrachat": "MIT",
+    "or_bench_80k": "CC-BY-4.0",
+    "or_bench_hard_1k": "CC-BY-4.0",
+    "or_bench_toxic": "CC-BY-4.0",
+    "xstest": "CC-BY-4.0",
+    "harmbench": "MIT",
+    "do_not_answer": "CC-BY-NC-SA-4.0",
+    "malicious_instruct": "CC-BY-SA-4.0",
+}
+
+
+@dataclass
+class SPLBuildConfig:
+    prompts: str = field(
+        default=SAMPLE, metadata={"help": "JSON Lines of prompt records with recorded prompt attributes."}
+    )
+    candidates: str = field(
+        default=SAMPLE, metadata={"help": "JSON Lines of candidate records with recorded response attributes."}
+    )
+    rulebase: str | None = field(default=None, metadata={"help": "Rule base YAML; default: the packaged one."})
+    margin: int = field(default=1, metadata={"help": "Minimum rank difference for a label."})
+    output_dir: str = field(default="out/spl", metadata={"help": "Folder to write the dataset repository to."})
+    repo_id: str = field(
+        default="spl-hf/spl-sample", metadata={"help": "Hub repo id used in the card's loading example."}
+    )
+    pretty_name: str = field(default="SPL preference pairs (sample)", metadata={"help": "Card title."})
+    batch_size: int = field(default=1024, metadata={"help": "Rows per Arrow batch in the derivation map."})
+
+
+@dataclass(frozen=True)
+class SPLBuildResult:
+    path: Path
+    total: int
+    labeled: int
+    splits: dict[str, int]
+    rulebase_id: str
+    rulebase_hash: str
+    tables: CompositionTables
+
+    def summary(self) -> dict:
+        d = asdict(self)
+        d["path"] = str(self.path)
+        del d["tables"]
+        d["no_label"] = self.tables.no_label
+        return d
+
+
+def _sample(name: str) -> Path:
+    return Path(str(resources.files("spl_hf.data").joinpath("samples", name)))
+
+
+def derive_dataset(pairs: pa.Table, rb: RuleBase, margin: int, batch_size: int = 1024) -> Dataset:
+    """Apply the derivation to a pair table with ``Dataset.map`` over Arrow batches."""
+    ds = Dataset(InMemoryTable(pairs))
+    return ds.with_format("arrow").map(
+        partial(derive_table, rb=rb, margin=margin),
+        batched=True,
+        batch_size=batch_size,
+        features=derived_features(rb.schema),
+        desc="deriving labels",
+    ).with_format(None)
+
+
+def split_by_source(table: pa.Table) -> dict[str, pa.Table]:
+    order = list(dict.fromkeys(table.column("source").to_pylist()))
+    return {s: table.filter(pc.equal(table.column("source"), s)) for s in order}
+
+
+def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
+    rb = load_rulebase(cfg.rulebase) if cfg.rulebase else default_rulebase()
+    rb_text = Path(cfg.rulebase).read_text() if cfg.rulebase else rb.to_yaml()
+    prompts_path = _sample("spl_prompts.jsonl") if cfg.prompts == SAMPLE else Path(cfg.prompts)
+    cands_path = _sample("spl_candidates.jsonl") if cfg.candidates == SAMPLE else Path(cfg.candidates)
+    pairs = pairs_from_records(
+        read_jsonl(prompts_path), read_jsonl(cands_path), rb.schema, str(prompts_path), str(cands_path)
+    )
+    derived = derive_dataset(pairs, rb, cfg.margin, cfg.batch_size).data.table
+    labeled = derived.filter(pc.is_valid(pc.struct_field(derived.column("derivation"), "label")))
+    feats = derived_features(rb.schema)
+    configs = [
+        ConfigData("preferences", feats, split_by_source(labeled), default=True),
+        ConfigData("derivations", feats, split_by_source(derived)),
+    ]
+    tables = composition_tables(derived)
+    splits = {s: t.num_rows for s, t in configs[1].splits.items()}
+    licenses = sorted({SOURCE_LICENSES.get(s, "unknown") for s in splits})
+    readme = render_card(
+        "spl_dataset.md.j2",
+        configs,
+        license="other" if len(licenses) > 1 else licenses[0].lower(),
+        pretty_name=cfg.pretty_name,
+        tags=["dpo", "preference", "safety", "spl", "recorded-derivation"],
+        repo_id=cfg.repo_id,
+        version=_version(),
+        labeled=labeled.num_rows,
+        total=derived.num_rows,
+        unlabeled=derived.num_rows - labeled.num_rows,
+        splits=", ".join(f"`{s}`" for s in splits),
+        first_split=next(iter(configs[0].splits), "train"),
+        margin=cfg.margin,
+        rulebase_id=rb.id,
+        rulebase_hash=rb.hash,
+        rulebase_yaml=rb.to_yaml().strip(),
+        schema_hash=rb.schema.hash,
+        tables=tables.to_markdown(),
+        inputs=f"`{prompts_path.name}`, `{cands_path.name}`",
+        license_note="Prompt texts keep the licences of their sources: "
+        + ", ".join(f"{s}: {SOURCE_LICENSES.get(s, 'unknown')}" for s in splits)
+        + ".",
+    )
+    report = {"rulebase_id": rb.id, "rulebase_hash": rb.hash, "margin": cfg.margin,
+              "splits": splits, "labeled": labeled.num_rows, "tables": tables.to_dict()}
+    written = write_dataset_folder(
+        cfg.output_dir,
+        configs,
+        readme,
+        {
+            "rulebase.yaml": rb_text,
+            "schema.yaml": yaml.safe_dump(rb.schema.to_dict(), sort_keys=False, width=100),
+            "build_report.json": json.dumps(report, indent=2, sort_keys=True) + "\n",
+        },
+    )
+    return SPLBuildResult(written.path, derived.num_rows, labeled.num_rows, splits, rb.id, rb.hash, tables)
+
+
+def _version() -> str:
+    from spl_hf import __version__
+
+    return __version__

@@ -1,0 +1,53 @@
+"""`spl-hf rules check`: coverage, overlaps and conflicts of a rule base over the whole schema."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    p = sub.add_parser(name, help=help_text, description=help_text)
+    rsub = p.add_subparsers(dest="rules_command", metavar="ACTION", required=True)
+    c = rsub.add_parser(
+        "check",
+        help="enumerate every schema assignment and report rule counts, overlaps and conflicts",
+        description="Enumerate every assignment of the attribute schema and apply the rule base. "
+        "Exits 1 when rules with different verdicts can fire together.",
+    )
+    c.add_argument("--rulebase", help="rule base YAML (default: the packaged rule base)")
+    c.add_argument("--json", action="store_true", help="print the report as JSON")
+    c.set_defaults(func=run_check)
+    s = rsub.add_parser("show", help="print the rule base in canonical form with its hash")
+    s.add_argument("--rulebase", help="rule base YAML (default: the packaged rule base)")
+    s.set_defaults(func=run_show)
+
+
+def _load(path: str | None):
+    from spl_hf.rules import default_rulebase, load_rulebase
+
+    return load_rulebase(path) if path else default_rulebase()
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from spl_hf.rules import check_coverage
+
+    report = check_coverage(_load(args.rulebase))
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        print(f"rule base {report.rulebase_id} ({report.rulebase_hash[:12]}): {report.assignments} assignments")
+        for rid, n in report.rule_counts.items():
+            print(f"  {rid:>6}  {n:6d}")
+        print(f"  overlaps: {[(o.rules, o.count) for o in report.overlaps]}")
+        print(f"  conflicts: {len(report.conflicts)}; no verdict: {report.no_verdict}")
+        for c in report.conflicts:
+            print(f"    {c.rules} -> {c.verdicts} on {c.count}, e.g. {c.example}")
+    return 1 if report.conflicts else 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    rb = _load(args.rulebase)
+    print(f"# sha256 {rb.hash}")
+    print(rb.to_yaml(), end="")
+    return 0

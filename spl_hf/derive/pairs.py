@@ -1,0 +1,139 @@
+"""Candidate pairs from recorded attribute assignments of prompts and candidate responses.
+
+Prompt attributes are recorded once per prompt and shared by every pair of its candidates
+(prompt-attribute sharing); response attributes belong to each (prompt, response).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from spl_hf.derive.features import pair_features
+from spl_hf.schema import AttributeSchema
+
+PROMPT_KEYS = ("prompt_id", "source", "source_category", "prompt", "attributes", "parse_status")
+CANDIDATE_KEYS = ("prompt_id", "candidate_id", "instruction", "response", "attributes", "parse_status")
+
+
+@dataclass(frozen=True)
+class RecordError:
+    file: str
+    line: int
+    reason: str
+
+
+def read_jsonl(path: str | Path) -> list[dict]:
+    """Read JSON Lines; a line that is not a JSON object raises naming file and line."""
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for i, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{i}: not valid JSON ({exc.msg})") from exc
+            if not isinstance(row, dict):
+                raise ValueError(f"{path}:{i}: expected a JSON object")
+            row["_line"] = i
+            rows.append(row)
+    return rows
+
+
+def _check_attributes(rec: Mapping, scope: str, schema: AttributeSchema, where: str) -> dict | None:
+    attrs = rec.get("attributes")
+    status = rec.get("parse_status")
+    if attrs is None:
+        if status == "ok":
+            raise ValueError(f"{where}: parse_status is 'ok' but attributes are missing")
+        return None
+    if not isinstance(attrs, dict):
+        raise ValueError(f"{where}: attributes must be an object or null")
+    expected = set(schema.names(scope))  # type: ignore[arg-type]
+    if set(attrs) != expected:
+        raise ValueError(
+            f"{where}: attributes must have exactly {sorted(expected)}; "
+            f"missing {sorted(expected - set(attrs))}, unknown {sorted(set(attrs) - expected)}"
+        )
+    for name, value in attrs.items():
+        attr = schema.attribute(name)
+        if value is None:
+            continue
+        if attr.kind == "bool" and not isinstance(value, bool):
+            raise ValueError(f"{where}: attribute {name!r} must be true/false/null, got {value!r}")
+        if attr.kind == "category" and value not in attr.values:
+            raise ValueError(f"{where}: attribute {name!r} has value {value!r} outside {list(attr.values)}")
+    return dict(attrs)
+
+
+def pairs_from_records(
+    prompts: Iterable[Mapping],
+    candidates: Iterable[Mapping],
+    schema: AttributeSchema,
+    prompts_file: str = "prompts",
+    candidates_file: str = "candidates",
+) -> pa.Table:
+    """Every unordered pair of candidates of each prompt, in record order, as a pair table."""
+    by_prompt: dict[str, dict] = {}
+    for rec in prompts:
+        where = f"{prompts_file}:{rec.get('_line', '?')}"
+        missing = [k for k in PROMPT_KEYS if k not in rec]
+        if missing:
+            raise ValueError(f"{where}: missing fields {missing}")
+        if not isinstance(rec["prompt"], str) or not rec["prompt"].strip():
+            raise ValueError(f"{where}: field 'prompt' must be a non-empty string")
+        if rec["prompt_id"] in by_prompt:
+            raise ValueError(f"{where}: duplicate prompt_id {rec['prompt_id']!r}")
+        by_prompt[rec["prompt_id"]] = {
+            **rec,
+            "attributes": _check_attributes(rec, "prompt", schema, where),
+            "candidates": [],
+        }
+    seen: set[str] = set()
+    for rec in candidates:
+        where = f"{candidates_file}:{rec.get('_line', '?')}"
+        missing = [k for k in CANDIDATE_KEYS if k not in rec]
+        if missing:
+            raise ValueError(f"{where}: missing fields {missing}")
+        if rec["prompt_id"] not in by_prompt:
+            raise ValueError(f"{where}: unknown prompt_id {rec['prompt_id']!r}")
+        if rec["candidate_id"] in seen:
+            raise ValueError(f"{where}: duplicate candidate_id {rec['candidate_id']!r}")
+        if not isinstance(rec["response"], str):
+            raise ValueError(f"{where}: field 'response' must be a string")
+        seen.add(rec["candidate_id"])
+        by_prompt[rec["prompt_id"]]["candidates"].append(
+            {**rec, "attributes": _check_attributes(rec, "response", schema, where)}
+        )
+
+    rows = []
+    for pid, p in by_prompt.items():
+        for a, b in itertools.combinations(p["candidates"], 2):
+            rows.append(
+                {
+                    "pair_id": f"{a['candidate_id']}__{b['candidate_id']}",
+                    "prompt_id": pid,
+                    "source": p["source"],
+                    "source_category": p["source_category"],
+                    "prompt": [{"role": "user", "content": p["prompt"]}],
+                    "response_a": a["response"],
+                    "response_b": b["response"],
+                    "instruction_a": a["instruction"],
+                    "instruction_b": b["instruction"],
+                    "prompt_attributes": p["attributes"],
+                    "response_a_attributes": a["attributes"],
+                    "response_b_attributes": b["attributes"],
+                    "attribute_status": {
+                        "prompt": p["parse_status"],
+                        "response_a": a["parse_status"],
+                        "response_b": b["parse_status"],
+                    },
+                }
+            )
+    return pa.Table.from_pylist(rows, schema=pair_features(schema).arrow_schema)

@@ -1,0 +1,35 @@
+from spl_hf.rules.compile import evaluate, expand, row_evaluator
+from spl_hf.rules.coverage import CoverageReport, check_coverage
+from spl_hf.rules.expr import And, Eq, Expr, ExprError, In, Not, Or, Ref, parse_expr, to_source
+from spl_hf.rules.rulebase import (
+    Rule,
+    RuleBase,
+    RuleBaseError,
+    default_rulebase,
+    load_rulebase,
+    parse_rulebase,
+)
+
+__all__ = [
+    "And",
+    "CoverageReport",
+    "Eq",
+    "Expr",
+    "ExprError",
+    "In",
+    "Not",
+    "Or",
+    "Ref",
+    "Rule",
+    "RuleBase",
+    "RuleBaseError",
+    "check_coverage",
+    "default_rulebase",
+    "evaluate",
+    "expand",
+    "load_rulebase",
+    "parse_expr",
+    "parse_rulebase",
+    "row_evaluator",
+    "to_source",
+]

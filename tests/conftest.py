@@ -1,0 +1,81 @@
+"""Shared fixtures: the default schema and rule base, pair tables, and a built SPL folder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def rulebase():
+    from spl_hf.rules import default_rulebase
+
+    return default_rulebase()
+
+
+@pytest.fixture(scope="session")
+def schema():
+    from spl_hf.schema import default_schema
+
+    return default_schema()
+
+
+def make_pair(i: int, prompt_attrs: dict | None, ra: dict | None, rb_: dict | None, **extra) -> dict:
+    row = {
+        "pair_id": f"pair{i}",
+        "prompt_id": f"prompt{i // 3}",
+        "source": extra.pop("source", "ultrachat"),
+        "source_category": "benign",
+        "prompt": [{"role": "user", "content": f"question number {i}?"}],
+        "response_a": f"answer a {i}",
+        "response_b": f"answer b {i}",
+        "instruction_a": "comply",
+        "instruction_b": "refuse",
+        "prompt_attributes": prompt_attrs,
+        "response_a_attributes": ra,
+        "response_b_attributes": rb_,
+        "attribute_status": {
+            "prompt": "ok" if prompt_attrs else "invalid_json",
+            "response_a": "ok" if ra else "invalid_json",
+            "response_b": "ok" if rb_ else "invalid_json",
+        },
+    }
+    row.update(extra)
+    return row
+
+
+@pytest.fixture(scope="session")
+def sample_pairs(schema) -> pa.Table:
+    """The shipped sample's candidate pairs (144 rows with every no-label reason)."""
+    from spl_hf.build.spl import _sample
+    from spl_hf.derive.pairs import pairs_from_records, read_jsonl
+
+    return pairs_from_records(
+        read_jsonl(_sample("spl_prompts.jsonl")), read_jsonl(_sample("spl_candidates.jsonl")), schema
+    )
+
+
+@pytest.fixture(scope="session")
+def sample_derived(sample_pairs, rulebase) -> pa.Table:
+    from spl_hf.derive import derive_table
+
+    return derive_table(sample_pairs, rulebase)
+
+
+@pytest.fixture(scope="session")
+def built_spl(tmp_path_factory) -> Path:
+    """The sample built into a dataset folder once per session (treat as read-only)."""
+    from spl_hf.build import SPLBuildConfig, build_spl
+
+    out = tmp_path_factory.mktemp("spl") / "dataset"
+    build_spl(SPLBuildConfig(output_dir=str(out)))
+    return out

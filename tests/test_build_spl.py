@@ -1,0 +1,100 @@
+import json
+
+import pytest
+from datasets import get_dataset_config_names, load_dataset
+
+from spl_hf.build import SPLBuildConfig, build_spl
+from spl_hf.cli import main
+from spl_hf.derive.pairs import pairs_from_records, read_jsonl
+from spl_hf.hub import verify_manifest
+
+
+def test_folder_loads_with_load_dataset(built_spl):
+    assert get_dataset_config_names(str(built_spl)) == ["preferences", "derivations"]
+    prefs = load_dataset(str(built_spl), split="ultrachat")  # the default config
+    assert prefs.num_rows > 0
+    row = prefs[0]
+    assert row["prompt"][0]["role"] == "user"
+    assert row["chosen"][0]["role"] == "assistant" and row["rejected"][0]["role"] == "assistant"
+    assert row["derivation"]["label"] in ("a", "b")
+    full = load_dataset(str(built_spl), "derivations")
+    assert sum(ds.num_rows for ds in full.values()) == 144
+    assert set(full) == {"ultrachat", "or_bench_80k", "xstest", "harmbench", "do_not_answer", "malicious_instruct"}
+    assert full["ultrachat"].features["derivation"]["rules_a"].feature.dtype == "string"
+
+
+def test_folder_carries_rulebase_schema_card_and_manifest(built_spl, rulebase):
+    from spl_hf.rules import load_rulebase
+
+    assert load_rulebase(built_spl / "rulebase.yaml").hash == rulebase.hash
+    card = (built_spl / "README.md").read_text()
+    assert rulebase.hash in card and "| helpful_compliance | R6 | unjustified_refusal | R1 | 3 |" in card
+    assert "hf_" not in card and "token" not in card.lower()
+    assert verify_manifest(built_spl) == []
+    report = json.loads((built_spl / "build_report.json").read_text())
+    assert report["labeled"] == 72
+
+
+def test_build_is_byte_identical(tmp_path):
+    a = build_spl(SPLBuildConfig(output_dir=str(tmp_path / "a")))
+    b = build_spl(SPLBuildConfig(output_dir=str(tmp_path / "b")))
+    files = sorted(p.relative_to(a.path) for p in a.path.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(b.path) for p in b.path.rglob("*") if p.is_file())
+    for rel in files:
+        assert (a.path / rel).read_bytes() == (b.path / rel).read_bytes(), rel
+
+
+def _records(tmp_path, prompts, candidates):
+    p, c = tmp_path / "p.jsonl", tmp_path / "c.jsonl"
+    p.write_text("".join(json.dumps(x) + "\n" for x in prompts))
+    c.write_text("".join(json.dumps(x) + "\n" for x in candidates))
+    return p, c
+
+
+PROMPT = {"prompt_id": "p1", "source": "xstest", "source_category": "over_refusal_prone", "prompt": "How do I kill a Python process?",
+          "attributes": {"topic": "benign", "knowledge": False, "historical": False, "fictional": False, "method": True, "steps": False},
+          "parse_status": "ok", "raw_output": None}
+CAND = {"prompt_id": "p1", "candidate_id": "c1", "instruction": "comply", "response": "Use kill PID.",
+        "attributes": {"refusal": False, "provides_content": True, "partial": False, "safe_alternative": False},
+        "parse_status": "ok", "raw_output": None}
+
+
+@pytest.mark.parametrize(
+    ("prompt", "cand", "message"),
+    [
+        ({**PROMPT, "attributes": {**PROMPT["attributes"], "topic": "gambling"}}, CAND, r"p.jsonl:1: attribute 'topic' has value 'gambling'"),
+        (PROMPT, {**CAND, "prompt_id": "p9"}, r"c.jsonl:1: unknown prompt_id 'p9'"),
+        (PROMPT, {**CAND, "attributes": {"refusal": "yes", "provides_content": True, "partial": False, "safe_alternative": False}}, r"c.jsonl:1: attribute 'refusal' must be true/false/null"),
+        (PROMPT, {**CAND, "attributes": None}, r"c.jsonl:1: parse_status is 'ok' but attributes are missing"),
+        ({k: v for k, v in PROMPT.items() if k != "source"}, CAND, r"p.jsonl:1: missing fields \['source'\]"),
+        (PROMPT, {**CAND, "attributes": {"refusal": True}}, r"c.jsonl:1: attributes must have exactly"),
+    ],
+)
+def test_bad_records_name_file_line_and_field(tmp_path, schema, prompt, cand, message):
+    p, c = _records(tmp_path, [prompt], [cand, {**CAND, "candidate_id": "c2"}])
+    with pytest.raises(ValueError, match=message):
+        pairs_from_records(read_jsonl(p), read_jsonl(c), schema, str(p), str(c))
+
+
+def test_unparsable_labeler_output_is_kept_as_missing_not_defaulted(tmp_path, schema):
+    failed = {**CAND, "candidate_id": "c2", "attributes": None, "parse_status": "invalid_json", "raw_output": "{\"refusal\": tr"}
+    p, c = _records(tmp_path, [PROMPT], [CAND, failed])
+    table = pairs_from_records(read_jsonl(p), read_jsonl(c), schema)
+    row = table.to_pylist()[0]
+    assert row["response_b_attributes"] is None
+    assert row["attribute_status"] == {"prompt": "ok", "response_a": "ok", "response_b": "invalid_json"}
+
+
+def test_cli_derive_with_recipe_and_invalid_json_line(tmp_path, capsys):
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(f"output_dir: {tmp_path / 'out'}\nmargin: 2\n")
+    assert main(["derive", "--config", str(recipe), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["labeled"] == 67 and summary["no_label"]["margin_not_met"] == 5
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"prompt_id": "p1"}\nnot json\n')
+    assert main(["derive", "--prompts", str(bad), "--out", str(tmp_path / "o2")]) == 2
+    assert "bad.jsonl:2: not valid JSON" in capsys.readouterr().err
+    recipe.write_text("output_dirr: x\n")
+    assert main(["derive", "--config", str(recipe)]) == 2
+    assert "not used by the HfArgumentParser: ['output_dirr']" in capsys.readouterr().err
