@@ -98,3 +98,15 @@ def test_cli_derive_with_recipe_and_invalid_json_line(tmp_path, capsys):
     recipe.write_text("output_dirr: x\n")
     assert main(["derive", "--config", str(recipe)]) == 2
     assert "not used by the HfArgumentParser: ['output_dirr']" in capsys.readouterr().err
+
+
+def test_builder_script_takes_a_recipe(tmp_path):
+    import runpy
+
+    from tests.conftest import REPO
+
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(f"output_dir: {tmp_path / 'built'}\n")
+    module = runpy.run_path(str(REPO / "builders" / "build_spl.py"))
+    assert module["main"](["--config", str(recipe)]) == 0
+    assert (tmp_path / "built" / "README.md").is_file()

@@ -78,12 +78,28 @@ def _null_mask(a: pa.Array) -> np.ndarray:
     return np.asarray(a.is_null().to_numpy(zero_copy_only=False), dtype=bool)
 
 
+def _list_lengths(a: pa.Array) -> np.ndarray:
+    return np.asarray(pc.list_value_length(a).fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
 def differs(a: pa.Array, b: pa.Array) -> np.ndarray:
     """Per-row inequality of two arrays of the same type, treating null == null."""
     if pa.types.is_list(a.type):
         if pa.types.is_string(a.type.value_type):
             return differs(pc.binary_join(a, "\x1f"), pc.binary_join(b, "\x1f"))
-        return (hash_array(a) != hash_array(b)).any(axis=1)
+        la, lb = _list_lengths(a), _list_lengths(b)
+        if not np.array_equal(la, lb):
+            return (hash_array(a) != hash_array(b)).any(axis=1)
+        # Same shape everywhere: compare the flattened elements directly (no hashing).
+        fa, fb = pc.list_flatten(a), pc.list_flatten(b)
+        elem = differs(fa, fb)
+        parents = pc.list_parent_indices(a).to_numpy(zero_copy_only=False)
+        return np.bincount(parents, weights=elem, minlength=len(a)) > 0
+    if pa.types.is_struct(a.type):
+        out = _null_mask(a) != _null_mask(b)
+        for k in range(a.type.num_fields):
+            out |= differs(pc.struct_field(a, k), pc.struct_field(b, k))
+        return out
     eq = pc.equal(a, b)
     same = np.asarray(eq.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
     return ~(same | (_null_mask(a) & _null_mask(b)))

@@ -131,9 +131,24 @@ def _with_nulls(h: np.ndarray, arr: pa.Array, lane: int) -> np.ndarray:
     return h
 
 
+class _Scratch:
+    """A reused work buffer: fresh multi-MB temporaries cost more in page faults than in arithmetic."""
+
+    def __init__(self) -> None:
+        self.buf = np.empty(0, dtype=_U)
+
+    def get(self, n: int) -> np.ndarray:
+        if len(self.buf) < n:
+            self.buf = np.empty(max(n, 2 * len(self.buf)), dtype=_U)
+        return self.buf[:n]
+
+
+_SCRATCH = _Scratch()
+
+
 def _hash_strings(arr: pa.Array) -> list[np.ndarray]:
     n = len(arr)
-    if n > 64 and not arr.null_count and pc.all(pc.equal(arr, arr[0])).as_py():
+    if n > 64 and not arr.null_count and arr[0] == arr[n - 1] and pc.all(pc.equal(arr, arr[0])).as_py():
         # Columns such as the rule-base hash or a message role repeat one value: hash it once.
         one = hash_value(arr[0].as_py(), arr.type)
         return [np.full(n, _U(one[lane])) for lane in (0, 1)]
@@ -142,15 +157,21 @@ def _hash_strings(arr: pa.Array) -> list[np.ndarray]:
     offsets = np.frombuffer(bufs[1], dtype=np.int64 if large else np.int32)[arr.offset : arr.offset + n + 1]
     offsets = offsets.astype(np.int64)
     base, end = int(offsets[0]), int(offsets[-1])
+    total = end - base
     starts, lengths = offsets[:-1] - base, np.diff(offsets)
-    w = _POW.forward(end - base + 1)
-    cs = np.zeros(end - base + 1, dtype=_U)
-    if end > base:
+    s = np.zeros(n, dtype=_U)
+    if total:
         data = np.frombuffer(bufs[2], dtype=np.uint8)[base:end]
-        np.cumsum(data * w[: end - base], out=cs[1:])
+        prod = _SCRATCH.get(total + 1)
+        np.multiply(data, _POW.forward(total), out=prod[:total])
+        prod[total] = 0  # a zero sentinel, so trailing empty strings index a valid element
+        # Segment sums of sum_j b_j P**(global j), one reduction per string; empty strings
+        # (where reduceat returns the element at their start) are masked out.
+        sums = np.add.reduceat(prod, starts)
+        s = np.where(lengths > 0, sums * _POW.inverse(starts), _U(0))
     # sum_j (b_j + 1) P**j relative to each string's start: the "+1" part is a geometric
     # series that depends on the length only, so it comes from a table.
-    s = (cs[starts + lengths] - cs[starts]) * _POW.inverse(starts) + _POW.geo[lengths]
+    s = s + _POW.geo[lengths]
     tail = s ^ (lengths.astype(_U) * _U(GOLD))
     return [_with_nulls(_vmix(tail ^ _U(LANE_SEEDS[lane] ^ TAG["str"])), arr, lane) for lane in (0, 1)]
 
