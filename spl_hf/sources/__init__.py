@@ -1,0 +1,102 @@
+"""Source adapters: public preference pools and prompt sets read into unified, typed rows.
+
+Pair pools (``ADAPTERS``, in the order of the per-tenet dataset card): ``pku_train``, ``hh_train``,
+``ultrafeedback_train``, ``helpsteer2_train``, ``community_alignment_en``, ``wildfeedback_st``,
+``ca_en_mt_p1``, ``wf_mt``. Prompt sources (``PROMPT_SOURCES``): ``ultrachat``, ``or_bench_80k``,
+``or_bench_hard_1k``, ``or_bench_toxic``, ``xstest``, ``harmbench``, ``do_not_answer``,
+``malicious_instruct``.
+
+Rows have fixed Features (``PAIR_FEATURES``, ``PROMPT_FEATURES``). ``row_id`` numbers the rows a
+pool yields from 0 in record order, ``pair_id`` is ``f"{source}_{row_id}"``, ``record_index`` is
+the 0-based position of the originating record in the file (or Hub split), and ``prompt_id`` is
+:func:`prompt_id` of the prompt as judged. ``response_a``/``response_b`` keep the source's order:
+chosen then rejected where the source is split that way (HH, UltraFeedback, WildFeedback),
+otherwise the listed order (PKU response_0/1, HelpSteer2 response_1/2, Community Alignment letter
+order). ``source_preference`` says which side the source prefers, ``"tie"`` when it rates both
+equal, None when it says nothing (Community Alignment pairs of two non-preferred candidates).
+
+No record disappears: each one yields rows, is counted in ``report.filtered`` (valid but outside
+the pool, e.g. another language or the other WildFeedback pool), or has at least one quarantine
+entry with source, record_index, field and a reason code (a Community Alignment record can yield
+some pairs and quarantine others; a HelpSteer2 per-response row can be the partner of the row
+before it). Reasons shared by all adapters: ``missing_field``,
+``wrong_type``, ``empty_prompt``, ``empty_response``, ``identical_responses`` (same text after
+whitespace/NFKC normalisation: a judge has nothing to compare), ``bad_value``,
+``bad_role_sequence``, ``unparsable_record``, ``duplicate_pair`` / ``duplicate_prompt`` (a repeat,
+after normalisation, of an earlier row of the same pool: valid, but it would be judged or
+generated for twice, so only the first is kept and the repeat names it); adapter-specific ones are documented in each adapter
+module. A file lacking a required column altogether is a wrong input, not a malformed row, and
+raises ValueError naming the source, file and columns.
+"""
+
+from spl_hf.sources.adapter import Converted, PairAdapter, PromptAdapter, SourceOptions
+from spl_hf.sources.fields import RowError
+from spl_hf.sources.io import HubSpec, RawTable, read_local, read_table
+from spl_hf.sources.pools import (
+    ADAPTERS,
+    PROMPT_SOURCES,
+    PoolResult,
+    PoolsResult,
+    PromptPoolResult,
+    pairs_from_table,
+    prompts_from_table,
+    quarantine_dataset,
+    read_pool,
+    read_pools,
+    read_prompt_pool,
+    read_prompt_pools,
+)
+from spl_hf.sources.report import BuildReport, SourceReport
+from spl_hf.sources.rows import (
+    PAIR_FEATURES,
+    PROMPT_FEATURES,
+    QUARANTINE_FEATURES,
+    Issue,
+    PairDraft,
+    PromptDraft,
+    QuarantineRecord,
+    normalize_text,
+    prompt_id,
+)
+from spl_hf.sources.samples import sample_paths
+from spl_hf.sources.transcript import DEFAULT_CLIP_CHARS, OMITTED_MARKER, Flattened, flatten_history
+
+__all__ = [
+    "ADAPTERS",
+    "DEFAULT_CLIP_CHARS",
+    "OMITTED_MARKER",
+    "PAIR_FEATURES",
+    "PROMPT_FEATURES",
+    "PROMPT_SOURCES",
+    "QUARANTINE_FEATURES",
+    "BuildReport",
+    "Converted",
+    "Flattened",
+    "HubSpec",
+    "Issue",
+    "PairAdapter",
+    "PairDraft",
+    "PoolResult",
+    "PoolsResult",
+    "PromptAdapter",
+    "PromptDraft",
+    "PromptPoolResult",
+    "QuarantineRecord",
+    "RawTable",
+    "RowError",
+    "SourceOptions",
+    "SourceReport",
+    "flatten_history",
+    "normalize_text",
+    "pairs_from_table",
+    "prompt_id",
+    "prompts_from_table",
+    "quarantine_dataset",
+    "read_local",
+    "read_pool",
+    "read_pools",
+    "read_prompt_pool",
+    "read_prompt_pools",
+    "read_table",
+    "sample_paths",
+]

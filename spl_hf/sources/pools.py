@@ -1,0 +1,283 @@
+"""Reading pools: records in, unified rows + quarantine + report out.
+
+``pairs_from_table``/``prompts_from_table`` are pure over an already-read table; ``read_pool``,
+``read_prompt_pool`` and the plural forms add the file/Hub read at the edge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from datasets import Dataset, concatenate_datasets
+from tqdm.auto import tqdm
+
+from spl_hf.sources.adapter import Converted, PairAdapter, PromptAdapter, SourceOptions, missing_columns
+from spl_hf.sources.adapters import PAIR_ADAPTERS, PROMPT_ADAPTERS
+from spl_hf.sources.fields import RowError
+from spl_hf.sources.io import RawTable, UnparsableRecord, read_table
+from spl_hf.sources.report import BuildReport, SourceReport
+from spl_hf.sources.rows import (
+    PAIR_FEATURES,
+    PROMPT_FEATURES,
+    QUARANTINE_FEATURES,
+    Issue,
+    PairDraft,
+    PromptDraft,
+    QuarantineRecord,
+    normalize_text,
+    prompt_id,
+)
+
+ADAPTERS: dict[str, PairAdapter] = {a.name: a for a in PAIR_ADAPTERS}
+PROMPT_SOURCES: dict[str, PromptAdapter] = {a.name: a for a in PROMPT_ADAPTERS}
+
+
+class PoolResult(NamedTuple):
+    pairs: Dataset
+    quarantine: list[QuarantineRecord]
+    report: SourceReport
+
+
+class PromptPoolResult(NamedTuple):
+    prompts: Dataset
+    quarantine: list[QuarantineRecord]
+    report: SourceReport
+
+
+class PoolsResult(NamedTuple):
+    rows: Dataset  # pairs or prompts, sources in registry order
+    quarantine: list[QuarantineRecord]
+    report: BuildReport
+
+
+def quarantine_dataset(records: list[QuarantineRecord]) -> Dataset:
+    columns: dict[str, list[Any]] = {name: [] for name in QUARANTINE_FEATURES}
+    for record in records:
+        for name, value in record.to_dict().items():
+            columns[name].append(value)
+    return Dataset.from_dict(columns, features=QUARANTINE_FEATURES)
+
+
+def _check_columns(adapter: PairAdapter | PromptAdapter, table: RawTable) -> None:
+    if not table.records and not table.columns:
+        return  # an empty file has no columns to check and nothing to convert
+    lacking = missing_columns(adapter.schemas, table.columns)
+    if lacking:
+        expected = " or ".join("(" + ", ".join(s) + ")" for s in adapter.schemas)
+        raise ValueError(
+            f"{adapter.name}: {table.origin}: missing column(s) {', '.join(lacking)}; "
+            f"expected the {adapter.hub.repo} columns {expected}"
+        )
+
+
+def _issues(
+    adapter: PairAdapter | PromptAdapter, table: RawTable, options: SourceOptions
+) -> Iterator[tuple[int, Converted | PromptDraft | Issue]]:
+    """Each item of the table converted, or the issue that stopped it."""
+    items = adapter.group(table.records) if isinstance(adapter, PairAdapter) else enumerate(table.records)
+    with tqdm(total=len(table.records), desc=adapter.name, unit="rec", disable=not options.progress) as bar:
+        for index, item in items:
+            bar.update(index + 1 - bar.n)  # grouped items can cover several records
+            if isinstance(item, UnparsableRecord):
+                yield index, Issue("unparsable_record", None, item.detail)
+            elif isinstance(item, Issue):
+                yield index, item
+            else:
+                try:
+                    yield index, adapter.convert(item, options)
+                except RowError as exc:
+                    yield index, exc.issue
+
+
+def _new_report(adapter: PairAdapter | PromptAdapter, table: RawTable) -> SourceReport:
+    return SourceReport(
+        adapter.name, adapter.kind, table.origin, adapter.license, records_read=len(table.records)
+    )
+
+
+def pairs_from_table(
+    adapter: PairAdapter, table: RawTable, options: SourceOptions | None = None
+) -> PoolResult:
+    options = options or SourceOptions()
+    _check_columns(adapter, table)
+    report = _new_report(adapter, table)
+    quarantine: list[QuarantineRecord] = []
+    filtered: Counter[str] = Counter()
+    columns: dict[str, list[Any]] = {name: [] for name in PAIR_FEATURES}
+
+    first_seen: dict[bytes, tuple[str, int]] = {}
+
+    def add(index: int, draft: PairDraft) -> None:
+        messages = draft.messages()
+        pid = prompt_id(messages)
+        # The same prompt with the same two responses (either order) would be judged twice.
+        key = "\x1e".join(
+            [pid, *sorted((normalize_text(draft.response_a), normalize_text(draft.response_b)))]
+        )
+        digest = hashlib.sha256(key.encode("utf-8")).digest()
+        if digest in first_seen:
+            kept, kept_index = first_seen[digest]
+            detail = f"same prompt and responses as {kept} (record {kept_index})"
+            quarantine.append(QuarantineRecord(adapter.name, index, None, "duplicate_pair", detail))
+            return
+        row_id = len(columns["pair_id"])
+        first_seen[digest] = (f"{adapter.name}_{row_id}", index)
+        report.clipped_prompts += draft.clipped
+        columns["pair_id"].append(f"{adapter.name}_{row_id}")
+        columns["prompt_id"].append(pid)
+        columns["source"].append(adapter.name)
+        columns["row_id"].append(row_id)
+        columns["record_index"].append(index)
+        columns["prompt"].append(messages)
+        columns["response_a"].append(draft.response_a)
+        columns["response_b"].append(draft.response_b)
+        columns["source_preference"].append(draft.source_preference)
+
+    for index, result in _issues(adapter, table, options):
+        if isinstance(result, Issue):
+            quarantine.append(
+                QuarantineRecord(adapter.name, index, result.field, result.reason, result.detail)
+            )
+            continue
+        assert isinstance(result, Converted)
+        if result.skipped:
+            filtered[result.skipped] += 1
+        for draft in result.pairs:
+            add(index, draft)
+        quarantine.extend(
+            QuarantineRecord(adapter.name, index, i.field, i.reason, i.detail) for i in result.issues
+        )
+
+    report.rows_yielded = len(columns["pair_id"])
+    report.distinct_prompts = len(set(columns["prompt_id"]))
+    report.filtered = dict(filtered)
+    report.quarantined = dict(Counter(q.reason for q in quarantine))
+    return PoolResult(Dataset.from_dict(columns, features=PAIR_FEATURES), quarantine, report)
+
+
+def prompts_from_table(
+    adapter: PromptAdapter, table: RawTable, options: SourceOptions | None = None
+) -> PromptPoolResult:
+    options = options or SourceOptions()
+    _check_columns(adapter, table)
+    report = _new_report(adapter, table)
+    quarantine: list[QuarantineRecord] = []
+    columns: dict[str, list[Any]] = {name: [] for name in PROMPT_FEATURES}
+    first_seen: dict[str, tuple[int, int]] = {}  # prompt_id -> (row_id, record_index)
+    for index, result in _issues(adapter, table, options):
+        if isinstance(result, Issue):
+            quarantine.append(
+                QuarantineRecord(adapter.name, index, result.field, result.reason, result.detail)
+            )
+            continue
+        assert isinstance(result, PromptDraft)
+        pid = prompt_id(result.prompt)
+        if pid in first_seen:
+            kept, kept_index = first_seen[pid]
+            detail = f"same prompt as row {kept} (record {kept_index})"
+            quarantine.append(QuarantineRecord(adapter.name, index, None, "duplicate_prompt", detail))
+            continue
+        row_id = len(columns["prompt_id"])
+        first_seen[pid] = (row_id, index)
+        columns["prompt_id"].append(pid)
+        columns["source"].append(adapter.name)
+        columns["row_id"].append(row_id)
+        columns["record_index"].append(index)
+        columns["prompt"].append(result.prompt)
+        columns["category"].append(result.category)
+        columns["source_label"].append(result.source_label)
+        columns["license"].append(adapter.license)
+    report.rows_yielded = len(columns["prompt_id"])
+    report.distinct_prompts = len(set(columns["prompt_id"]))
+    report.quarantined = dict(Counter(q.reason for q in quarantine))
+    return PromptPoolResult(Dataset.from_dict(columns, features=PROMPT_FEATURES), quarantine, report)
+
+
+def _options(options: SourceOptions | None, opts: Mapping[str, Any]) -> SourceOptions:
+    if options is not None and opts:
+        return replace(options, **opts)
+    return options or SourceOptions(**opts)
+
+
+def _lookup(source: str) -> PairAdapter | PromptAdapter:
+    adapter = ADAPTERS.get(source) or PROMPT_SOURCES.get(source)
+    if adapter is None:
+        known = ", ".join([*ADAPTERS, *PROMPT_SOURCES])
+        raise ValueError(f"unknown source {source!r}; known sources: {known}")
+    return adapter
+
+
+def _read(adapter: PairAdapter | PromptAdapter, path_or_repo: str | Path, options: SourceOptions) -> RawTable:
+    hub = replace(
+        adapter.hub,
+        split=options.split or adapter.hub.split,
+        revision=options.revision or adapter.hub.revision,
+    )
+    try:
+        return read_table(path_or_repo, hub)
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"{adapter.name}: {exc}") from None
+    except ValueError as exc:  # includes a .json file that is not valid JSON
+        raise ValueError(f"{adapter.name}: {exc}") from None
+
+
+def read_pool(
+    source: str, path_or_repo: str | Path, options: SourceOptions | None = None, **opts: Any
+) -> PoolResult:
+    """Read one pair pool from a local file of the source schema or from its Hub id."""
+    adapter = _lookup(source)
+    if not isinstance(adapter, PairAdapter):
+        raise ValueError(f"{source!r} is a prompt source; use read_prompt_pool")
+    resolved = _options(options, opts)
+    return pairs_from_table(adapter, _read(adapter, path_or_repo, resolved), resolved)
+
+
+def read_prompt_pool(
+    source: str, path_or_repo: str | Path, options: SourceOptions | None = None, **opts: Any
+) -> PromptPoolResult:
+    adapter = _lookup(source)
+    if not isinstance(adapter, PromptAdapter):
+        raise ValueError(f"{source!r} is a pair pool; use read_pool")
+    resolved = _options(options, opts)
+    return prompts_from_table(adapter, _read(adapter, path_or_repo, resolved), resolved)
+
+
+def _ordered(paths: Mapping[str, str | Path], registry: Mapping[str, Any]) -> list[str]:
+    unknown = sorted(set(paths) - set(registry))
+    if unknown:
+        raise ValueError(f"unknown source(s) {', '.join(unknown)}; known: {', '.join(registry)}")
+    return [name for name in registry if name in paths]
+
+
+def read_pools(
+    paths: Mapping[str, str | Path], options: SourceOptions | None = None, **opts: Any
+) -> PoolsResult:
+    """Read several pair pools and concatenate them in registry order (independent of ``paths`` order)."""
+    results = [read_pool(name, paths[name], options, **opts) for name in _ordered(paths, ADAPTERS)]
+    rows = (
+        concatenate_datasets([r.pairs for r in results])
+        if results
+        else Dataset.from_dict({k: [] for k in PAIR_FEATURES}, features=PAIR_FEATURES)
+    )
+    quarantine = [q for r in results for q in r.quarantine]
+    return PoolsResult(rows, quarantine, BuildReport([r.report for r in results]))
+
+
+def read_prompt_pools(
+    paths: Mapping[str, str | Path], options: SourceOptions | None = None, **opts: Any
+) -> PoolsResult:
+    results = [
+        read_prompt_pool(name, paths[name], options, **opts) for name in _ordered(paths, PROMPT_SOURCES)
+    ]
+    rows = (
+        concatenate_datasets([r.prompts for r in results])
+        if results
+        else Dataset.from_dict({k: [] for k in PROMPT_FEATURES}, features=PROMPT_FEATURES)
+    )
+    quarantine = [q for r in results for q in r.quarantine]
+    return PoolsResult(rows, quarantine, BuildReport([r.report for r in results]))

@@ -1,0 +1,99 @@
+"""`spl-hf sources read|list`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from spl_hf.cli import main
+from spl_hf.sources import OMITTED_MARKER
+
+FIXTURES = Path(__file__).parent / "fixtures" / "sources"
+
+
+def test_read_writes_pairs_quarantine_and_report(tmp_path, capsys):
+    out = tmp_path / "out"
+    argv = ["sources", "read", "--source", "wf_mt", "--path", str(FIXTURES / "wildfeedback.json")]
+    code = main([*argv, "--clip-chars", "400", "--out", str(out), "--json"])
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["source"] == "wf_mt" and report["rows_yielded"] == 2 and report["clipped_prompts"] == 1
+    table = pq.read_table(out / "pairs.parquet")
+    assert table.column_names == [
+        "pair_id",
+        "prompt_id",
+        "source",
+        "row_id",
+        "record_index",
+        "prompt",
+        "response_a",
+        "response_b",
+        "source_preference",
+    ]
+    assert table.column("prompt").to_pylist()[1][0]["content"].startswith(OMITTED_MARKER)
+    quarantine = [json.loads(line) for line in (out / "quarantine.jsonl").read_text().splitlines()]
+    assert [(q["record_index"], q["reason"]) for q in quarantine] == [
+        (3, "bad_role_sequence"),
+        (6, "bad_role_sequence"),
+    ]
+    assert json.loads((out / "report.json").read_text()) == report
+
+    # --clip-chars 0 turns clipping off
+    main([*argv, "--clip-chars", "0", "--out", str(tmp_path / "noclip"), "--json"])
+    assert json.loads(capsys.readouterr().out)["clipped_prompts"] == 0
+
+
+def test_read_prompt_source(tmp_path, capsys):
+    code = main(
+        [
+            "sources",
+            "read",
+            "--source",
+            "xstest",
+            "--path",
+            str(FIXTURES / "xstest.jsonl"),
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    assert code == 0
+    assert "xstest: 5 records -> 3 rows" in capsys.readouterr().out
+    assert pq.read_table(tmp_path / "prompts.parquet").num_rows == 3
+
+
+@pytest.mark.parametrize(
+    ("source", "path", "message"),
+    [
+        ("wf_mt", "pku_train.jsonl", "wf_mt: .*pku_train.jsonl: missing column"),
+        ("nope", "pku_train.jsonl", "unknown source 'nope'"),
+        ("pku_train", "missing.jsonl", "pku_train: .*missing.jsonl: no such file"),
+    ],
+)
+def test_read_errors_exit_2_with_message(tmp_path, capsys, source, path, message):
+    import re
+
+    code = main(
+        ["sources", "read", "--source", source, "--path", str(FIXTURES / path), "--out", str(tmp_path)]
+    )
+    assert code == 2
+    assert re.search(message, capsys.readouterr().err)
+    assert not (tmp_path / "pairs.parquet").exists()
+
+
+def test_list_shows_adapters_with_licences(capsys):
+    assert main(["sources", "list", "--json"]) == 0
+    entries = {e["source"]: e for e in json.loads(capsys.readouterr().out)}
+    assert entries["pku_train"]["license"] == "cc-by-nc-4.0"
+    assert entries["hh_train"]["hub"] == "Anthropic/hh-rlhf data_dir=harmless-base split=train"
+    assert entries["do_not_answer"]["kind"] == "prompts"
+    assert len(entries) == 16
+
+
+def test_cli_default_clip_budget_matches_library():
+    from spl_hf.cli import sources as cli_sources
+    from spl_hf.sources import DEFAULT_CLIP_CHARS
+
+    assert cli_sources.DEFAULT_CLIP_CHARS == DEFAULT_CLIP_CHARS
