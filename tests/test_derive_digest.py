@@ -59,3 +59,8 @@ def test_combined_digest_equals_reference_and_depends_on_field_order():
     assert vec == ref
     assert combine([hash_array(b), hash_array(a)]).to_pylist() != vec
     assert all(len(d) == 32 for d in vec)
+
+
+def test_low_cardinality_dictionary_path_matches_reference():
+    values = ["comply", "refuse", None, "none", ""] * 1000
+    assert _vector(values, pa.string()) == _scalar(values, pa.string())

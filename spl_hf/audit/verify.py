@@ -14,24 +14,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spl_hf.derive.derivation import derive_table, encode_attributes, row_digests
+from spl_hf.derive.derivation import derive_codes, derive_table, row_digests
 from spl_hf.derive.digest import hash_array
-from spl_hf.derive.features import DIGEST_DERIVATION_FIELDS, derived_features, pair_features
+from spl_hf.derive.features import DIGEST_DERIVATION_FIELDS, NO_LABEL_REASONS, derived_features, pair_features
 from spl_hf.rules.rulebase import RuleBase
 
-CHECKED_FIELDS = (
-    "rules_a",
-    "rules_b",
-    "verdict_a",
-    "verdict_b",
-    "rank_a",
-    "rank_b",
-    "rank_diff",
-    "label",
-    "no_label_reason",
-    "rulebase_id",
-    "rulebase_hash",
-)
 LABEL_FIELDS = ("verdict_a", "verdict_b", "label", "no_label_reason")
 
 
@@ -105,6 +92,59 @@ def differs(a: pa.Array, b: pa.Array) -> np.ndarray:
     return ~(same | (_null_mask(a) & _null_mask(b)))
 
 
+def _codes(values: pa.Array, names: tuple[str, ...] | list[str]) -> np.ndarray:
+    """Index of each value in ``names``; -1 for null, -2 for a value not in ``names``."""
+    idx = pc.index_in(values, value_set=pa.array(list(names), pa.string()))
+    out = np.asarray(idx.fill_null(-2).to_numpy(zero_copy_only=False), dtype=np.int64)
+    return np.where(_null_mask(values), -1, out)
+
+
+def _int_differs(stored: pa.Array, expected: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Stored nullable ints against expected values that exist where ``valid``."""
+    null = _null_mask(stored)
+    vals = np.asarray(stored.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    return np.where(valid, null | (vals != expected), ~null)
+
+
+def _rules_differ(stored: pa.Array, applied: np.ndarray, rb: RuleBase) -> np.ndarray:
+    """Stored rule-id lists against the applied matrix: same rules, in rule-base order, no repeats."""
+    n, n_rules = applied.shape
+    if n_rules > 52:  # bit masks below are exact in float64 up to 52 rules
+        expected = pa.ListArray.from_arrays(
+            pa.array(np.concatenate([[0], np.cumsum(applied.sum(1))]).astype(np.int32)),
+            pa.array(rb.rule_ids).take(pa.array(np.nonzero(applied)[1])),
+        )
+        return differs(stored, expected)
+    flat = pc.list_flatten(stored)
+    codes = _codes(flat, rb.rule_ids)
+    parents = pc.list_parent_indices(stored).to_numpy(zero_copy_only=False)
+    bad = np.bincount(parents, weights=codes < 0, minlength=n) > 0
+    same_row = parents[1:] == parents[:-1]
+    bad[parents[1:][same_row & (codes[1:] <= codes[:-1])]] = True  # order and duplicates
+    bits = np.bincount(parents, weights=np.exp2(np.maximum(codes, 0)), minlength=n)
+    expected_bits = applied.astype(np.float64) @ np.exp2(np.arange(n_rules))
+    return bad | (bits != expected_bits) | _null_mask(stored)
+
+
+def _messages_differ(stored: pa.Array, want: np.ndarray, resp_a: pa.Array, resp_b: pa.Array, pick_a: np.ndarray) -> np.ndarray:
+    """Stored chosen/rejected against one assistant message holding the picked response (or null)."""
+    lengths = _list_lengths(stored)
+    bad = np.where(want, lengths != 1, lengths != -1)
+    flat = pc.list_flatten(stored)
+    parents = pc.list_parent_indices(stored).to_numpy(zero_copy_only=False)
+    ok_rows = np.flatnonzero(want & ~bad)
+    if len(ok_rows):
+        # With exactly one element per compared row, the flattened elements line up with ok_rows.
+        keep = np.isin(parents, ok_rows)
+        elems = flat.filter(pa.array(keep))
+        rows = pa.array(parents[keep])
+        expected = pc.if_else(pa.array(pick_a[parents[keep]]), resp_a.take(rows), resp_b.take(rows))
+        elem_bad = differs(pc.struct_field(elems, "content"), expected)
+        elem_bad |= differs(pc.struct_field(elems, "role"), pa.array(["assistant"] * len(elems), pa.string()))
+        bad[parents[keep][elem_bad]] = True
+    return bad
+
+
 def audit_table(
     table: pa.Table, rb: RuleBase, *, counterfactual: bool = False, start: int = 0, max_report: int = 1000
 ) -> AuditReport:
@@ -116,47 +156,60 @@ def audit_table(
     table = table.select(list(feats)).cast(feats.arrow_schema)
     n = table.num_rows
     stored = table.column("derivation").combine_chunks()
-    stored_fields = {f.name: pc.struct_field(stored, f.name) for f in stored.type}
+    sf = {f.name: pc.struct_field(stored, f.name) for f in stored.type}
     components = table.select(list(pair_features(rb.schema)))
-    margins = stored_fields["margin"].fill_null(1).to_numpy(zero_copy_only=False)
-    redo = derive_table(components, rb, np.maximum(margins, 1), digest=False, strict=False)
-    redo_der = redo.column("derivation").combine_chunks()
-    redo_fields = {f.name: pc.struct_field(redo_der, f.name) for f in redo_der.type}
+    margins = np.asarray(sf["margin"].fill_null(1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    c = derive_codes(components, rb, np.maximum(margins, 1).astype(np.int32), strict=False)
 
     checks: dict[str, np.ndarray] = {}
     # Integrity: the digest over the stored components and stored derivation fields.
-    digest = row_digests(components, {f: stored_fields[f] for f in DIGEST_DERIVATION_FIELDS})
-    checks["digest"] = differs(stored_fields["digest"], digest)
-    checks["margin"] = _null_mask(stored_fields["margin"]) | (margins < 1)
-    checks["attribute_values"] = np.zeros(n, dtype=bool)
-    for col, scope in (("prompt_attributes", "prompt"), ("response_a_attributes", "response"),
-                       ("response_b_attributes", "response")):
-        checks["attribute_values"] |= encode_attributes(components, col, rb, scope, strict=False).invalid
+    digest = row_digests(components, {f: sf[f] for f in DIGEST_DERIVATION_FIELDS})
+    checks["digest"] = differs(sf["digest"], digest)
+    checks["margin"] = _null_mask(sf["margin"]) | (margins < 1)
+    checks["attribute_values"] = c.invalid
     report = AuditReport(rows=n, rulebase_id=rb.id, rulebase_hash=rb.hash, counterfactual=counterfactual)
+
+    names = rb.verdict_names
+    stored_va, stored_vb = _codes(sf["verdict_a"], names), _codes(sf["verdict_b"], names)
+    stored_label = _codes(sf["label"], ("a", "b"))
+    stored_reason = _codes(sf["no_label_reason"], NO_LABEL_REASONS)
+    label_checks = {
+        "verdict_a": stored_va != np.where(c.verdict_a >= 0, c.verdict_a, -1),
+        "verdict_b": stored_vb != np.where(c.verdict_b >= 0, c.verdict_b, -1),
+        "label": stored_label != np.where(c.labeled, np.where(c.label_a, 0, 1), -1),
+        "no_label_reason": stored_reason != c.reason,
+    }
     if counterfactual:
-        changed = np.zeros(n, dtype=bool)
-        for f in LABEL_FIELDS:
-            changed |= differs(stored_fields[f], redo_fields[f])
+        changed = np.logical_or.reduce(list(label_checks.values()))
         report.changed_labels = int(changed.sum())
+        after = derive_table(components, rb, np.maximum(margins, 1).astype(np.int32), digest=False, strict=False)
+        after_der = after.column("derivation").combine_chunks()
         ids = table.column("pair_id")
         for i in np.flatnonzero(changed)[:max_report]:
+            k = int(i)
             report.changes.append(
                 LabelChange(
-                    start + int(i),
-                    ids[int(i)].as_py(),
-                    {f: stored_fields[f][int(i)].as_py() for f in LABEL_FIELDS},
-                    {f: redo_fields[f][int(i)].as_py() for f in LABEL_FIELDS},
+                    start + k,
+                    ids[k].as_py(),
+                    {f: sf[f][k].as_py() for f in LABEL_FIELDS},
+                    {f: pc.struct_field(after_der, f)[k].as_py() for f in LABEL_FIELDS},
                 )
             )
     else:
-        for f in CHECKED_FIELDS:
-            checks[f] = differs(stored_fields[f], redo_fields[f])
-        for col in ("chosen", "rejected"):
-            checks[col] = differs(table.column(col).combine_chunks(), redo.column(col).combine_chunks())
+        checks.update(label_checks)
+        checks["rules_a"] = _rules_differ(sf["rules_a"], c.applied_a, rb)
+        checks["rules_b"] = _rules_differ(sf["rules_b"], c.applied_b, rb)
+        checks["rank_a"] = _int_differs(sf["rank_a"], c.rank_a, c.verdict_a >= 0)
+        checks["rank_b"] = _int_differs(sf["rank_b"], c.rank_b, c.verdict_b >= 0)
+        checks["rank_diff"] = _int_differs(sf["rank_diff"], c.diff, c.has_diff)
+        for f, want in (("rulebase_id", rb.id), ("rulebase_hash", rb.hash)):
+            checks[f] = ~np.asarray(pc.equal(sf[f], want).fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+        resp_a = table.column("response_a").combine_chunks()
+        resp_b = table.column("response_b").combine_chunks()
+        for col, pick_a in (("chosen", c.label_a), ("rejected", ~c.label_a)):
+            checks[col] = _messages_differ(table.column(col).combine_chunks(), c.labeled, resp_a, resp_b, pick_a)
 
-    bad = np.zeros(n, dtype=bool)
-    for mask in checks.values():
-        bad |= mask
+    bad = np.logical_or.reduce(list(checks.values())) if checks else np.zeros(n, dtype=bool)
     report.mismatch_count = int(bad.sum())
     report.reproduced = n - report.mismatch_count
     if report.mismatch_count:

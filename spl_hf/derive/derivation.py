@@ -111,36 +111,60 @@ def row_digests(table: pa.Table, derivation_fields: dict[str, pa.Array]) -> pa.A
     return combine(hashes)
 
 
-def derive_table(
-    table: pa.Table, rb: RuleBase, margin: int | np.ndarray = 1, *, digest: bool = True, strict: bool = True
-) -> pa.Table:
-    """Derive labels for a table of candidate pairs (columns of :func:`pair_features`).
+@dataclass(frozen=True)
+class DerivationCodes:
+    """The derivation of a batch as numpy arrays (before any Arrow strings are built)."""
 
-    ``digest=False`` leaves the digest null and ``strict=False`` treats out-of-schema values as
-    missing; audit uses both to recompute stored rows without hashing the content twice.
-    """
+    applied_a: np.ndarray  # (n, n_rules) bool
+    applied_b: np.ndarray
+    verdict_a: np.ndarray  # int16 index into rb.verdict_names, or NO_VERDICT / CONFLICT / MISSING
+    verdict_b: np.ndarray
+    rank_a: np.ndarray  # int32, valid where verdict_a >= 0
+    rank_b: np.ndarray
+    reason: np.ndarray  # int8 index into NO_LABEL_REASONS, -1 when labeled
+    label_a: np.ndarray  # bool: labeled and a preferred
+    margins: np.ndarray
+    invalid: np.ndarray  # bool: an attribute value outside the schema (only when not strict)
+
+    @property
+    def labeled(self) -> np.ndarray:
+        return self.reason < 0
+
+    @property
+    def diff(self) -> np.ndarray:
+        return self.rank_a - self.rank_b
+
+    @property
+    def has_diff(self) -> np.ndarray:
+        return (self.verdict_a >= 0) & (self.verdict_b >= 0)
+
+
+def _prepare(table: pa.Table, rb: RuleBase) -> pa.Table:
     in_feats = pair_features(rb.schema)
     missing_cols = [c for c in in_feats if c not in table.column_names]
     if missing_cols:
         raise ValueError(f"pair table lacks columns {missing_cols}")
-    table = table.select(list(in_feats)).cast(in_feats.arrow_schema)
+    return table.select(list(in_feats)).cast(in_feats.arrow_schema)
+
+
+def derive_codes(table: pa.Table, rb: RuleBase, margin: int | np.ndarray = 1, strict: bool = True) -> DerivationCodes:
+    """Applied rules, verdicts, ranks and label of every row, as arrays."""
     n = table.num_rows
     margins = np.broadcast_to(np.asarray(margin, dtype=np.int32), (n,))
-    if (margins < 1).any():
+    if n and (margins < 1).any():
         raise ValueError(f"margin must be at least 1, got {int(margins.min())}")
-
     prompt = encode_attributes(table, "prompt_attributes", rb, "prompt", strict)
-    app_a, va = _side(rb, prompt, encode_attributes(table, "response_a_attributes", rb, "response", strict), n)
-    app_b, vb = _side(rb, prompt, encode_attributes(table, "response_b_attributes", rb, "response", strict), n)
+    resp_a = encode_attributes(table, "response_a_attributes", rb, "response", strict)
+    resp_b = encode_attributes(table, "response_b_attributes", rb, "response", strict)
+    app_a, va = _side(rb, prompt, resp_a, n)
+    app_b, vb = _side(rb, prompt, resp_b, n)
 
-    names = rb.verdict_names
-    ranks = np.array([rb.verdicts[v] for v in names], dtype=np.int32)
+    ranks = np.array([rb.verdicts[v] for v in rb.verdict_names], dtype=np.int32)
     has_a, has_b = va >= 0, vb >= 0
-    rank_a = np.where(has_a, ranks[np.maximum(va, 0)], 0)
-    rank_b = np.where(has_b, ranks[np.maximum(vb, 0)], 0)
+    rank_a = np.where(has_a, ranks[np.maximum(va, 0)], 0).astype(np.int32)
+    rank_b = np.where(has_b, ranks[np.maximum(vb, 0)], 0).astype(np.int32)
     diff = rank_a - rank_b
     both = has_a & has_b
-
     reason = np.full(n, -1, dtype=np.int8)
     for code, cond in enumerate(
         (
@@ -152,22 +176,37 @@ def derive_table(
         )
     ):
         reason = np.where((reason < 0) & cond, code, reason)
-    labeled = reason < 0
-    label_a = labeled & (diff > 0)
+    label_a = (reason < 0) & (diff > 0)
+    invalid = prompt.invalid | resp_a.invalid | resp_b.invalid
+    return DerivationCodes(app_a, app_b, va, vb, rank_a, rank_b, reason, label_a, margins, invalid)
 
-    verdict_names = pa.array(names)
+
+def derive_table(
+    table: pa.Table, rb: RuleBase, margin: int | np.ndarray = 1, *, digest: bool = True, strict: bool = True
+) -> pa.Table:
+    """Derive labels for a table of candidate pairs (columns of :func:`pair_features`).
+
+    ``digest=False`` leaves the digest null and ``strict=False`` treats out-of-schema values as
+    missing (both for recomputation during audit).
+    """
+    table = _prepare(table, rb)
+    n = table.num_rows
+    c = derive_codes(table, rb, margin, strict)
+    labeled, label_a, has_a, has_b = c.labeled, c.label_a, c.verdict_a >= 0, c.verdict_b >= 0
+    va, vb, margins, reason = c.verdict_a, c.verdict_b, c.margins, c.reason
+    verdict_names = pa.array(rb.verdict_names)
 
     def verdict_array(v: np.ndarray) -> pa.Array:
         return verdict_names.take(pa.array(np.maximum(v, 0), mask=v < 0))
 
     fields: dict[str, pa.Array] = {
-        "rules_a": _rule_lists(app_a, rb),
-        "rules_b": _rule_lists(app_b, rb),
+        "rules_a": _rule_lists(c.applied_a, rb),
+        "rules_b": _rule_lists(c.applied_b, rb),
         "verdict_a": verdict_array(va),
         "verdict_b": verdict_array(vb),
-        "rank_a": pa.array(rank_a, pa.int32(), mask=~has_a),
-        "rank_b": pa.array(rank_b, pa.int32(), mask=~has_b),
-        "rank_diff": pa.array(diff, pa.int32(), mask=~both),
+        "rank_a": pa.array(c.rank_a, pa.int32(), mask=~has_a),
+        "rank_b": pa.array(c.rank_b, pa.int32(), mask=~has_b),
+        "rank_diff": pa.array(c.diff, pa.int32(), mask=~c.has_diff),
         "label": pa.array(np.where(label_a, "a", "b").astype(object), pa.string(), mask=~labeled),
         "no_label_reason": pa.array(NO_LABEL_REASONS).take(pa.array(np.maximum(reason, 0), mask=labeled)),
         "margin": pa.array(margins, pa.int32()),

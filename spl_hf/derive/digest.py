@@ -152,6 +152,13 @@ def _hash_strings(arr: pa.Array) -> list[np.ndarray]:
         # Columns such as the rule-base hash or a message role repeat one value: hash it once.
         one = hash_value(arr[0].as_py(), arr.type)
         return [np.full(n, _U(one[lane])) for lane in (0, 1)]
+    if n > 4096 and len(pc.unique(arr.slice(0, 1024))) <= 64:
+        # Few distinct values (sources, instructions, topics): hash the dictionary, then gather.
+        enc = pc.dictionary_encode(arr)
+        if len(enc.dictionary) <= n // 16:
+            dict_lanes = _hash_strings(enc.dictionary)
+            idx = enc.indices.fill_null(0).to_numpy(zero_copy_only=False)
+            return [_with_nulls(lane[idx], arr, k) for k, lane in enumerate(dict_lanes)]
     large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
     bufs = arr.buffers()
     offsets = np.frombuffer(bufs[1], dtype=np.int64 if large else np.int32)[arr.offset : arr.offset + n + 1]
