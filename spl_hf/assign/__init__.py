@@ -1,0 +1,43 @@
+"""Min-cost-flow assignment of judged (pair, tenet) scores to per-tenet datasets, with certificates."""
+
+from spl_hf.assign.certificate import (
+    CERTIFICATE_FORMAT,
+    Certificate,
+    CertificateCheck,
+    DroppedTenet,
+    SolveRecord,
+    verify_assignment,
+)
+from spl_hf.assign.config import DEFAULT_STRATEGY, SOLVERS, STRATEGIES, AssignConfig
+from spl_hf.assign.io import certificate_path, read_certificate, read_table, write_certificate, write_table
+from spl_hf.assign.network import CostRangeError
+from spl_hf.assign.scores import REQUIRED_COLUMNS, ScoresError, ScoreTable, encode_scores
+from spl_hf.assign.solve import AssignmentResult, assign_tenets, verify_certificate
+from spl_hf.assign.solvers import SolverError
+
+__all__ = [
+    "CERTIFICATE_FORMAT",
+    "DEFAULT_STRATEGY",
+    "REQUIRED_COLUMNS",
+    "SOLVERS",
+    "STRATEGIES",
+    "AssignConfig",
+    "AssignmentResult",
+    "Certificate",
+    "CertificateCheck",
+    "CostRangeError",
+    "DroppedTenet",
+    "ScoreTable",
+    "ScoresError",
+    "SolveRecord",
+    "SolverError",
+    "assign_tenets",
+    "certificate_path",
+    "encode_scores",
+    "read_certificate",
+    "read_table",
+    "verify_assignment",
+    "verify_certificate",
+    "write_certificate",
+    "write_table",
+]

@@ -1,0 +1,302 @@
+"""Optimality certificates for tenet assignments and their solver-free verification.
+
+A certificate records the parameters that define the integer problem (capacity, threshold, scale,
+seed, tie range R, M, B), the kept and dropped tenets, the objective and node potentials. The verifier
+rebuilds the network from the score table with plain numpy, derives the flow from the assignment and
+checks, without any solver:
+
+- every assigned pair exists in the scores with that tenet, prompt and score, is eligible and is the
+  best pair of its prompt for that tenet; no pair and no prompt appears twice;
+- every kept tenet holds exactly `capacity` pairs; every other input tenet is listed as dropped, and
+  tenets dropped for a small pool do have fewer distinct eligible prompts than `capacity`;
+- M and B have the values that make the integer optimum score-optimal and flow-value-first;
+- every residual arc (return arc included) has a non-negative reduced cost under the potentials,
+  which proves the flow is a maximum flow of minimum cost over the kept tenets;
+- the recorded objective equals Σ|score| of the assignment.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from spl_hf.assign.network import (
+    CostRangeError,
+    best_arcs,
+    build_network,
+    cost_bounds,
+    eligible_pools,
+)
+from spl_hf.assign.residual import reduced_costs
+from spl_hf.assign.scores import ScoreTable, encode_scores
+
+CERTIFICATE_FORMAT = "spl_hf.assign.certificate/v1"
+_POTENTIAL_LIMIT = 2**60
+_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class DroppedTenet:
+    tenet: str
+    reason: str  # "pool_below_capacity" or "unsaturated"
+    pool: int  # distinct eligible prompts of the tenet
+    flow: int | None = None  # pairs it received in the solve that dropped it
+    solve: int | None = None  # index of that solve
+
+
+@dataclass(frozen=True)
+class SolveRecord:
+    index: int
+    tenets: int
+    flow_value: int
+    unsaturated: int
+    dropped: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Certificate:
+    capacity: int
+    threshold: float
+    scale: int
+    seed: int
+    tie_range: int
+    big_m: int
+    return_cost: int
+    strategy: str
+    solver: str
+    kept_tenets: tuple[str, ...]
+    dropped_tenets: tuple[DroppedTenet, ...]
+    assigned: int
+    objective: float  # Σ|score| over the assignment (math.fsum, exactly rounded)
+    objective_levels: int  # Σ round(|score|·scale)
+    potential_source: int
+    potential_sink: int
+    tenet_potentials: tuple[int, ...]  # aligned with kept_tenets
+    prompt_ids: tuple = ()  # every prompt node of the final network
+    prompt_potentials: tuple[int, ...] = ()
+    solves: tuple[SolveRecord, ...] = ()
+    format: str = field(default=CERTIFICATE_FORMAT)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["kept_tenets"] = list(self.kept_tenets)
+        d["prompt_ids"] = list(self.prompt_ids)
+        return {"format": d.pop("format"), **d}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Certificate:
+        d = dict(d)
+        if d.get("format") != CERTIFICATE_FORMAT:
+            raise ValueError(f"not a {CERTIFICATE_FORMAT} certificate (format={d.get('format')!r})")
+        d["dropped_tenets"] = tuple(DroppedTenet(**x) for x in d["dropped_tenets"])
+        d["solves"] = tuple(SolveRecord(**{**x, "dropped": tuple(x["dropped"])}) for x in d["solves"])
+        for key in ("kept_tenets", "tenet_potentials", "prompt_ids", "prompt_potentials"):
+            d[key] = tuple(d[key])
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class CertificateCheck:
+    ok: bool
+    failures: tuple[str, ...]
+    residual_arcs: int = 0
+    min_reduced_cost: int | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _listing(values: list) -> str:
+    more = f" … and {len(values) - _SHOWN} more" if len(values) > _SHOWN else ""
+    return ", ".join(repr(v) for v in values[:_SHOWN]) + more
+
+
+def _codes(values: pa.Array | pa.ChunkedArray, value_set: pa.Array) -> np.ndarray:
+    """Index of each value in value_set, −1 where absent or not castable."""
+    try:
+        values = pc.cast(values, value_set.type)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return np.full(len(values), -1, np.int64)
+    idx = pc.index_in(values, value_set=value_set)
+    return pc.fill_null(idx, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def verify_assignment(
+    scores: pa.Table | ScoreTable, assignment: pa.Table, cert: Certificate
+) -> CertificateCheck:
+    """Check `assignment` against `cert` using only the score table (see module docstring)."""
+    st = scores if isinstance(scores, ScoreTable) else encode_scores(scores)
+    failures: list[str] = []
+
+    def done(**kw) -> CertificateCheck:
+        return CertificateCheck(not failures, tuple(failures), **kw)
+
+    if cert.format != CERTIFICATE_FORMAT:
+        failures.append(f"unknown certificate format {cert.format!r}")
+        return done()
+    tenet_index = {name: i for i, name in enumerate(st.tenets)}
+    dropped_names = [d.tenet for d in cert.dropped_tenets]
+    unknown = [t for t in (*cert.kept_tenets, *dropped_names) if t not in tenet_index]
+    if unknown:
+        failures.append(f"tenets not in the scores: {_listing(unknown)}")
+    both = sorted(set(cert.kept_tenets) & set(dropped_names))
+    if both:
+        failures.append(f"tenets both kept and dropped: {_listing(both)}")
+    if len(set(cert.kept_tenets)) != len(cert.kept_tenets) or list(cert.kept_tenets) != sorted(
+        cert.kept_tenets
+    ):
+        failures.append("kept_tenets must be distinct and sorted")
+    unaccounted = sorted(set(st.tenets) - set(cert.kept_tenets) - set(dropped_names))
+    if unaccounted:
+        failures.append(f"input tenets neither kept nor dropped: {_listing(unaccounted)}")
+    if failures:
+        return done()
+    pools = eligible_pools(st, cert.threshold)
+    for d in cert.dropped_tenets:
+        pool = int(pools[tenet_index[d.tenet]])
+        if d.pool != pool:
+            failures.append(f"dropped tenet {d.tenet!r}: recorded pool {d.pool} but the scores give {pool}")
+        if d.reason == "pool_below_capacity" and pool >= cert.capacity:
+            failures.append(f"dropped tenet {d.tenet!r}: pool {pool} is not below capacity {cert.capacity}")
+        if d.reason not in ("pool_below_capacity", "unsaturated"):
+            failures.append(f"dropped tenet {d.tenet!r}: unknown reason {d.reason!r}")
+
+    num_t = len(cert.kept_tenets)
+    bounds = cost_bounds(num_t, cert.scale, cert.tie_range)
+    if (cert.big_m, cert.return_cost) != (bounds.big_m, bounds.return_cost):
+        failures.append(
+            f"big_m/return_cost {cert.big_m}/{cert.return_cost} differ from 2·T·R+1 / T·max_gain+1 = "
+            f"{bounds.big_m}/{bounds.return_cost}"
+        )
+        return done()
+    kept_codes = np.array([tenet_index[t] for t in cert.kept_tenets], np.int32)
+    try:
+        if cert.scale * cert.tie_range >= 2**61:
+            raise CostRangeError(f"scale × tie_range = {cert.scale * cert.tie_range} is out of range")
+        arcs = best_arcs(st, cert.threshold, cert.scale, cert.seed, cert.tie_range)
+        net = build_network(arcs, kept_codes, cert.capacity, cert.scale, cert.tie_range)
+    except CostRangeError as exc:
+        failures.append(str(exc))
+        return done()
+    # Assignment rows → score rows.
+    missing = [c for c in ("pair_id", "prompt_id", "tenet", "score") if c not in assignment.column_names]
+    if missing:
+        failures.append(f"assignment lacks column(s) {missing}")
+        return done()
+    n = assignment.num_rows
+    a_pair = _codes(assignment.column("pair_id"), st.pair_ids)
+    a_tenet = _codes(assignment.column("tenet"), pa.array(st.tenets, pa.string()))
+    bad = np.flatnonzero((a_pair < 0) | (a_tenet < 0))
+    if len(bad):
+        failures.append(
+            f"assignment rows {_listing(bad.tolist())} name a pair_id/tenet absent from the scores"
+        )
+        return done()
+    num_tenets_all = len(st.tenets)
+    repeated = np.flatnonzero(np.bincount(a_pair, minlength=len(st.pair_ids))[a_pair] > 1).tolist()
+    if repeated:
+        failures.append(f"assignment rows {_listing(repeated)} repeat a pair_id")
+        return done()
+    # Score row of each assigned (pair, tenet), by direct indexing rather than a sort of all rows.
+    tenet_of_pair = np.full(len(st.pair_ids), -1, np.int64)
+    tenet_of_pair[a_pair] = a_tenet
+    hits = np.flatnonzero(tenet_of_pair[st.pair] == st.tenet)
+    row_of_pair = np.full(len(st.pair_ids), -1, np.int64)
+    row_of_pair[st.pair[hits]] = hits
+    rows = row_of_pair[a_pair]
+    if (rows < 0).any():
+        bad = np.flatnonzero(rows < 0).tolist()
+        failures.append(f"assignment rows {_listing(bad)} pair a pair with a tenet it was not scored on")
+        return done()
+    a_prompt = _codes(assignment.column("prompt_id"), st.prompt_ids)
+    wrong_prompt = np.flatnonzero(a_prompt != st.prompt[rows]).tolist()
+    if wrong_prompt:
+        failures.append(
+            f"assignment rows {_listing(wrong_prompt)} have a prompt_id that differs from the scores"
+        )
+    a_score = pc.cast(assignment.column("score"), pa.float64()).to_numpy(zero_copy_only=False)
+    wrong_score = np.flatnonzero(~(a_score == st.score[rows])).tolist()
+    if wrong_score:
+        failures.append(f"assignment rows {_listing(wrong_score)} have a score that differs from the scores")
+    ineligible = np.flatnonzero(np.abs(st.score[rows]) < cert.threshold).tolist()
+    if ineligible:
+        failures.append(f"assignment rows {_listing(ineligible)} have |score| below the threshold")
+    kept_mask = np.zeros(num_tenets_all, bool)
+    kept_mask[kept_codes] = True
+    not_kept = np.flatnonzero(~kept_mask[a_tenet]).tolist()
+    if not_kept:
+        failures.append(f"assignment rows {_listing(not_kept)} use a tenet that is not kept")
+    prompt_rows = st.prompt[rows].astype(np.int64)
+    rep = np.flatnonzero(np.bincount(prompt_rows, minlength=len(st.prompt_ids))[prompt_rows] > 1).tolist()
+    if rep:
+        failures.append(f"assignment rows {_listing(rep)} repeat a prompt_id")
+    counts = np.bincount(a_tenet, minlength=num_tenets_all)[kept_codes]
+    off = [f"{t}: {c}" for t, c in zip(cert.kept_tenets, counts.tolist(), strict=True) if c != cert.capacity]
+    if off:
+        failures.append(f"kept tenets without exactly {cert.capacity} pairs: {_listing(off)}")
+    if n != cert.assigned:
+        failures.append(f"certificate records {cert.assigned} assigned pairs, the assignment has {n}")
+    if failures:
+        return done()
+
+    # Flow on the network's arcs; each assigned pair must be the arc's (best) pair.
+    local_t = np.searchsorted(net.tenets, a_tenet)
+    local_p = np.searchsorted(net.prompts, st.prompt[rows])
+    arc_keys = net.arc_tenet.astype(np.int64) * max(net.num_prompts, 1) + net.arc_prompt
+    want = local_t * max(net.num_prompts, 1) + local_p
+    arc_idx = np.minimum(np.searchsorted(arc_keys, want), max(net.num_arcs - 1, 0))
+    not_best = np.flatnonzero((net.num_arcs == 0) | (net.arc_pair[arc_idx] != a_pair)).tolist() if n else []
+    if not_best:
+        failures.append(
+            f"assignment rows {_listing(not_best)} are not their prompt's best pair for the tenet "
+            "(a better pair of the same prompt is eligible)"
+        )
+        return done()
+    arc_flow = np.zeros(net.num_arcs, np.int8)
+    arc_flow[arc_idx] = 1
+
+    # Potentials over exactly the network's nodes.
+    if len(cert.tenet_potentials) != num_t or len(cert.prompt_potentials) != len(cert.prompt_ids):
+        failures.append("potentials do not match the kept tenets / recorded prompts")
+        return done()
+    p_codes = (
+        _codes(pa.array(list(cert.prompt_ids)), st.prompt_ids) if cert.prompt_ids else np.zeros(0, np.int64)
+    )
+    if len(p_codes) != net.num_prompts or not np.array_equal(np.sort(p_codes), net.prompts):
+        failures.append(
+            f"certificate gives potentials for {len(p_codes)} prompts; the network has {net.num_prompts} "
+            "prompt nodes and every one needs exactly one potential"
+        )
+        return done()
+    pi_prompt = np.zeros(net.num_prompts, np.int64)
+    raw = [cert.potential_source, *cert.tenet_potentials, *cert.prompt_potentials, cert.potential_sink]
+    if any(not isinstance(v, int) or abs(v) >= _POTENTIAL_LIMIT for v in raw):
+        failures.append("potentials must be integers of magnitude below 2**60")
+        return done()
+    pi_prompt[np.searchsorted(net.prompts, p_codes)] = np.array(cert.prompt_potentials, np.int64)
+    pi = np.concatenate(
+        [[cert.potential_source], np.array(cert.tenet_potentials, np.int64), pi_prompt, [cert.potential_sink]]
+    ).astype(np.int64)
+    tail, head, red = reduced_costs(net, arc_flow, pi)
+    neg = np.flatnonzero(red < 0)
+    if len(neg):
+        failures.append(
+            f"{len(neg)} residual arc(s) with negative reduced cost (the flow is not a maximum flow of "
+            f"minimum cost, or the potentials are wrong); first node pairs: "
+            f"{_listing([(int(tail[i]), int(head[i])) for i in neg])}"
+        )
+    objective = math.fsum(np.abs(st.score[rows]).tolist())
+    if objective != cert.objective:
+        failures.append(
+            f"recorded objective {cert.objective!r} but Σ|score| of the assignment is {objective!r}"
+        )
+    levels = int(np.rint(np.abs(st.score[rows]) * cert.scale).astype(np.int64).sum())
+    if levels != cert.objective_levels:
+        failures.append(
+            f"recorded objective_levels {cert.objective_levels} but the assignment gives {levels}"
+        )
+    return done(residual_arcs=len(red), min_reduced_cost=int(red.min()) if len(red) else None)

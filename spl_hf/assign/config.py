@@ -1,0 +1,66 @@
+"""Configuration of a tenet assignment run."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+SOLVERS: tuple[str, ...] = ("ortools", "networkx")
+
+# How tenets that cannot be filled are removed; see `spl_hf.assign.solve` for the semantics.
+STRATEGIES: tuple[str, ...] = ("prefilter+iterate", "iterate", "prefilter+one-at-a-time")
+DEFAULT_STRATEGY = "prefilter+iterate"
+
+
+@dataclass
+class AssignConfig:
+    capacity: int = field(
+        metadata={"help": "Pairs per kept tenet; every kept tenet receives exactly this many pairs."}
+    )
+    threshold: float = field(
+        default=0.5, metadata={"help": "A (pair, tenet) score is eligible when |score| >= threshold."}
+    )
+    solver: str = field(
+        default="ortools",
+        metadata={"help": "Min-cost-flow solver: 'ortools' (fast) or 'networkx' (reference, small inputs)."},
+    )
+    seed: int = field(
+        default=42, metadata={"help": "Seed of the deterministic tie-break among equal scaled scores."}
+    )
+    scale: int = field(
+        default=1_000_000,
+        metadata={"help": "|score| is rounded to an integer multiple of 1/scale before solving (precision)."},
+    )
+    strategy: str = field(
+        default=DEFAULT_STRATEGY,
+        metadata={
+            "help": "Saturation strategy: 'prefilter+iterate' (drop tenets whose distinct-prompt pool is "
+            "below capacity, solve, drop unsaturated tenets, re-solve until stable), 'iterate' (no "
+            "prefilter), 'prefilter+one-at-a-time' (drop only the least-filled tenet per re-solve)."
+        },
+    )
+    tie_range: int | None = field(
+        default=None,
+        metadata={
+            "help": "Number of tie-break values R (power of two recommended); None picks the largest "
+            "power of two <= 2**20 that keeps integer costs within the solver's range."
+        },
+    )
+
+    def __post_init__(self) -> None:
+        if isinstance(self.capacity, bool) or not isinstance(self.capacity, int) or self.capacity <= 0:
+            raise ValueError(f"capacity must be a positive integer, got {self.capacity!r}")
+        if not 0.0 <= float(self.threshold) <= 1.0:
+            raise ValueError(f"threshold must be in [0, 1], got {self.threshold!r}")
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
+        if not isinstance(self.seed, int) or not 0 <= self.seed < 2**64:
+            raise ValueError(f"seed must be an integer in [0, 2**64), got {self.seed!r}")
+        if not isinstance(self.scale, int) or self.scale <= 0:
+            raise ValueError(f"scale must be a positive integer, got {self.scale!r}")
+        if self.tie_range is not None and (not isinstance(self.tie_range, int) or self.tie_range < 1):
+            raise ValueError(f"tie_range must be a positive integer or None, got {self.tie_range!r}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)

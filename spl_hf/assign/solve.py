@@ -1,0 +1,203 @@
+"""Assign eligible judged pairs to tenets by maximum flow of minimum cost.
+
+Saturation rule: only tenets that receive exactly `capacity` pairs are kept. Removing a tenet frees
+prompts for the others, so the rule is applied by re-solving; the strategy (recorded in the result):
+
+- ``prefilter+iterate`` (default): first drop tenets whose distinct eligible prompts are fewer than
+  `capacity` (they can never fill), then solve, drop every unsaturated tenet and re-solve until all
+  kept tenets saturate. On card-shaped data the prefilter alone already reaches a stable set.
+- ``iterate``: the same without the prefilter. When prompts are scarce this can drop more tenets
+  than necessary, because several tenets that compete for the same prompts are removed together.
+- ``prefilter+one-at-a-time``: after the prefilter, drop only the least-filled unsaturated tenet
+  (ties by name) per re-solve; keeps the most tenets, at the price of more solves.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from spl_hf.assign.certificate import (
+    Certificate,
+    CertificateCheck,
+    DroppedTenet,
+    SolveRecord,
+    verify_assignment,
+)
+from spl_hf.assign.config import AssignConfig
+from spl_hf.assign.network import (
+    best_arcs,
+    build_network,
+    choose_tie_range,
+    eligible_mask,
+    num_eligible_prompts,
+    tenet_pools,
+)
+from spl_hf.assign.residual import potentials
+from spl_hf.assign.scores import ScoreTable, encode_scores
+from spl_hf.assign.solvers import solve_network
+
+
+@dataclass(frozen=True)
+class AssignmentResult:
+    assignment: (
+        pa.Table
+    )  # one row per assigned pair: pair_id, prompt_id, tenet, score; sorted by tenet, pair_id
+    certificate: Certificate
+    config: AssignConfig
+    stats: dict[str, int]  # sizes of the input and of the final network
+    timings: dict[str, float]  # seconds per phase; not part of any written output
+
+    @property
+    def objective(self) -> float:
+        return self.certificate.objective
+
+    @property
+    def kept_tenets(self) -> tuple[str, ...]:
+        return self.certificate.kept_tenets
+
+    @property
+    def dropped_tenets(self) -> tuple[DroppedTenet, ...]:
+        return self.certificate.dropped_tenets
+
+    def summary(self) -> dict:
+        c = self.certificate
+        return {
+            "objective": c.objective,
+            "assigned": c.assigned,
+            "mean_abs_score": c.objective / c.assigned if c.assigned else None,
+            "tenets_kept": list(c.kept_tenets),
+            "tenets_dropped": [{"tenet": d.tenet, "reason": d.reason} for d in c.dropped_tenets],
+            "num_tenets_kept": len(c.kept_tenets),
+            "num_tenets_dropped": len(c.dropped_tenets),
+            "capacity": c.capacity,
+            "threshold": c.threshold,
+            "seed": c.seed,
+            "scale": c.scale,
+            "tie_range": c.tie_range,
+            "strategy": c.strategy,
+            "solver": c.solver,
+            "solves": len(c.solves),
+            **self.stats,
+        }
+
+
+def _unsaturated_to_drop(strategy: str, flows: np.ndarray, capacity: int) -> np.ndarray:
+    unsat = np.flatnonzero(flows < capacity)
+    if strategy.endswith("one-at-a-time") and len(unsat) > 1:
+        # least-filled first; local indices follow the sorted tenet names, so ties go by name
+        return unsat[[int(np.lexsort((unsat, flows[unsat]))[0])]]
+    return unsat
+
+
+def assign_tenets(scores: pa.Table | ScoreTable, config: AssignConfig) -> AssignmentResult:
+    """Solve the assignment of `scores` under `config`, with its optimality certificate."""
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    st = scores if isinstance(scores, ScoreTable) else encode_scores(scores)
+    timings["validate"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    elig = eligible_mask(st, config.threshold)
+    num_candidates = int(np.count_nonzero(np.bincount(st.tenet[elig], minlength=len(st.tenets))))
+    num_prompts_all = num_eligible_prompts(st, config.threshold)
+    # R is fixed on the largest network (all tenets with an eligible pair), so re-solves share it.
+    tie_range = choose_tie_range(
+        num_candidates, num_candidates + num_prompts_all + 2, config.scale, config.tie_range
+    )
+    arcs = best_arcs(st, config.threshold, config.scale, config.seed, tie_range)
+    pools = tenet_pools(arcs, len(st.tenets))
+    candidates = np.flatnonzero(pools > 0)
+    timings["reduce"] = time.perf_counter() - t0
+
+    dropped: list[DroppedTenet] = [
+        DroppedTenet(st.tenets[i], "pool_below_capacity", 0) for i in np.flatnonzero(pools == 0)
+    ]
+    kept = candidates
+    if config.strategy.startswith("prefilter"):
+        small = kept[pools[kept] < config.capacity]
+        dropped += [DroppedTenet(st.tenets[i], "pool_below_capacity", int(pools[i])) for i in small]
+        kept = kept[pools[kept] >= config.capacity]
+
+    solves: list[SolveRecord] = []
+    timings["solve"] = timings["build"] = 0.0
+    while True:
+        t0 = time.perf_counter()
+        net = build_network(arcs, kept, config.capacity, config.scale, tie_range)
+        timings["build"] += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        sol = solve_network(net, config.solver)
+        timings["solve"] += time.perf_counter() - t0
+        if net.num_tenets == 0:
+            break  # nothing left to solve: not counted as a solve
+        flows = np.bincount(net.arc_tenet[sol.arc_flow == 1], minlength=net.num_tenets)
+        drop_local = _unsaturated_to_drop(config.strategy, flows, config.capacity)
+        solve_index = len(solves)
+        solves.append(
+            SolveRecord(
+                index=solve_index,
+                tenets=int(net.num_tenets),
+                flow_value=sol.flow_value,
+                unsaturated=int((flows < config.capacity).sum()),
+                dropped=tuple(st.tenets[kept[i]] for i in drop_local),
+            )
+        )
+        if len(drop_local) == 0:
+            break
+        dropped += [
+            DroppedTenet(st.tenets[kept[i]], "unsaturated", int(pools[kept[i]]), int(flows[i]), solve_index)
+            for i in drop_local
+        ]
+        kept = np.delete(kept, drop_local)
+
+    t0 = time.perf_counter()
+    pi = potentials(net, sol.arc_flow)
+    timings["potentials"] = time.perf_counter() - t0
+
+    used = np.flatnonzero(sol.arc_flow == 1)
+    # Output order: tenet name, then pair id (both are sorted codes), independent of the input order.
+    used = used[np.lexsort((net.arc_pair[used], net.arc_tenet[used]))]
+    rows = net.arc_row[used]
+    assignment = st.table.take(pa.array(rows, pa.int64())).select(["pair_id", "prompt_id", "tenet", "score"])
+    abs_scores = np.abs(st.score[rows])
+    t = net.num_tenets
+    cert = Certificate(
+        capacity=config.capacity,
+        threshold=float(config.threshold),
+        scale=config.scale,
+        seed=config.seed,
+        tie_range=tie_range,
+        big_m=net.bounds.big_m,
+        return_cost=net.bounds.return_cost,
+        strategy=config.strategy,
+        solver=config.solver,
+        kept_tenets=tuple(st.tenets[i] for i in net.tenets),
+        dropped_tenets=tuple(sorted(dropped, key=lambda d: d.tenet)),
+        assigned=len(rows),
+        objective=math.fsum(abs_scores.tolist()),
+        objective_levels=int(np.rint(abs_scores * config.scale).astype(np.int64).sum()),
+        potential_source=int(pi[0]),
+        potential_sink=int(pi[-1]),
+        tenet_potentials=tuple(int(x) for x in pi[1 : 1 + t]),
+        prompt_ids=tuple(st.prompt_ids.take(pa.array(net.prompts, pa.int64())).to_pylist()),
+        prompt_potentials=tuple(int(x) for x in pi[1 + t : -1]),
+        solves=tuple(solves),
+    )
+    stats = {
+        "rows": st.num_rows,
+        "eligible_rows": int(elig.sum()),
+        "eligible_pairs": int(np.count_nonzero(np.bincount(st.pair[elig], minlength=len(st.pair_ids)))),
+        "eligible_prompts": num_prompts_all,
+        "final_prompts": int(net.num_prompts),
+        "final_arcs": int(net.num_arcs),
+    }
+    return AssignmentResult(assignment, cert, config, stats, timings)
+
+
+def verify_certificate(scores: pa.Table | ScoreTable, result: AssignmentResult) -> CertificateCheck:
+    """Re-check `result` from the score table alone (no solver)."""
+    return verify_assignment(scores, result.assignment, result.certificate)
