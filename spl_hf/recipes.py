@@ -14,6 +14,8 @@ from transformers import HfArgumentParser
 # kind -> dataclasses ("module:Class") that together take the recipe's keys.
 RECIPE_KINDS: dict[str, tuple[str, ...]] = {
     "spl": ("spl_hf.build.spl:SPLBuildConfig",),
+    "assign": ("spl_hf.assign.config:AssignConfig",),
+    "tenets": ("spl_hf.build.tenets:TenetBuildConfig",),
 }
 
 

@@ -20,6 +20,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("tables", "spl_hf.cli.tables", "composition tables of a built SPL dataset"),
     ("sources", "spl_hf.cli.sources", "read source preference pools into unified pair rows"),
     ("assign", "spl_hf.cli.assign", "min-cost-flow assignment of judged pairs to tenets"),
+    ("tenets", "spl_hf.cli.tenets", "list tenets; build per-tenet DPO datasets from judged pairs"),
     ("model", "spl_hf.cli.model", "prepare the embedded model cache and show model info"),
     ("label", "spl_hf.cli.label", "assign SPL attributes with an LM labeler"),
     ("judge", "spl_hf.cli.judge", "score response pairs per tenet with an LM judge (both orderings)"),

@@ -23,6 +23,25 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 
 
 def run(args: argparse.Namespace) -> int:
+    from spl_hf.audit.tenets import audit_tenet_build, is_tenet_build
+
+    if is_tenet_build(args.path):
+        from spl_hf.hub.folder import verify_manifest
+
+        report = audit_tenet_build(args.path, args.max_report)
+        out = report.to_dict()
+        out["kind"] = "tenets"
+        out["manifest_mismatches"] = verify_manifest(args.path)
+        if args.json:
+            print(json.dumps(out, indent=2))
+        else:
+            print(f"{report.rows} rows, {report.reproduced} reproduced, {report.mismatch_count} mismatches; "
+                  f"assignment certificate {'verified' if report.certificate_ok else 'FAILED'}")
+        return 0 if report.ok and not out["manifest_mismatches"] else 1
+    return run_spl(args)
+
+
+def run_spl(args: argparse.Namespace) -> int:
     from spl_hf.audit.load import load_built, resolve_rulebase, stored_rulebase_hashes
     from spl_hf.audit.verify import audit_batches, merge_reports
     from spl_hf.hub.folder import verify_manifest

@@ -1,0 +1,263 @@
+"""Build per-tenet DPO datasets from unified pairs, judge scores and a min-cost-flow assignment.
+
+The output is a Hub-layout folder: one config per kept tenet (splits per source pool), an
+``all`` config (the default) with a ``tenet`` column, and a ``judge_scores`` config holding
+every judged (pair, tenet) with its per-ordering probabilities. Every row carries its
+derivation (the judge probabilities of both orderings from which the score is recomputed,
+the chosen side, the assignment settings) and a digest; the assignment certificate is stored
+as ``assignment_certificate.json``, so ``spl-hf audit`` re-verifies scores, orientation,
+eligibility and the optimality of the split without a model or a solver.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from datasets import Features, Value
+
+from spl_hf.assign import AssignConfig, assign_tenets, read_table, verify_certificate
+from spl_hf.derive.digest import combine, hash_array
+from spl_hf.derive.features import MESSAGES
+from spl_hf.hub.card import render_card
+from spl_hf.hub.folder import ConfigData, write_dataset_folder
+from spl_hf.sources import ADAPTERS
+from spl_hf.tenets import default_tenets
+
+CERTIFICATE_FILE = "assignment_certificate.json"
+LICENSE_ORDER = ("cc-by-nc-4.0", "cc-by-4.0", "odc-by", "mit")  # most restrictive first
+
+JUDGE_FIELDS = {
+    "p_a_first": Value("float64"),
+    "p_a_second": Value("float64"),
+    "mass_first": Value("float64"),
+    "mass_second": Value("float64"),
+    "model_id": Value("string"),
+    "model_revision": Value("string"),
+    "template_hash": Value("string"),
+}
+ROW_FEATURES = Features(
+    {
+        "tenet": Value("string"),
+        "source": Value("string"),
+        "scenario_id": Value("string"),
+        "score": Value("float64"),
+        "prompt": MESSAGES,
+        "chosen": MESSAGES,
+        "rejected": MESSAGES,
+        "derivation": {
+            "pair_id": Value("string"),
+            "prompt_id": Value("string"),
+            "row_id": Value("int64"),
+            "chosen_side": Value("string"),
+            "judge": JUDGE_FIELDS,
+            "threshold": Value("float64"),
+            "capacity": Value("int64"),
+            "seed": Value("int64"),
+            "digest": Value("string"),
+        },
+    }
+)
+SCORE_FEATURES = Features(
+    {
+        "pair_id": Value("string"),
+        "prompt_id": Value("string"),
+        "source": Value("string"),
+        "tenet": Value("string"),
+        "score": Value("float64"),
+        **JUDGE_FIELDS,
+    }
+)
+# Row fields folded into the digest (all but the digest itself).
+DIGEST_TOP = ("tenet", "source", "scenario_id", "score", "prompt", "chosen", "rejected")
+DIGEST_DERIVATION = ("pair_id", "prompt_id", "row_id", "chosen_side", "judge", "threshold", "capacity", "seed")
+
+
+@dataclass
+class TenetBuildConfig:
+    pairs: str = field(metadata={"help": "Unified pair rows (.parquet/.jsonl) from `spl-hf sources read`."})
+    scores: str = field(metadata={"help": "Judge scores (.parquet/.jsonl) from `spl-hf judge`."})
+    capacity: int = field(default=4000, metadata={"help": "Pairs per kept tenet."})
+    threshold: float = field(default=0.5, metadata={"help": "Minimum |score| for a pair to be eligible."})
+    solver: str = field(default="ortools", metadata={"help": "ortools (fast) or networkx (reference)."})
+    seed: int = field(default=42, metadata={"help": "Seed of the deterministic tie-break."})
+    output_dir: str = field(default="out/tenets", metadata={"help": "Folder to write the dataset repository to."})
+    repo_id: str = field(default="spl-hf/tenet-dpo", metadata={"help": "Hub repo id used in the card."})
+    pretty_name: str = field(default="Per-tenet judge-scored DPO pairs", metadata={"help": "Card title."})
+    threshold_note: str = field(
+        default="", metadata={"help": "Why the threshold differs from the card's 0.5, stated in the card."}
+    )
+
+
+@dataclass(frozen=True)
+class TenetBuildResult:
+    path: Path
+    rows: int
+    tenets_kept: list[str]
+    tenets_dropped: list[dict]
+    rows_per_source: dict[str, int]
+    objective: float
+    certificate_ok: bool
+
+    def summary(self) -> dict:
+        d = asdict(self)
+        d["path"] = str(self.path)
+        return d
+
+
+def row_digests(table: pa.Table) -> pa.Array:
+    der = table.column("derivation").combine_chunks()
+    hashes = [hash_array(table.column(c)) for c in DIGEST_TOP]
+    hashes += [hash_array(pc.struct_field(der, f)) for f in DIGEST_DERIVATION]
+    return combine(hashes)
+
+
+def _message(content: pa.Array) -> pa.Array:
+    n = len(content)
+    values = pa.StructArray.from_arrays(
+        [pa.array(np.full(n, "assistant", dtype=object), pa.string()), content], names=["role", "content"]
+    )
+    return pa.ListArray.from_arrays(pa.array(np.arange(n + 1, dtype=np.int32)), values)
+
+
+def assemble_rows(pairs: pa.Table, scores: pa.Table, assignment: pa.Table, cfg: TenetBuildConfig) -> pa.Table:
+    """Join assigned (pair, tenet) with their pair rows and judge probabilities; orient chosen/rejected."""
+    keyed_scores = {(p, t): i for i, (p, t) in enumerate(zip(scores.column("pair_id").to_pylist(),
+                                                           scores.column("tenet").to_pylist()))}
+    pair_index = {p: i for i, p in enumerate(pairs.column("pair_id").to_pylist())}
+    a_pairs, a_tenets = assignment.column("pair_id").to_pylist(), assignment.column("tenet").to_pylist()
+    missing = [p for p in a_pairs if p not in pair_index]
+    if missing:
+        raise ValueError(f"assigned pairs missing from the pair rows: {missing[:5]}")
+    pi = pa.array([pair_index[p] for p in a_pairs])
+    si = pa.array([keyed_scores[(p, t)] for p, t in zip(a_pairs, a_tenets)])
+    p_rows, s_rows = pairs.take(pi), scores.take(si)
+    raw = s_rows.column("p_a_first").to_numpy() - s_rows.column("p_a_second").to_numpy()
+    a_wins = pa.array(raw > 0)
+    resp_a, resp_b = p_rows.column("response_a").combine_chunks(), p_rows.column("response_b").combine_chunks()
+    sources = p_rows.column("source").combine_chunks()
+    row_ids = p_rows.column("row_id").combine_chunks()
+    n = len(a_pairs)
+    scenario = pc.binary_join_element_wise(
+        pa.array(a_tenets, pa.string()), sources, pc.cast(row_ids, pa.string()), "_"
+    )
+    judge = pa.StructArray.from_arrays(
+        [s_rows.column(k).combine_chunks().cast(JUDGE_FIELDS[k].pa_type) for k in JUDGE_FIELDS], names=list(JUDGE_FIELDS)
+    )
+    derivation = pa.StructArray.from_arrays(
+        [
+            p_rows.column("pair_id").combine_chunks(),
+            p_rows.column("prompt_id").combine_chunks(),
+            row_ids.cast(pa.int64()),
+            pc.if_else(a_wins, "a", "b"),
+            judge,
+            pa.array(np.full(n, cfg.threshold)),
+            pa.array(np.full(n, cfg.capacity, dtype=np.int64)),
+            pa.array(np.full(n, cfg.seed, dtype=np.int64)),
+            pa.nulls(n, pa.string()),
+        ],
+        names=[*DIGEST_DERIVATION, "digest"],
+    )
+    table = pa.table(
+        {
+            "tenet": pa.array(a_tenets, pa.string()),
+            "source": sources,
+            "scenario_id": scenario,
+            "score": pa.array(np.abs(raw)),
+            "prompt": p_rows.column("prompt").combine_chunks(),
+            "chosen": _message(pc.if_else(a_wins, resp_a, resp_b)),
+            "rejected": _message(pc.if_else(a_wins, resp_b, resp_a)),
+            "derivation": derivation,
+        }
+    ).cast(ROW_FEATURES.arrow_schema)
+    digests = row_digests(table)
+    der = table.column("derivation").combine_chunks()
+    fields = [*[pc.struct_field(der, f.name) for f in der.type][:-1], digests]
+    der = pa.StructArray.from_arrays(fields, names=[f.name for f in der.type])
+    return table.set_column(table.schema.get_field_index("derivation"), "derivation", der)
+
+
+def _split_by(table: pa.Table, column: str, order: list[str]) -> dict[str, pa.Table]:
+    col = table.column(column)
+    return {v: table.filter(pc.equal(col, v)) for v in order if pc.any(pc.equal(col, v)).as_py()}
+
+
+def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
+    pairs = read_table(cfg.pairs, ("pair_id", "prompt_id", "source", "row_id", "prompt", "response_a", "response_b"))
+    scores = read_table(cfg.scores, tuple(SCORE_FEATURES))
+    missing = [c for c in SCORE_FEATURES if c not in scores.column_names]
+    if missing:
+        raise ValueError(f"{cfg.scores}: judge scores lack columns {missing}")
+    scores = scores.select(list(SCORE_FEATURES)).cast(SCORE_FEATURES.arrow_schema)
+    recomputed = scores.column("p_a_first").to_numpy() - scores.column("p_a_second").to_numpy()
+    off = np.flatnonzero(np.abs(recomputed - scores.column("score").to_numpy()) > 1e-9)
+    if len(off):
+        raise ValueError(f"{cfg.scores}: rows {off[:5].tolist()} have a score that is not p_a_first - p_a_second")
+    result = assign_tenets(
+        scores.select(["pair_id", "prompt_id", "tenet", "score"]),
+        AssignConfig(capacity=cfg.capacity, threshold=cfg.threshold, solver=cfg.solver, seed=cfg.seed),
+    )
+    result_check = verify_certificate(scores.select(["pair_id", "prompt_id", "tenet", "score"]), result).ok
+    rows = assemble_rows(pairs, scores, result.assignment, cfg)
+    source_order = list(dict.fromkeys(pairs.column("source").to_pylist()))
+    configs = [ConfigData("all", ROW_FEATURES, {"train": rows}, default=True)]
+    for tenet in result.kept_tenets:
+        per = rows.filter(pc.equal(rows.column("tenet"), tenet))
+        configs.append(ConfigData(tenet, ROW_FEATURES, _split_by(per, "source", source_order)))
+    configs.append(ConfigData("judge_scores", SCORE_FEATURES, {"train": scores}))
+    per_source = {s: t.num_rows for s, t in _split_by(rows, "source", source_order).items()}
+    statements = {t.name: t.statement for t in default_tenets().tenets}
+    used = set(per_source)
+    pool_licenses = sorted({ADAPTERS[s].license for s in used if s in ADAPTERS},
+                           key=lambda lic: LICENSE_ORDER.index(lic) if lic in LICENSE_ORDER else -1)
+    license_ = pool_licenses[0] if pool_licenses else "other"
+    summary = result.summary()
+    readme = render_card(
+        "tenet_dataset.md.j2",
+        configs,
+        license=license_,
+        pretty_name=cfg.pretty_name,
+        tags=["dpo", "preference", "values", "alignment", "recorded-derivation"],
+        repo_id=cfg.repo_id,
+        rows=rows.num_rows,
+        kept=[(t, statements.get(t, "")) for t in result.kept_tenets],
+        dropped=summary["tenets_dropped"],
+        per_source=per_source,
+        capacity=cfg.capacity,
+        threshold=cfg.threshold,
+        threshold_note=cfg.threshold_note,
+        seed=cfg.seed,
+        solver=cfg.solver,
+        strategy=summary["strategy"],
+        scale=summary["scale"],
+        objective=round(result.objective, 6),
+        mean_abs=round(summary["mean_abs_score"] or 0.0, 6),
+        judged=scores.num_rows,
+        eligible=int((np.abs(recomputed) >= cfg.threshold).sum()),
+        license_note=f"{license_} — the most restrictive licence among the source pools used "
+        f"({', '.join(pool_licenses)}).",
+        model_ids=sorted(set(scores.column("model_id").to_pylist())),
+    )
+    report = {"kind": "tenets", **summary, "certificate_ok": result_check, "rows_per_source": per_source}
+    written = write_dataset_folder(
+        cfg.output_dir,
+        configs,
+        readme,
+        {
+            CERTIFICATE_FILE: json.dumps(result.certificate.to_dict(), separators=(",", ":")) + "\n",
+            "build_report.json": json.dumps(report, indent=2, sort_keys=True, default=str) + "\n",
+        },
+    )
+    return TenetBuildResult(
+        written.path,
+        rows.num_rows,
+        list(result.kept_tenets),
+        summary["tenets_dropped"],
+        per_source,
+        result.objective,
+        bool(result_check),
+    )

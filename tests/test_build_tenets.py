@@ -1,0 +1,134 @@
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from datasets import get_dataset_config_names, load_dataset
+
+from spl_hf.audit.tenets import audit_tenet_build
+from spl_hf.build.tenets import TenetBuildConfig, build_tenets
+from spl_hf.cli import main
+
+TENETS = ["upfront_concerns", "calibrated_caveats", "no_preachy_tone", "harm_reduction_guidance"]
+
+
+def _inputs(tmp_path, seed=0):
+    """The shipped sample pools plus judge scores made up per (pair, tenet) (no model)."""
+    from spl_hf.sources import read_pools, sample_paths
+
+    pairs = read_pools(sample_paths()).rows
+    pq.write_table(pairs.data.table, tmp_path / "pairs.parquet")
+    rng = np.random.default_rng(seed)
+    rows = []
+    for pid, prompt_id, src in zip(pairs["pair_id"], pairs["prompt_id"], pairs["source"]):
+        for t in TENETS:
+            p1, p2 = float(rng.random()), float(rng.random())
+            rows.append({"pair_id": pid, "prompt_id": prompt_id, "source": src, "tenet": t, "score": p1 - p2,
+                         "p_a_first": p1, "p_a_second": p2, "mass_first": 0.6, "mass_second": 0.5,
+                         "model_id": "test-judge", "model_revision": "sha256:0", "template_hash": "t0"})
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "scores.parquet")
+    return tmp_path / "pairs.parquet", tmp_path / "scores.parquet", rows
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("tenets")
+    pairs, scores, rows = _inputs(tmp)
+    cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp / "ds"))
+    return build_tenets(cfg), rows
+
+
+def test_build_keeps_saturated_tenets_with_disjoint_prompts(built):
+    result, rows = built
+    assert result.certificate_ok
+    all_rows = load_dataset(str(result.path), split="train")
+    assert all_rows.num_rows == 2 * len(result.tenets_kept) == result.rows
+    assert len(set(all_rows["scenario_id"])) == all_rows.num_rows
+    prompt_ids = [d["prompt_id"] for d in all_rows["derivation"]]
+    assert len(set(prompt_ids)) == len(prompt_ids)  # each prompt at most once in the release
+    assert all(s >= 0.3 for s in all_rows["score"])
+    by_key = {(r["pair_id"], r["tenet"]): r for r in rows}
+    for r in all_rows:
+        judged = by_key[(r["derivation"]["pair_id"], r["tenet"])]
+        assert r["score"] == pytest.approx(abs(judged["score"]))
+        assert r["derivation"]["chosen_side"] == ("a" if judged["score"] > 0 else "b")
+        assert r["scenario_id"] == f"{r['tenet']}_{r['source']}_{r['derivation']['row_id']}"
+        assert r["chosen"][0]["role"] == "assistant" and r["chosen"] != r["rejected"]
+
+
+def test_folder_has_per_tenet_configs_scores_and_card(built):
+    result, _ = built
+    names = get_dataset_config_names(str(result.path))
+    assert names[0] == "all" and names[-1] == "judge_scores"
+    assert set(names[1:-1]) == set(result.tenets_kept)
+    one = load_dataset(str(result.path), result.tenets_kept[0])
+    assert sum(ds.num_rows for ds in one.values()) == 2
+    assert set(one) <= set(result.rows_per_source)
+    card = (result.path / "README.md").read_text()
+    assert "capacity 2 per tenet" in card and "test-judge" in card
+    report = json.loads((result.path / "build_report.json").read_text())
+    assert report["kind"] == "tenets" and report["certificate_ok"] is True
+
+
+def test_audit_reproduces_and_catches_edits(built, tmp_path):
+    import shutil
+
+    result, _ = built
+    report = audit_tenet_build(str(result.path))
+    assert report.ok and report.rows == report.reproduced == 2 * result.rows
+    edited = tmp_path / "edited"
+    shutil.copytree(result.path, edited)
+    path = edited / "all" / "train-00000-of-00001.parquet"
+    table = pq.read_table(path)
+    data = table.to_pylist()
+    data[0]["derivation"]["judge"]["p_a_first"] = 1 - data[0]["derivation"]["judge"]["p_a_first"]
+    data[1]["chosen"], data[1]["rejected"] = data[1]["rejected"], data[1]["chosen"]
+    pq.write_table(pa.Table.from_pylist(data, schema=table.schema), path)
+    bad = audit_tenet_build(str(edited))
+    fields = {(m["config"], m["row"]): m["fields"] for m in bad.mismatches}
+    assert "judge" in fields[("all", 0)] and "digest" in fields[("all", 0)]
+    assert fields[("all", 1)] == ["digest"]
+    assert bad.mismatch_count == 2
+
+
+def test_audit_catches_a_tampered_certificate(built, tmp_path):
+    import shutil
+
+    result, _ = built
+    edited = tmp_path / "cert"
+    shutil.copytree(result.path, edited)
+    cert_path = edited / "assignment_certificate.json"
+    cert = json.loads(cert_path.read_text())
+    cert["objective"] = cert["objective"] + 0.5
+    cert_path.write_text(json.dumps(cert))
+    assert main(["audit", str(edited), "--json"]) == 1
+
+
+def test_cli_build_and_audit(tmp_path, capsys):
+    pairs, scores, _ = _inputs(tmp_path, seed=1)
+    out = tmp_path / "cli"
+    assert main(["tenets", "build", "--pairs", str(pairs), "--scores", str(scores), "--capacity", "2",
+                 "--threshold", "0.3", "--out", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["certificate_ok"] is True
+    assert main(["audit", str(out), "--json"]) == 0
+    audit = json.loads(capsys.readouterr().out)
+    assert audit["kind"] == "tenets" and audit["mismatch_count"] == 0 and audit["certificate_ok"]
+
+
+def test_scores_that_do_not_match_their_probabilities_are_rejected(tmp_path):
+    pairs, scores, rows = _inputs(tmp_path)
+    rows[3]["score"] += 0.1
+    pq.write_table(pa.Table.from_pylist(rows), scores)
+    with pytest.raises(ValueError, match=r"rows \[3\] have a score that is not p_a_first - p_a_second"):
+        build_tenets(TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, output_dir=str(tmp_path / "x")))
+
+
+def test_build_is_byte_identical(tmp_path):
+    pairs, scores, _ = _inputs(tmp_path)
+    a = build_tenets(TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp_path / "a")))
+    b = build_tenets(TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp_path / "b")))
+    files = sorted(p.relative_to(a.path) for p in a.path.rglob("*") if p.is_file())
+    for rel in files:
+        assert (a.path / rel).read_bytes() == (b.path / rel).read_bytes(), rel
