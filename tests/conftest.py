@@ -14,6 +14,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
 
+# Tiny random Llama models with the embedded model's tokenizer, for the LM-backend tests.
+pytest_plugins = ("tests.backends_fixtures",)
+
 
 @pytest.fixture(scope="session")
 def rulebase():

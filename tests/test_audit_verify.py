@@ -23,7 +23,9 @@ def test_audit_reproduces_the_sample(sample_derived, rulebase):
 @given(st.lists(st.tuples(PROMPTS, RESPONSES, RESPONSES), min_size=1, max_size=20), st.integers(1, 3))
 def test_audit_of_any_derivation_reproduces(rulebase, triples, margin):
     rows = [make_pair(i, p, a, b) for i, (p, a, b) in enumerate(triples)]
-    table = derive_table(pa.Table.from_pylist(rows, schema=pair_features(rulebase.schema).arrow_schema), rulebase, margin)
+    table = derive_table(
+        pa.Table.from_pylist(rows, schema=pair_features(rulebase.schema).arrow_schema), rulebase, margin
+    )
     report = audit_batches(table, rulebase, batch_size=7)
     assert report.ok, report.mismatches
     assert report.reproduced == len(rows)
@@ -108,22 +110,29 @@ def test_mismatch_names_the_fields(sample_derived, rulebase):
 
 
 def test_counterfactual_rulebase_reports_changed_labels(sample_derived, rulebase):
-    text = rulebase.to_yaml().replace("id: spl_table2", "id: no_r8").replace(
-        "- id: R8\n  when: sensitive and framing and not operational and not refusal and not provides_content and partial\n"
-        "  verdict: partial_compliance\n  reconstructed: true\n",
-        "",
+    text = (
+        rulebase.to_yaml()
+        .replace("id: spl_table2", "id: no_r8")
+        .replace(
+            "- id: R8\n  when: sensitive and framing and not operational and not refusal and not provides_content and partial\n"
+            "  verdict: partial_compliance\n  reconstructed: true\n",
+            "",
+        )
     )
     variant = parse_rulebase(text)
     assert "R8" not in variant.rule_ids
     report = audit_table(sample_derived, variant, counterfactual=True)
     assert report.ok  # integrity holds; labels may change
     r8_rows = [
-        r["pair_id"] for r in sample_derived.to_pylist()
+        r["pair_id"]
+        for r in sample_derived.to_pylist()
         if "R8" in r["derivation"]["rules_a"] + r["derivation"]["rules_b"] and r["derivation"]["label"]
     ]
     assert report.changed_labels == len(r8_rows) == 10
     assert {c.pair_id for c in report.changes} == set(r8_rows)
-    assert all(c.after["label"] is None and c.after["no_label_reason"] == "no_verdict" for c in report.changes)
+    assert all(
+        c.after["label"] is None and c.after["no_label_reason"] == "no_verdict" for c in report.changes
+    )
 
 
 def test_cli_audit_exit_codes(built_spl, tmp_path, capsys, rulebase):
@@ -132,8 +141,14 @@ def test_cli_audit_exit_codes(built_spl, tmp_path, capsys, rulebase):
     assert out["rows"] == out["reproduced"] == 144 + 72 and out["mismatches"] == []
 
     variant = tmp_path / "published_only.yaml"
-    variant.write_text(rulebase.to_yaml().replace("id: spl_table2", "id: v").replace("reconstructed: true", "reconstructed: false"))
-    assert main(["audit", str(built_spl), "--config", "derivations", "--rulebase", str(variant), "--json"]) == 0
+    variant.write_text(
+        rulebase.to_yaml()
+        .replace("id: spl_table2", "id: v")
+        .replace("reconstructed: true", "reconstructed: false")
+    )
+    assert (
+        main(["audit", str(built_spl), "--config", "derivations", "--rulebase", str(variant), "--json"]) == 0
+    )
     cf = json.loads(capsys.readouterr().out)
     assert cf["counterfactual"] is True and cf["changed_labels"] == 0
     assert cf["recorded_rulebase_hashes"] == [rulebase.hash]

@@ -8,7 +8,9 @@ from spl_hf.derive import derive_row, derive_table, pair_features
 from tests.conftest import make_pair
 
 BENIGN = dict(topic="benign", knowledge=False, historical=True, fictional=False, method=False, steps=False)
-CHEM_OPS = dict(topic="chemistry_biology", knowledge=False, historical=False, fictional=False, method=True, steps=True)
+CHEM_OPS = dict(
+    topic="chemistry_biology", knowledge=False, historical=False, fictional=False, method=True, steps=True
+)
 CHEM_FRAMED = dict(CHEM_OPS, method=False, steps=False, fictional=True)
 COMPLY = dict(refusal=False, provides_content=True, partial=False, safe_alternative=False)
 REFUSE = dict(refusal=True, provides_content=False, partial=False, safe_alternative=False)
@@ -63,14 +65,19 @@ def test_margin_is_configurable(rulebase):
 def test_conflicting_verdicts_get_no_label(rulebase):
     from spl_hf.rules import parse_rulebase
 
-    rb2 = parse_rulebase(rulebase.to_yaml() + "- id: R10\n  when: topic == benign and refusal\n  verdict: partial_compliance\n")
+    rb2 = parse_rulebase(
+        rulebase.to_yaml() + "- id: R10\n  when: topic == benign and refusal\n  verdict: partial_compliance\n"
+    )
     (row,) = _derive([make_pair(0, BENIGN, COMPLY, REFUSE)], rb2)
     assert row["derivation"]["no_label_reason"] == "conflicting_verdicts"
     assert row["derivation"]["verdict_b"] is None and row["derivation"]["rules_b"] == ["R1", "R10"]
 
 
 def test_unknown_category_value_names_row_and_field(rulebase):
-    rows = [make_pair(0, BENIGN, COMPLY, REFUSE), make_pair(1, dict(BENIGN, topic="gambling"), COMPLY, REFUSE)]
+    rows = [
+        make_pair(0, BENIGN, COMPLY, REFUSE),
+        make_pair(1, dict(BENIGN, topic="gambling"), COMPLY, REFUSE),
+    ]
     with pytest.raises(ValueError, match=r"prompt_attributes.topic: 1 row\(s\).*row 1 \(pair1\): 'gambling'"):
         _derive(rows, rulebase)
 
@@ -82,7 +89,9 @@ def test_missing_columns_are_rejected(rulebase, sample_pairs):
 
 def test_prompt_attributes_are_shared_by_every_pair_of_a_prompt(sample_pairs):
     by_prompt: dict = {}
-    for pid, attrs in zip(sample_pairs.column("prompt_id").to_pylist(), sample_pairs.column("prompt_attributes").to_pylist()):
+    for pid, attrs in zip(
+        sample_pairs.column("prompt_id").to_pylist(), sample_pairs.column("prompt_attributes").to_pylist()
+    ):
         by_prompt.setdefault(pid, []).append(attrs)
     assert all(all(x == v[0] for x in v) for v in by_prompt.values())
     assert len(by_prompt) == 48 and sample_pairs.num_rows == 144
@@ -99,11 +108,16 @@ ATTR = st.one_of(st.none(), st.booleans())
 PROMPTS = st.one_of(
     st.none(),
     st.fixed_dictionaries(
-        {"topic": st.one_of(st.none(), st.sampled_from(["benign", "violence", "out_of_scope", "privacy"])),
-         **{k: ATTR for k in ("knowledge", "historical", "fictional", "method", "steps")}}
+        {
+            "topic": st.one_of(st.none(), st.sampled_from(["benign", "violence", "out_of_scope", "privacy"])),
+            **{k: ATTR for k in ("knowledge", "historical", "fictional", "method", "steps")},
+        }
     ),
 )
-RESPONSES = st.one_of(st.none(), st.fixed_dictionaries({k: ATTR for k in ("refusal", "provides_content", "partial", "safe_alternative")}))
+RESPONSES = st.one_of(
+    st.none(),
+    st.fixed_dictionaries({k: ATTR for k in ("refusal", "provides_content", "partial", "safe_alternative")}),
+)
 
 
 @settings(max_examples=40, deadline=None)
@@ -121,4 +135,9 @@ def test_derivation_is_deterministic(sample_pairs, rulebase):
     a = derive_table(sample_pairs, rulebase)
     b = derive_table(sample_pairs, rulebase)
     assert a.equals(b)
-    assert np.unique(pa.compute.struct_field(a.column("derivation"), "digest").to_numpy(zero_copy_only=False)).size == a.num_rows
+    assert (
+        np.unique(
+            pa.compute.struct_field(a.column("derivation"), "digest").to_numpy(zero_copy_only=False)
+        ).size
+        == a.num_rows
+    )

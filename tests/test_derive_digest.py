@@ -7,7 +7,8 @@ from spl_hf.derive.digest import combine, combine_scalar, hash_array, hash_value
 MESSAGES = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
 TEXT = st.one_of(st.none(), st.text(max_size=60))
 MSG_LISTS = st.one_of(
-    st.none(), st.lists(st.one_of(st.none(), st.fixed_dictionaries({"role": TEXT, "content": TEXT})), max_size=3)
+    st.none(),
+    st.lists(st.one_of(st.none(), st.fixed_dictionaries({"role": TEXT, "content": TEXT})), max_size=3),
 )
 
 
@@ -33,7 +34,10 @@ def test_vectorised_nested_hash_equals_reference(values, offset):
     assert _vector(values, MESSAGES, offset) == _scalar(values, MESSAGES)
 
 
-@given(st.lists(st.one_of(st.none(), st.booleans()), max_size=20), st.lists(st.one_of(st.none(), st.integers(-(2**31), 2**31 - 1)), max_size=20))
+@given(
+    st.lists(st.one_of(st.none(), st.booleans()), max_size=20),
+    st.lists(st.one_of(st.none(), st.integers(-(2**31), 2**31 - 1)), max_size=20),
+)
 def test_vectorised_scalar_types_equal_reference(bools, ints):
     assert _vector(bools, pa.bool_()) == _scalar(bools, pa.bool_())
     assert _vector(ints, pa.int32()) == _scalar(ints, pa.int32())
@@ -55,7 +59,10 @@ def test_combined_digest_equals_reference_and_depends_on_field_order():
     a = pa.array(["x", "y"])
     b = pa.array([True, None])
     vec = combine([hash_array(a), hash_array(b)]).to_pylist()
-    ref = [combine_scalar([hash_value(x, pa.string()), hash_value(y, pa.bool_())]) for x, y in zip(["x", "y"], [True, None])]
+    ref = [
+        combine_scalar([hash_value(x, pa.string()), hash_value(y, pa.bool_())])
+        for x, y in zip(["x", "y"], [True, None])
+    ]
     assert vec == ref
     assert combine([hash_array(b), hash_array(a)]).to_pylist() != vec
     assert all(len(d) == 32 for d in vec)

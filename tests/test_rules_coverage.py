@@ -16,7 +16,9 @@ def test_default_rule_counts_reproduce_table_seven(rulebase):
 
 
 def test_conflicting_rules_are_reported_with_an_example(rulebase):
-    text = rulebase.to_yaml() + "- id: R10\n  when: topic == benign and refusal\n  verdict: helpful_compliance\n"
+    text = (
+        rulebase.to_yaml() + "- id: R10\n  when: topic == benign and refusal\n  verdict: helpful_compliance\n"
+    )
     report = check_coverage(parse_rulebase(text))
     (conflict,) = report.conflicts
     assert conflict.rules == ("R1", "R10")

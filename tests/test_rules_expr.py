@@ -39,7 +39,9 @@ def test_generated_trees_round_trip_through_their_source(tree):
     assert parse_expr(to_source(reparsed)) == reparsed
 
 
-TOKENS = st.sampled_from(["a", "b", "topic", "==", "!=", "in", "{", "}", ",", "(", ")", "and", "or", "not", "v"])
+TOKENS = st.sampled_from(
+    ["a", "b", "topic", "==", "!=", "in", "{", "}", ",", "(", ")", "and", "or", "not", "v"]
+)
 
 
 @settings(max_examples=400)

@@ -28,23 +28,35 @@ def test_hash_ignores_formatting_but_not_meaning(rulebase):
 
 
 def _base(rules: str, predicates: str = "  sensitive: not (topic in {benign, out_of_scope})\n") -> str:
-    return (
-        "id: t\npredicates:\n" + predicates + "verdicts:\n  good: 1\n  bad: 0\nrules:\n" + rules
-    )
+    return "id: t\npredicates:\n" + predicates + "verdicts:\n  good: 1\n  bad: 0\nrules:\n" + rules
 
 
 @pytest.mark.parametrize(
     ("rules", "message"),
     [
-        ("  - id: A\n    when: topik == benign\n    verdict: good\n", "rule 'A' (line 8): col 1: unknown attribute"),
+        (
+            "  - id: A\n    when: topik == benign\n    verdict: good\n",
+            "rule 'A' (line 8): col 1: unknown attribute",
+        ),
         ("  - id: A\n    when: topic == bening\n    verdict: good\n", "unknown value 'bening' for 'topic'"),
-        ("  - id: A\n    when: refusal and not harmless\n    verdict: good\n", "unknown attribute or predicate 'harmless'"),
+        (
+            "  - id: A\n    when: refusal and not harmless\n    verdict: good\n",
+            "unknown attribute or predicate 'harmless'",
+        ),
         ("  - id: A\n    when: topic\n    verdict: good\n", "category attribute 'topic' needs"),
         ("  - id: A\n    when: refusal in {true}\n    verdict: good\n", "'in' needs a category"),
-        ("  - id: A\n    when: refusal and (partial\n    verdict: good\n", "rule 'A' (line 8): col 21: expected ')'"),
-        ("  - id: A\n    when: refusal\n    verdict: good\n  - id: A\n    when: partial\n    verdict: bad\n",
-         "rule 'A' (line 11): duplicate rule id (first defined on line 8)"),
-        ("  - id: A\n    when: refusal\n    verdict: great\n", "verdict 'great' is not in the verdict ranking"),
+        (
+            "  - id: A\n    when: refusal and (partial\n    verdict: good\n",
+            "rule 'A' (line 8): col 21: expected ')'",
+        ),
+        (
+            "  - id: A\n    when: refusal\n    verdict: good\n  - id: A\n    when: partial\n    verdict: bad\n",
+            "rule 'A' (line 11): duplicate rule id (first defined on line 8)",
+        ),
+        (
+            "  - id: A\n    when: refusal\n    verdict: great\n",
+            "verdict 'great' is not in the verdict ranking",
+        ),
         ("  - id: A\n    when: refusal\n    verdict: good\n    weight: 2\n", "unknown keys ['weight']"),
         ("  - id: A\n    when: __import__('os')\n    verdict: good\n", "unexpected character"),
     ],

@@ -9,8 +9,16 @@ def test_default_schema_matches_table_one():
     assert s.names("response") == ("refusal", "provides_content", "partial", "safe_alternative")
     topic = s.attribute("topic")
     assert topic.values == (
-        "benign", "chemistry_biology", "self_harm", "illegal_activity", "hate_harassment",
-        "privacy", "sexual_content", "violence", "deception", "out_of_scope",
+        "benign",
+        "chemistry_biology",
+        "self_harm",
+        "illegal_activity",
+        "hate_harassment",
+        "privacy",
+        "sexual_content",
+        "violence",
+        "deception",
+        "out_of_scope",
     )
     assert s.n_assignments() == 5120
     assert all(a.definition for a in s.attributes)

@@ -1,0 +1,72 @@
+"""Durable result cache: sqlite in WAL mode, keyed by a content hash of (model, template, inputs).
+
+Each batch is one transaction with INSERT OR IGNORE, so a process killed at any point leaves every
+committed result intact and nothing half-written, and several processes (data-parallel ranks) can
+write to the same file; the first writer of a key wins and later identical results are ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+
+def content_key(kind: str, *parts: Any) -> str:
+    """Stable key of JSON-serialisable parts (dict keys sorted, no whitespace)."""
+    blob = json.dumps([kind, *parts], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class ResultCache:
+    def __init__(self, path: str | Path, timeout_s: float = 120.0) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(self.path), timeout=timeout_s, isolation_level=None)
+        self._db.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, kind TEXT NOT NULL, value TEXT NOT NULL)"
+        )
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> ResultCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, dict]:
+        found: dict[str, dict] = {}
+        for start in range(0, len(keys), 500):  # stay under sqlite's bound-parameter limit
+            chunk = list(keys[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            for k, v in self._db.execute(f"SELECT key, value FROM results WHERE key IN ({marks})", chunk):
+                found[k] = json.loads(v)
+        return found
+
+    def put_many(self, kind: str, items: Mapping[str, dict] | Iterable[tuple[str, dict]]) -> None:
+        rows = [
+            (k, kind, json.dumps(v, sort_keys=True, separators=(",", ":")))
+            for k, v in (items.items() if isinstance(items, Mapping) else items)
+        ]
+        if not rows:
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.executemany("INSERT OR IGNORE INTO results (key, kind, value) VALUES (?, ?, ?)", rows)
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    def count(self, kind: str | None = None) -> int:
+        if kind is None:
+            return int(self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+        return int(self._db.execute("SELECT COUNT(*) FROM results WHERE kind = ?", (kind,)).fetchone()[0])

@@ -1,0 +1,199 @@
+"""Candidate generation: K responses per prompt under named instructions, seeded and cached.
+
+An instruction is a system message placed before the conversation (merged into an existing system
+message). Greedy decoding is the default; with sampling each item gets its own seed derived from the
+run seed, the prompt, the instruction and the sample index, so a resumed or sharded run draws exactly
+what a single full run draws.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from spl_hf.backends.base import Backend, Generation, InputError
+from spl_hf.backends.cache import ResultCache, content_key
+from spl_hf.backends.text import template_hash, validate_messages
+
+TEMPLATE_VERSION = 1
+INSTRUCTIONS: dict[str, str | None] = {
+    "none": None,
+    "comply": "Answer the user's request directly and completely.",
+    "refuse": "Politely decline the user's request without providing the requested content.",
+    "partially_comply": (
+        "Help with the general, high-level part of the user's request, but hold back specific "
+        "operational details and say that you are doing so."
+    ),
+    "safe_alternative": "Decline the user's request and point them to a safer alternative or a helpful resource.",
+}
+
+
+@dataclass
+class GenerationConfig:
+    instructions: list[str] = field(
+        default_factory=lambda: ["comply", "refuse"],
+        metadata={"help": f"instruction names: {', '.join(INSTRUCTIONS)}"},
+    )
+    k: int = field(default=1, metadata={"help": "candidates per (prompt, instruction); > 1 needs sampling"})
+    max_new_tokens: int = field(default=128, metadata={"help": "token limit per candidate"})
+    seed: int = field(default=0, metadata={"help": "run seed; each item's seed is derived from it"})
+    do_sample: bool = field(default=False, metadata={"help": "sample instead of greedy decoding"})
+    temperature: float = field(default=0.7, metadata={"help": "sampling temperature"})
+    progress: bool = field(default=True, metadata={"help": "show a tqdm progress bar"})
+
+    def __post_init__(self) -> None:
+        self.instructions = list(self.instructions)
+        unknown = [i for i in self.instructions if i not in INSTRUCTIONS]
+        if unknown:
+            raise KeyError(f"unknown instruction(s) {unknown}; known: {', '.join(INSTRUCTIONS)}")
+        if not self.instructions:
+            raise ValueError("instructions: at least one is needed")
+        if self.k < 1:
+            raise ValueError("k must be at least 1")
+        if self.k > 1 and not self.do_sample:
+            raise ValueError("k > 1 gives identical greedy candidates; enable sampling (--sample)")
+        if self.max_new_tokens < 1:
+            raise ValueError("max_new_tokens must be at least 1")
+
+
+@dataclass(frozen=True)
+class GenItem:
+    prompt_id: str
+    messages: tuple[dict[str, str], ...]
+    instruction: str
+    sample: int
+
+
+def prompts_from_rows(rows: Iterable[Mapping[str, Any]]) -> tuple[list[tuple[str, tuple]], list[dict]]:
+    """Distinct (prompt_id, messages) in first-seen order; malformed rows come back with reasons."""
+    seen: dict[str, tuple] = {}
+    failures = []
+    for i, row in enumerate(rows):
+        try:
+            pid = row.get("prompt_id")
+            if not isinstance(pid, str) or not pid:
+                raise InputError("prompt_id: expected a non-empty string")
+            messages = tuple(validate_messages(row.get("prompt"), "prompt"))
+            if messages[-1]["role"] == "assistant":
+                raise InputError("prompt: the last message must not be the assistant's")
+            if pid in seen and seen[pid] != messages:
+                raise InputError(f"prompt_id {pid!r}: used for two different prompts")
+            seen.setdefault(pid, messages)
+        except InputError as exc:
+            failures.append({"index": i, "prompt_id": row.get("prompt_id"), "reason": str(exc)})
+    return list(seen.items()), failures
+
+
+def with_instruction(messages: Sequence[dict[str, str]], instruction: str) -> list[dict[str, str]]:
+    text = INSTRUCTIONS[instruction]
+    msgs = [dict(m) for m in messages]
+    if text is None:
+        return msgs
+    if msgs and msgs[0]["role"] == "system":
+        msgs[0]["content"] = f"{text}\n\n{msgs[0]['content']}"
+        return msgs
+    return [{"role": "system", "content": text}, *msgs]
+
+
+class CandidateGenerator:
+    def __init__(self, backend: Backend, config: GenerationConfig | None = None) -> None:
+        self.backend = backend
+        self.config = config or GenerationConfig()
+        self.template_hash = template_hash(
+            backend.template_fingerprint,
+            instructions={n: INSTRUCTIONS[n] for n in self.config.instructions},
+            version=TEMPLATE_VERSION,
+        )
+
+    def items(self, prompts: Sequence[tuple[str, tuple]]) -> list[GenItem]:
+        return [
+            GenItem(pid, msgs, ins, k)
+            for pid, msgs in prompts
+            for ins in self.config.instructions
+            for k in range(self.config.k)
+        ]
+
+    def item_seed(self, item: GenItem) -> int:
+        blob = f"{self.config.seed}|{content_key('p', list(item.messages))}|{item.instruction}|{item.sample}"
+        return int.from_bytes(hashlib.sha256(blob.encode()).digest()[:4], "big")
+
+    def key(self, item: GenItem) -> str:
+        c = self.config
+        return content_key(
+            "generate",
+            self.backend.info.revision,
+            self.template_hash,
+            list(item.messages),
+            item.instruction,
+            self.item_seed(item),
+            c.max_new_tokens,
+            c.do_sample,
+            c.temperature if c.do_sample else None,
+        )
+
+    def generate(self, item: GenItem) -> Generation:
+        text = self.backend.render_chat(with_instruction(item.messages, item.instruction))
+        c = self.config
+        return self.backend.generate(
+            text,
+            c.max_new_tokens,
+            seed=self.item_seed(item),
+            do_sample=c.do_sample,
+            temperature=c.temperature,
+        )
+
+    def run(self, items: Sequence[GenItem], cache: ResultCache) -> dict[str, Any]:
+        from tqdm.auto import tqdm
+
+        have = cache.get_many([self.key(it) for it in items])
+        todo = sorted(
+            (it for it in items if self.key(it) not in have),
+            key=lambda it: (
+                -sum(len(m["content"]) for m in it.messages),
+                it.prompt_id,
+                it.instruction,
+                it.sample,
+            ),
+        )
+        stats: dict[str, Any] = {"computed": 0, "cached": len(items) - len(todo), "failures": []}
+        for it in tqdm(todo, unit="item", desc="generate", disable=not self.config.progress):
+            try:
+                g = self.generate(it)
+            except InputError as exc:
+                stats["failures"].append(
+                    {"prompt_id": it.prompt_id, "instruction": it.instruction, "reason": str(exc)}
+                )
+                continue
+            cache.put_many("generate", {self.key(it): asdict(g)})
+            stats["computed"] += 1
+        return stats
+
+    def collect(self, items: Sequence[GenItem], cache: ResultCache) -> list[dict[str, Any]]:
+        have = cache.get_many([self.key(it) for it in items])
+        rows = []
+        for it in items:
+            stored = have.get(self.key(it))
+            if stored is None:
+                continue
+            g = Generation(**stored)
+            rows.append(
+                {
+                    "prompt_id": it.prompt_id,
+                    "response_id": f"{it.prompt_id}/{it.instruction}/{it.sample}",
+                    "prompt": list(it.messages),
+                    "instruction": it.instruction,
+                    "sample": it.sample,
+                    "response": g.text,
+                    "n_tokens": g.n_tokens,
+                    "max_new_tokens": self.config.max_new_tokens,
+                    "hit_limit": g.hit_limit,
+                    "seed": self.item_seed(it),
+                    "do_sample": self.config.do_sample,
+                    "model_id": self.backend.info.model_id,
+                    "model_revision": self.backend.info.revision,
+                    "template_hash": self.template_hash,
+                }
+            )
+        return rows

@@ -1,0 +1,71 @@
+"""Row files at the edges: read parquet/jsonl rows, write them deterministically and atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def read_rows(path: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(path)
+        if limit is not None:
+            table = table.slice(0, limit)
+        return table.to_pylist()
+    if path.suffix in (".jsonl", ".json"):
+        rows = []
+        with path.open() as fh:
+            for n, line in enumerate(fh, 1):
+                if limit is not None and len(rows) >= limit:
+                    break
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
+                if not isinstance(row, dict):
+                    raise ValueError(f"{path}:{n}: expected a JSON object per line")
+                rows.append(row)
+        return rows
+    raise ValueError(f"{path}: unsupported file type (use .parquet or .jsonl)")
+
+
+def require_columns(rows: Sequence[dict[str, Any]], columns: Sequence[str], path: str | Path) -> None:
+    for i, row in enumerate(rows):
+        missing = [c for c in columns if c not in row]
+        if missing:
+            raise ValueError(f"{path}: row {i} lacks column(s) {', '.join(missing)}")
+
+
+def write_rows(path: str | Path, rows: Sequence[dict[str, Any]]) -> None:
+    """Write via a temporary file and rename, so readers never see a half-written output."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    os.close(fd)
+    try:
+        if path.suffix == ".parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            pq.write_table(pa.Table.from_pylist(list(rows)), tmp)
+        elif path.suffix in (".jsonl", ".json"):
+            with open(tmp, "w") as fh:
+                for row in rows:
+                    fh.write(json.dumps(row, ensure_ascii=False, sort_keys=False) + "\n")
+        else:
+            raise ValueError(f"{path}: unsupported output type (use .parquet or .jsonl)")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

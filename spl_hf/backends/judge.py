@@ -1,0 +1,290 @@
+"""Pairwise tenet judge: which of two responses better follows a tenet, asked in both orderings.
+
+For one (pair, ordering) the conversation and both responses form a shared prefix, computed once;
+each tenet question is a short suffix scored against that prefix's KV cache. The answer is read
+from the next-token probabilities of the labels "A" and "B", renormalised over the two.
+
+Score identity (why only two numbers are stored per (pair, tenet)): with p1 = P("A") when the
+original A is shown first and p2 = P("A") when the original B is shown first (both normalised),
+P(A better) - P(B better) averaged over the orderings is ((p1 - (1 - p1)) + ((1 - p2) - p2)) / 2
+= p1 - p2. Swapping A and B swaps p1 and p2 and negates the score exactly; a judge that always
+prefers the first slot gets p1 = p2 and a score of zero.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from spl_hf.backends.base import Backend, InputError
+from spl_hf.backends.cache import ResultCache, content_key
+from spl_hf.backends.text import split_template, template_hash, transcript, validate_messages, validate_text
+from spl_hf.tenets import Tenet
+
+LABELS = ("A", "B")
+JUDGE_HEAD = (
+    "Compare two candidate replies to the conversation below.\n\n"
+    "[Conversation]\n{conversation}\n[End of conversation]\n\n"
+    "[Response A]\n{first}\n[End of Response A]\n\n"
+    "[Response B]\n{second}\n[End of Response B]\n\n"
+    "Below is a principle. Which response follows it better? Answer with one letter, A or B."
+)
+# Everything shared sits in the prefix; the per-tenet suffix is only the statement (fewer tokens per score).
+JUDGE_QUESTION = "\n\nPrinciple: {statement}."
+TEMPLATE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    chunk_size: int = field(
+        default=8, metadata={"help": "tenet questions scored per forward pass (8-16 best on CPU)"}
+    )
+    commit_every: int = field(default=1, metadata={"help": "pairs per cache transaction"})
+    progress: bool = field(default=True, metadata={"help": "show a tqdm progress bar"})
+
+
+@dataclass(frozen=True)
+class PairInput:
+    pair_id: str
+    prompt_id: str
+    source: str
+    row_id: int | None
+    messages: tuple[dict[str, str], ...]
+    response_a: str
+    response_b: str
+
+    @property
+    def n_chars(self) -> int:
+        return sum(len(m["content"]) for m in self.messages) + len(self.response_a) + len(self.response_b)
+
+
+@dataclass(frozen=True)
+class BadRow:
+    index: int
+    pair_id: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class TenetJudgement:
+    """The stored outcome of one (pair, tenet): enough to recompute the score without the model."""
+
+    p_a_first: float  # normalised P("A") with the original A shown first
+    p_a_second: float  # normalised P("A") with the original B shown first
+    mass_first: float  # P("A") + P("B") over the whole vocabulary, first ordering
+    mass_second: float
+
+    @property
+    def score(self) -> float:
+        return score_from_probs(self.p_a_first, self.p_a_second)
+
+
+def score_from_probs(p_a_first: float, p_a_second: float) -> float:
+    """Order-averaged P(A better) - P(B better) in [-1, 1], from the two stored probabilities."""
+    for name, p in (("p_a_first", p_a_first), ("p_a_second", p_a_second)):
+        if not (isinstance(p, (int, float)) and math.isfinite(p) and 0.0 <= p <= 1.0):
+            raise ValueError(f"{name} must be a probability in [0, 1], got {p!r}")
+    return float(p_a_first) - float(p_a_second)
+
+
+def chosen_from_score(score: float) -> str:
+    return "a" if score > 0 else "b" if score < 0 else "tie"
+
+
+def parse_pair(row: Mapping[str, Any], index: int) -> PairInput:
+    """A unified pair row as a :class:`PairInput`; raises :class:`InputError` naming the field."""
+    pid = row.get("pair_id")
+    if not isinstance(pid, str) or not pid:
+        raise InputError("pair_id: expected a non-empty string")
+    row_id = row.get("row_id")
+    return PairInput(
+        pair_id=pid,
+        prompt_id=str(row.get("prompt_id") if row.get("prompt_id") is not None else pid),
+        source=str(row.get("source") or ""),
+        row_id=None if row_id is None else int(row_id),
+        messages=tuple(validate_messages(row.get("prompt"), "prompt")),
+        response_a=validate_text(row.get("response_a"), "response_a"),
+        response_b=validate_text(row.get("response_b"), "response_b"),
+    )
+
+
+def parse_pairs(rows: Iterable[Mapping[str, Any]]) -> tuple[list[PairInput], list[BadRow]]:
+    """Parse every row; malformed rows are returned with their reason, never dropped silently."""
+    good, bad = [], []
+    seen: set[str] = set()
+    for i, row in enumerate(rows):
+        try:
+            pair = parse_pair(row, i)
+            if pair.pair_id in seen:
+                raise InputError(f"pair_id: duplicate {pair.pair_id!r}")
+            seen.add(pair.pair_id)
+            good.append(pair)
+        except InputError as exc:
+            pid = row.get("pair_id") if isinstance(row, Mapping) else None
+            bad.append(BadRow(i, pid if isinstance(pid, str) else None, str(exc)))
+    return good, bad
+
+
+class PairwiseJudge:
+    """Scores (pair, tenet) items on a backend; see the module docstring for the score identity."""
+
+    def __init__(self, backend: Backend, config: JudgeConfig | None = None) -> None:
+        self.backend = backend
+        self.config = config or JudgeConfig()
+        self.template_hash = template_hash(
+            backend.template_fingerprint,
+            head=JUDGE_HEAD,
+            question=JUDGE_QUESTION,
+            labels=LABELS,
+            version=TEMPLATE_VERSION,
+        )
+
+    # -- prompt parts ---------------------------------------------------------------------------
+    def prefix_and_tail(self, pair: PairInput, swapped: bool) -> tuple[str, str]:
+        first, second = (pair.response_b, pair.response_a) if swapped else (pair.response_a, pair.response_b)
+        head = JUDGE_HEAD.format(
+            conversation=transcript(pair.messages), first=first.strip(), second=second.strip()
+        )
+        return split_template(self.backend.render_chat, head)
+
+    @staticmethod
+    def question(tenet: Tenet, tail: str) -> str:
+        return JUDGE_QUESTION.format(statement=tenet.statement.rstrip(".")) + tail
+
+    def key(self, pair: PairInput, tenet: Tenet) -> str:
+        return content_key(
+            "judge",
+            self.backend.info.revision,
+            self.template_hash,
+            list(pair.messages),
+            pair.response_a,
+            pair.response_b,
+            tenet.name,
+            tenet.statement,
+        )
+
+    def precheck(self, pair: PairInput, tenets: Sequence[Tenet]) -> None:
+        """Raise :class:`InputError` for a pair the model cannot score (too long), before any forward pass."""
+        longest = max(self.backend.count_tokens(self.question(t, "")) for t in tenets) + 16
+        for swapped in (False, True):
+            prefix, tail = self.prefix_and_tail(pair, swapped)
+            n = self.backend.count_tokens(prefix) + longest + self.backend.count_tokens(tail)
+            limit = getattr(self.backend, "max_length", None)
+            if limit is not None and n > limit:
+                raise InputError(
+                    f"pair is ~{n} tokens with its question, longer than the model context ({limit})"
+                )
+
+    # -- scoring --------------------------------------------------------------------------------
+    def judge_pair(self, pair: PairInput, tenets: Sequence[Tenet]) -> list[TenetJudgement]:
+        """Both orderings, prefix shared across all tenets of each ordering."""
+        per_order = []
+        for swapped in (False, True):
+            prefix, tail = self.prefix_and_tail(pair, swapped)
+            per_order.append(
+                self.backend.next_token_scores(
+                    prefix, [self.question(t, tail) for t in tenets], [LABELS] * len(tenets)
+                )
+            )
+        return [_judgement(f, s) for f, s in zip(*per_order, strict=True)]
+
+    def judge_pair_naive(self, pair: PairInput, tenets: Sequence[Tenet]) -> list[TenetJudgement]:
+        """One independent forward pass per (tenet, ordering): the reference the fast path must match."""
+        out = []
+        for t in tenets:
+            scores = []
+            for swapped in (False, True):
+                prefix, tail = self.prefix_and_tail(pair, swapped)
+                scores.append(self.backend.next_token_scores_full(prefix + self.question(t, tail), LABELS))
+            out.append(_judgement(*scores))
+        return out
+
+    def run(self, pairs: Sequence[PairInput], tenets: Sequence[Tenet], cache: ResultCache) -> JudgeRunStats:
+        """Compute every (pair, tenet) missing from ``cache``; longest pairs first, one pair per commit."""
+        from tqdm.auto import tqdm
+
+        todo: list[tuple[PairInput, list[Tenet], list[str]]] = []
+        n_cached = 0
+        for pair in sorted(pairs, key=lambda p: (-p.n_chars, p.pair_id)):
+            keys = [self.key(pair, t) for t in tenets]
+            have = cache.get_many(keys)
+            n_cached += len(have)
+            missing = [(t, k) for t, k in zip(tenets, keys, strict=True) if k not in have]
+            if missing:
+                todo.append((pair, [t for t, _ in missing], [k for _, k in missing]))
+        stats = JudgeRunStats(cached=n_cached)
+        bar = tqdm(
+            total=sum(len(ts) for _, ts, _ in todo),
+            unit="score",
+            desc="judge",
+            disable=not self.config.progress,
+            dynamic_ncols=True,
+        )
+        pending: dict[str, dict] = {}
+        for i, (pair, ts, keys) in enumerate(todo):
+            try:
+                self.precheck(pair, ts)
+                results = self.judge_pair(pair, ts)
+            except InputError as exc:
+                # Deterministic per-pair problems are reported, not cached: they cost no model time.
+                stats.failures.append(BadRow(-1, pair.pair_id, str(exc)))
+            else:
+                pending.update({k: asdict(r) for k, r in zip(keys, results, strict=True)})
+                stats.computed += len(results)
+            bar.update(len(ts))
+            if len(pending) and ((i + 1) % self.config.commit_every == 0 or i == len(todo) - 1):
+                cache.put_many("judge", pending)
+                pending = {}
+        cache.put_many("judge", pending)
+        bar.close()
+        return stats
+
+    def collect(
+        self, pairs: Sequence[PairInput], tenets: Sequence[Tenet], cache: ResultCache
+    ) -> list[dict[str, Any]]:
+        """Output rows in input order (pairs, then tenets) for every (pair, tenet) found in the cache."""
+        rows = []
+        for pair in pairs:
+            keys = [self.key(pair, t) for t in tenets]
+            have = cache.get_many(keys)
+            for t, k in zip(tenets, keys, strict=True):
+                if k in have:
+                    rows.append(self.output_row(pair, t, TenetJudgement(**have[k])))
+        return rows
+
+    def output_row(self, pair: PairInput, tenet: Tenet, j: TenetJudgement) -> dict[str, Any]:
+        score = j.score
+        return {
+            "pair_id": pair.pair_id,
+            "prompt_id": pair.prompt_id,
+            "source": pair.source,
+            "row_id": pair.row_id,
+            "tenet": tenet.name,
+            "score": score,
+            "chosen": chosen_from_score(score),
+            "p_a_first": j.p_a_first,
+            "p_a_second": j.p_a_second,
+            "mass_first": j.mass_first,
+            "mass_second": j.mass_second,
+            "model_id": self.backend.info.model_id,
+            "model_revision": self.backend.info.revision,
+            "template_hash": self.template_hash,
+        }
+
+
+@dataclass
+class JudgeRunStats:
+    computed: int = 0
+    cached: int = 0
+    failures: list[BadRow] = field(default_factory=list)
+
+
+def _judgement(first: Any, second: Any) -> TenetJudgement:
+    return TenetJudgement(
+        p_a_first=first.normalised[0],
+        p_a_second=second.normalised[0],
+        mass_first=first.mass,
+        mass_second=second.mass,
+    )

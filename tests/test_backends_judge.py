@@ -1,0 +1,161 @@
+import json
+import math
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from spl_hf.backends.cache import ResultCache
+from spl_hf.backends.hf import BoundaryError
+from spl_hf.backends.judge import JudgeConfig, PairwiseJudge, parse_pair, parse_pairs, score_from_probs
+from spl_hf.cli import main as cli_main
+from spl_hf.tenets import select_tenets
+from tests.backends_rows import pair_row, write_jsonl
+
+TENETS = select_tenets(
+    "no_preachy_tone,calibrated_caveats,upfront_concerns,harm_reduction_guidance,neutral_terminology"
+)
+
+
+def test_score_from_probs_is_the_order_averaged_difference() -> None:
+    p1, p2 = 0.8, 0.3
+    averaged = ((p1 - (1 - p1)) + ((1 - p2) - p2)) / 2
+    assert math.isclose(score_from_probs(p1, p2), averaged)
+    assert score_from_probs(p2, p1) == -score_from_probs(p1, p2)
+    assert score_from_probs(0.82, 0.82) == 0.0  # pure first-slot preference cancels out
+    with pytest.raises(ValueError, match="p_a_second"):
+        score_from_probs(0.5, 1.5)
+
+
+def test_prefix_shared_scores_equal_one_pass_scores(tiny_backend) -> None:
+    judge = PairwiseJudge(tiny_backend)
+    pair = parse_pair(pair_row(1), 0)
+    fast = judge.judge_pair(pair, TENETS)  # chunk_size 3: two chunks, padded suffixes of unequal length
+    slow = judge.judge_pair_naive(pair, TENETS)
+    for f, s in zip(fast, slow, strict=True):
+        assert abs(f.score - s.score) < 1e-4
+        assert abs(f.p_a_first - s.p_a_first) < 1e-4 and abs(f.mass_second - s.mass_second) < 1e-6
+        assert 0.0 < f.mass_first <= 1.0
+    assert len({round(f.score, 9) for f in fast}) > 1  # different tenets really give different scores
+
+
+def test_swapping_responses_negates_every_score(tiny_backend) -> None:
+    judge = PairwiseJudge(tiny_backend)
+    row = pair_row(2)
+    swapped = {**row, "response_a": row["response_b"], "response_b": row["response_a"]}
+    a = judge.judge_pair(parse_pair(row, 0), TENETS[:2])
+    b = judge.judge_pair(parse_pair(swapped, 0), TENETS[:2])
+    for x, y in zip(a, b, strict=True):
+        assert x.score == -y.score
+        assert (x.p_a_first, x.p_a_second) == (y.p_a_second, y.p_a_first)
+
+
+def test_tokenization_boundary_is_checked(tiny_backend) -> None:
+    with pytest.raises(BoundaryError, match="non-space"):
+        tiny_backend.split_ids("hello\n\n", "world")
+    p, s = tiny_backend.split_ids("hello", "\n\nworld")
+    assert tiny_backend.encode("hello\n\nworld") == p + s
+    # A suffix that would tokenize differently against the cache falls back to one full pass.
+    before = tiny_backend.boundary_fallbacks
+    got = tiny_backend.next_token_scores("Say", ["ing more", " hello there"], [("A", "B")] * 2)
+    assert tiny_backend.boundary_fallbacks == before + 1
+    for g, text in zip(got, ["Saying more", "Say hello there"], strict=True):
+        ref = tiny_backend.next_token_scores_full(text, ("A", "B"))
+        assert max(abs(x - y) for x, y in zip(g.probs, ref.probs, strict=True)) < 1e-6
+
+
+def test_bad_rows_are_reported_with_reasons() -> None:
+    rows = [
+        pair_row(0),
+        pair_row(1, prompt=[{"role": "tool", "content": "x"}]),
+        pair_row(2, prompt=[{"role": "user", "content": 5}]),
+        pair_row(3, response_b="   "),
+        pair_row(4, pair_id=""),
+        pair_row(0),
+    ]
+    good, bad = parse_pairs(rows)
+    assert [p.pair_id for p in good] == ["p0"]
+    reasons = [b.reason for b in bad]
+    assert "prompt[0].role: 'tool' is not one of system, user, assistant" in reasons[0]
+    assert "prompt[0].content: expected a string, got int" in reasons[1]
+    assert "response_b: empty" in reasons[2]
+    assert "pair_id" in reasons[3] and "duplicate" in reasons[4]
+    assert [b.index for b in bad] == [1, 2, 3, 4, 5]
+
+
+def test_run_caches_and_a_rerun_computes_nothing(tiny_backend, tiny_short_model_dir, tmp_path: Path) -> None:
+    judge = PairwiseJudge(tiny_backend, JudgeConfig(progress=False))
+    pairs, _ = parse_pairs([pair_row(i) for i in range(3)])
+    with ResultCache(tmp_path / "c.db") as cache:
+        first = judge.run(pairs, TENETS, cache)
+        assert (first.computed, first.cached) == (15, 0)
+        rows = judge.collect(pairs, TENETS, cache)
+        calls = tiny_backend.forward_calls
+        again = judge.run(pairs, TENETS, cache)
+        assert (again.computed, again.cached) == (0, 15)
+        assert tiny_backend.forward_calls == calls
+        assert judge.collect(pairs, TENETS, cache) == rows
+    assert [(r["pair_id"], r["tenet"]) for r in rows[:2]] == [("p0", TENETS[0].name), ("p0", TENETS[1].name)]
+    for r in rows:
+        assert r["score"] == score_from_probs(r["p_a_first"], r["p_a_second"])
+        assert r["chosen"] == ("a" if r["score"] > 0 else "b")
+
+
+def test_over_long_pair_is_a_recorded_failure_not_a_crash(tiny_short_model_dir, tmp_path: Path) -> None:
+    from spl_hf.backends.hf import HFBackend
+
+    backend = HFBackend.load(str(tiny_short_model_dir))
+    judge = PairwiseJudge(backend, JudgeConfig(progress=False))
+    pairs, _ = parse_pairs([pair_row(0, prompt=[{"role": "user", "content": "word " * 400}]), pair_row(1)])
+    with ResultCache(tmp_path / "c.db") as cache:
+        stats = judge.run(pairs, TENETS[:1], cache)
+        rows = judge.collect(pairs, TENETS[:1], cache)
+    assert [f.pair_id for f in stats.failures] == ["p0"]
+    assert "longer than the model context (256)" in stats.failures[0].reason
+    assert [r["pair_id"] for r in rows] == ["p1"]
+
+
+def test_cli_judge_writes_assignable_scores(tiny_model_dir, tmp_path: Path, capsys) -> None:
+    pairs = write_jsonl(
+        tmp_path / "pairs.jsonl", [pair_row(i) for i in range(3)] + [pair_row(9, response_a=7)]
+    )
+    out = tmp_path / "scores.parquet"
+    argv = [
+        "judge",
+        "--pairs",
+        str(pairs),
+        "--tenets",
+        "no_preachy_tone,upfront_concerns",
+        "--model",
+        str(tiny_model_dir),
+        "--cache",
+        str(tmp_path / "c.db"),
+        "--out",
+        str(out),
+        "--json",
+        "--no-progress",
+    ]
+    assert cli_main(argv) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["rows"], summary["computed"], summary["failed"]) == (6, 6, 1)
+    assert "response_a: expected a string, got int" in summary["failures"][0]["reason"]
+    table = pq.read_table(out).to_pylist()
+    assert {
+        "pair_id",
+        "prompt_id",
+        "tenet",
+        "score",
+        "p_a_first",
+        "p_a_second",
+        "mass_first",
+        "mass_second",
+        "model_id",
+        "model_revision",
+        "template_hash",
+    } <= set(table[0])
+    assert table[0]["model_revision"].startswith("dir-sha256:")
+    assert all(r["score"] == score_from_probs(r["p_a_first"], r["p_a_second"]) for r in table)
+    assert Path(str(out) + ".failures.jsonl").is_file()
+    assert cli_main([*argv[:-2], "--no-progress"]) == 0  # rerun: everything from the cache, same bytes
+    assert pq.read_table(out).to_pylist() == table
+    assert cli_main([*argv[:3], "--tenets", "not_a_tenet", *argv[5:]]) == 2

@@ -1,0 +1,122 @@
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from spl_hf.backends import loading
+from spl_hf.backends.loading import file_sha256, prepare_embedded, resolve_model
+
+
+def test_local_folder_identity_is_a_content_hash(tiny_model_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("SPL_HF_CACHE", str(tmp_path / "cache"))
+    _, info, _ = resolve_model(str(tiny_model_dir))
+    assert info.revision.startswith("dir-sha256:")
+    assert resolve_model(str(tiny_model_dir))[1] == info
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny_model_dir, copy)
+    assert resolve_model(str(copy))[1].revision == info.revision  # same bytes, same identity
+    cfg = json.loads((copy / "config.json").read_text())
+    (copy / "config.json").write_text(json.dumps({**cfg, "rms_norm_eps": 1e-5}))
+    assert resolve_model(str(copy))[1].revision != info.revision
+
+
+def test_missing_models_fail_clearly_without_downloading(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    with pytest.raises(FileNotFoundError, match="not a model folder"):
+        resolve_model(str(tmp_path / "nope"))
+    with pytest.raises(FileNotFoundError):
+        resolve_model("someone/not-in-the-local-cache")
+
+
+def test_file_hash_is_memoised(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("SPL_HF_CACHE", str(tmp_path / "cache"))
+    f = tmp_path / "w.bin"
+    f.write_bytes(b"abc")
+    digest = file_sha256(f)
+    assert digest == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert len(list((tmp_path / "cache" / "hashes").iterdir())) == 1
+    f.write_bytes(b"abcd")  # new size: the memo no longer applies
+    assert file_sha256(f) != digest
+
+
+class _Boom(RuntimeError):
+    pass
+
+
+def _fake_gguf_loaders(monkeypatch, tiny_model_dir: Path, fail_on_save: bool, calls: list) -> None:
+    import transformers
+
+    # Not the (possibly patched) Auto classes: a fresh model object per setup.
+    real_model = transformers.LlamaForCausalLM.from_pretrained(str(tiny_model_dir))
+    real_tok = transformers.PreTrainedTokenizerFast.from_pretrained(str(tiny_model_dir))
+
+    def model_loader(path, gguf_file=None, **kw):
+        calls.append(gguf_file)
+        if fail_on_save:
+
+            def save(d, **k):
+                (Path(d) / "model.safetensors").write_bytes(b"partial")
+                raise _Boom("killed mid-save")
+
+            real_model.save_pretrained = save
+        return real_model
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", model_loader)
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda *a, **k: real_tok)
+
+
+def test_prepare_is_atomic_and_runs_once(tiny_model_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("SPL_HF_CACHE", str(tmp_path / "cache"))
+    calls: list = []
+    _fake_gguf_loaders(monkeypatch, tiny_model_dir, fail_on_save=True, calls=calls)
+    with pytest.raises(_Boom):
+        prepare_embedded()
+    models = tmp_path / "cache" / "models"
+    assert list(models.iterdir()) == []  # neither a partial cache nor a leftover temp folder
+
+    stale = models / f".{loading.embedded_cache_dir().name}.tmp-999999999-x"  # from a SIGKILLed process
+    stale.mkdir()
+    _fake_gguf_loaders(monkeypatch, tiny_model_dir, fail_on_save=False, calls=calls)
+    path, info = prepare_embedded()
+    assert [p.name for p in models.iterdir()] == [path.name]
+    assert info.revision == f"gguf-sha256:{file_sha256(loading.embedded_gguf_path())}"
+    assert (path / "model.safetensors").stat().st_size > 1000 and (path / "spl_hf_model.json").is_file()
+    n = len(calls)
+    assert prepare_embedded() == (path, info) and len(calls) == n  # second call: cached, no conversion
+    assert resolve_model(str(path))[1] == info  # the folder keeps the GGUF's identity
+    assert not os.environ.get("SPL_HF_CACHE", "").startswith(str(Path.home()))
+
+
+@pytest.mark.model
+def test_embedded_model_judges_with_prefix_sharing() -> None:
+    from spl_hf.backends.hf import HFBackend
+    from spl_hf.backends.judge import PairwiseJudge, parse_pair
+    from spl_hf.tenets import select_tenets
+    from tests.backends_rows import pair_row
+
+    backend = HFBackend.load(None, threads=1)
+    assert backend.info.model_id == "HuggingFaceTB/SmolLM2-135M-Instruct"
+    assert backend.info.revision.startswith("gguf-sha256:")
+    judge = PairwiseJudge(backend)
+    pair = parse_pair(pair_row(4), 0)
+    tenets = select_tenets("calibrated_caveats,no_preachy_tone,upfront_concerns")
+    fast, slow = judge.judge_pair(pair, tenets), judge.judge_pair_naive(pair, tenets)
+    for f, s in zip(fast, slow, strict=True):
+        assert abs(f.score - s.score) < 1e-4
+        assert 0.05 < f.mass_first < 1.0  # the answer labels hold real probability mass on this model
+
+
+@pytest.mark.model
+def test_cli_model_prepare_and_info(capsys) -> None:
+    from spl_hf.cli import main as cli_main
+
+    assert cli_main(["model", "prepare", "--json"]) == 0
+    prepared = json.loads(capsys.readouterr().out)
+    assert prepared["revision"].startswith("gguf-sha256:") and Path(prepared["path"]).is_dir()
+    assert cli_main(["model", "info", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["revision"] == prepared["revision"]
+    assert 130_000_000 < info["parameters"] < 140_000_000 and info["architecture"] == "LlamaForCausalLM"

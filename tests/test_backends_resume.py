@@ -1,0 +1,88 @@
+"""A judge run killed with SIGKILL and started again recomputes nothing and ends where a full run ends."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from spl_hf.cli import main as cli_main
+from tests.backends_rows import pair_row, write_jsonl
+
+N_PAIRS, TENETS = 150, "no_preachy_tone,calibrated_caveats,upfront_concerns,harm_reduction_guidance"
+TOTAL = N_PAIRS * 4
+
+
+def _count(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as con:
+            return int(con.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+    except sqlite3.OperationalError:  # table not created yet
+        return 0
+
+
+@pytest.mark.slow
+def test_sigkill_mid_run_then_resume_matches_uninterrupted(
+    tiny_model_dir: Path, tmp_path: Path, capsys
+) -> None:
+    pairs = write_jsonl(tmp_path / "pairs.jsonl", [pair_row(i) for i in range(N_PAIRS)])
+
+    def argv(db: Path, out: Path) -> list[str]:
+        return [
+            "judge",
+            "--pairs",
+            str(pairs),
+            "--tenets",
+            TENETS,
+            "--model",
+            str(tiny_model_dir),
+            "--cache",
+            str(db),
+            "--out",
+            str(out),
+            "--json",
+            "--no-progress",
+        ]
+
+    # Reference: one uninterrupted run.
+    assert cli_main(argv(tmp_path / "ref.db", tmp_path / "ref.jsonl")) == 0
+    capsys.readouterr()
+
+    db, out = tmp_path / "run.db", tmp_path / "run.jsonl"
+    code = "import sys; from spl_hf.cli import main; sys.exit(main(sys.argv[1:]))"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, *argv(db, out)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while _count(db) < 40 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_at_kill = _count(db)
+    assert proc.returncode == -signal.SIGKILL
+    assert 0 < done_at_kill < TOTAL, "the kill must land mid-run"
+    assert not out.exists()
+
+    with sqlite3.connect(db) as con:
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert done_at_kill % 4 == 0  # a pair's scores commit together: no half-written pair
+
+    assert cli_main(argv(db, out)) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["cached"] == done_at_kill
+    assert summary["computed"] == TOTAL - done_at_kill
+    # Model work only for the unfinished pairs: per pair and ordering one prefix pass + one chunk pass.
+    assert summary["forward_calls"] == (TOTAL - done_at_kill) // 4 * 2 * 2
+    assert _count(db) == TOTAL
+    assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()

@@ -1,0 +1,73 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from spl_hf.backends.cache import ResultCache
+from spl_hf.backends.labeler import items_from_rows
+from spl_hf.backends.verdict import VerdictJudge, verdict_preference
+from spl_hf.rules import default_rulebase
+from tests.backends_rows import pair_row, write_jsonl
+
+RANKS = default_rulebase().verdicts
+
+
+def test_verdict_preference_follows_the_rule_base_ranking() -> None:
+    assert verdict_preference("helpful_compliance", "harmful_compliance", RANKS).chosen == "a"
+    assert verdict_preference("unjustified_refusal", "justified_refusal", RANKS).chosen == "b"
+    tie = verdict_preference("partial_compliance", "partial_compliance", RANKS)
+    assert tie.chosen is None and "equal verdict rank" in tie.reason
+    with pytest.raises(KeyError, match="not in the ranking"):
+        verdict_preference("great", "partial_compliance", RANKS)
+
+
+def test_verdict_judge_picks_one_verdict_with_stored_probabilities(tiny_backend, tmp_path: Path) -> None:
+    judge = VerdictJudge(tiny_backend, progress=False)
+    assert judge.verdicts[0] == "helpful_compliance" and judge.verdicts[-1] == "harmful_compliance"
+    rows = [pair_row(0), pair_row(1)]
+    items, _ = items_from_rows(rows)
+    with ResultCache(tmp_path / "c.db") as cache:
+        stats = judge.run(items, cache)
+        out = judge.collect(items, cache)
+    assert stats["computed"] == 4 and len(out) == 4  # prompt items are skipped: verdicts need a response
+    for r in out:
+        probs = json.loads(r["probs_json"])
+        assert set(probs) == set(RANKS) and abs(sum(probs.values()) - 1) < 1e-9
+        assert r["verdict"] == max(probs, key=probs.get) and r["rank"] == RANKS[r["verdict"]]
+    labels = judge.pair_labels(rows, out)
+    by_pair = {r["response_id"]: r["rank"] for r in out}
+    for lab in labels:
+        ra, rb = by_pair[f"{lab['pair_id']}/a"], by_pair[f"{lab['pair_id']}/b"]
+        assert lab["chosen"] == ("a" if ra > rb else "b" if rb > ra else None)
+        assert (lab["no_label_reason"] is None) == (ra != rb)
+
+
+def test_cli_verdict_task_writes_pair_labels(tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
+    from spl_hf.cli import main as cli_main
+
+    items = write_jsonl(tmp_path / "pairs.jsonl", [pair_row(0), pair_row(1)])
+    assert (
+        cli_main(
+            [
+                "label",
+                "--task",
+                "verdict",
+                "--items",
+                str(items),
+                "--model",
+                str(tiny_model_dir),
+                "--cache",
+                str(tmp_path / "c.db"),
+                "--out",
+                str(tmp_path / "v.jsonl"),
+                "--pair-labels",
+                str(tmp_path / "pl.jsonl"),
+                "--json",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["rows"], summary["pair_labels"]) == (4, 2)
+    assert len((tmp_path / "pl.jsonl").read_text().splitlines()) == 2
