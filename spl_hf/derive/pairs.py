@@ -137,3 +137,23 @@ def pairs_from_records(
                 }
             )
     return pa.Table.from_pylist(rows, schema=pair_features(schema).arrow_schema)
+
+
+def apply_labels(records: list[dict], label_rows: Iterable[Mapping], scope: str) -> list[dict]:
+    """Replace the attributes of prompt (``scope="prompt"``) or candidate records with labeler output.
+
+    Label rows come from :class:`spl_hf.backends.AttributeLabeler` (``status``, ``attributes_json``,
+    keyed by ``prompt_id`` or ``response_id``). A record the labeler did not return raises; an
+    unparsed label keeps its status and raw text and leaves the attributes null.
+    """
+    key = "prompt_id" if scope == "prompt" else "response_id"
+    rec_key = "prompt_id" if scope == "prompt" else "candidate_id"
+    by_id = {r[key]: r for r in label_rows if r.get("scope") == scope}
+    out = []
+    for rec in records:
+        label = by_id.get(rec[rec_key])
+        if label is None:
+            raise ValueError(f"no {scope} label for {rec_key} {rec[rec_key]!r}")
+        attrs = json.loads(label["attributes_json"]) if label.get("attributes_json") else None
+        out.append({**rec, "attributes": attrs, "parse_status": label["status"], "raw_output": label.get("raw_text")})
+    return out
