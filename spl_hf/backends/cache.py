@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -70,3 +71,38 @@ class ResultCache:
         if kind is None:
             return int(self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
         return int(self._db.execute("SELECT COUNT(*) FROM results WHERE kind = ?", (kind,)).fetchone()[0])
+
+
+def run_cached(
+    items: Sequence[Any],
+    key: Callable[[Any], str],
+    compute: Callable[[Any], Any],
+    cache: ResultCache,
+    kind: str,
+    *,
+    describe: Callable[[Any], dict[str, Any]],
+    desc: str,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Compute, in the given order, every item whose key the cache lacks; commit each result at once.
+
+    A per-item :class:`InputError` is recorded in ``failures`` (with ``describe(item)`` and the
+    reason) and not cached, so the item is re-checked, cheaply, on the next run.
+    """
+    from tqdm.auto import tqdm
+
+    from spl_hf.backends.base import InputError
+
+    keys = [key(it) for it in items]
+    have = cache.get_many(keys)
+    todo = [(it, k) for it, k in zip(items, keys) if k not in have]
+    stats: dict[str, Any] = {"computed": 0, "cached": len(items) - len(todo), "failures": []}
+    for it, k in tqdm(todo, unit="item", desc=desc, disable=not progress):
+        try:
+            result = compute(it)
+        except InputError as exc:
+            stats["failures"].append({**describe(it), "reason": str(exc)})
+            continue
+        cache.put_many(kind, {k: asdict(result)})
+        stats["computed"] += 1
+    return stats

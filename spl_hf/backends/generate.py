@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from spl_hf.backends.base import Backend, Generation, InputError
-from spl_hf.backends.cache import ResultCache, content_key
+from spl_hf.backends.cache import ResultCache, content_key, run_cached
 from spl_hf.backends.text import template_hash, validate_messages
 
 TEMPLATE_VERSION = 1
@@ -145,30 +145,16 @@ class CandidateGenerator:
         )
 
     def run(self, items: Sequence[GenItem], cache: ResultCache) -> dict[str, Any]:
-        from tqdm.auto import tqdm
-
-        have = cache.get_many([self.key(it) for it in items])
-        todo = sorted(
-            (it for it in items if self.key(it) not in have),
-            key=lambda it: (
-                -sum(len(m["content"]) for m in it.messages),
-                it.prompt_id,
-                it.instruction,
-                it.sample,
-            ),
+        """Generate every item missing from the cache (longest prompt first, one commit per item)."""
+        ordered = sorted(
+            items,
+            key=lambda it: (-sum(len(m["content"]) for m in it.messages), it.prompt_id, it.instruction, it.sample),
         )
-        stats: dict[str, Any] = {"computed": 0, "cached": len(items) - len(todo), "failures": []}
-        for it in tqdm(todo, unit="item", desc="generate", disable=not self.config.progress):
-            try:
-                g = self.generate(it)
-            except InputError as exc:
-                stats["failures"].append(
-                    {"prompt_id": it.prompt_id, "instruction": it.instruction, "reason": str(exc)}
-                )
-                continue
-            cache.put_many("generate", {self.key(it): asdict(g)})
-            stats["computed"] += 1
-        return stats
+        return run_cached(
+            ordered, self.key, self.generate, cache, "generate",
+            describe=lambda it: {"prompt_id": it.prompt_id, "instruction": it.instruction},
+            desc="generate", progress=self.config.progress,
+        )
 
     def collect(self, items: Sequence[GenItem], cache: ResultCache) -> list[dict[str, Any]]:
         have = cache.get_many([self.key(it) for it in items])

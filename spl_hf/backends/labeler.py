@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from spl_hf.backends.base import Backend, InputError
-from spl_hf.backends.cache import ResultCache, content_key
+from spl_hf.backends.cache import ResultCache, content_key, run_cached
 from spl_hf.backends.options import argmax_option, option_block, option_keys
 from spl_hf.backends.text import split_template, template_hash, transcript, validate_messages, validate_text
 from spl_hf.schema import Attribute, AttributeSchema, default_schema
@@ -208,31 +208,15 @@ class AttributeLabeler:
 
     def run(self, items: Sequence[LabelItem], cache: ResultCache) -> dict[str, Any]:
         """Label every item missing from the cache (longest first, one commit per item)."""
-        from tqdm.auto import tqdm
-
-        keys = {id(it): self.key(it) for it in items}
-        have = cache.get_many(list(keys.values()))
-        todo = sorted(
-            (it for it in items if keys[id(it)] not in have),
-            key=lambda it: (
-                -(sum(len(m["content"]) for m in it.messages) + len(it.response or "")),
-                self.key(it),
-            ),
+        ordered = sorted(
+            items,
+            key=lambda it: (-(sum(len(m["content"]) for m in it.messages) + len(it.response or "")), self.key(it)),
         )
-        stats: dict[str, Any] = {"computed": 0, "cached": len(items) - len(todo), "failures": []}
-        for it in tqdm(
-            todo, unit="item", desc=f"label ({self.config.mode})", disable=not self.config.progress
-        ):
-            try:
-                result = self.label(it)
-            except InputError as exc:
-                stats["failures"].append(
-                    {"prompt_id": it.prompt_id, "response_id": it.response_id, "reason": str(exc)}
-                )
-                continue
-            cache.put_many("label", {keys[id(it)]: asdict(result)})
-            stats["computed"] += 1
-        return stats
+        return run_cached(
+            ordered, self.key, self.label, cache, "label",
+            describe=lambda it: {"prompt_id": it.prompt_id, "response_id": it.response_id},
+            desc=f"label ({self.config.mode})", progress=self.config.progress,
+        )
 
     def collect(self, items: Sequence[LabelItem], cache: ResultCache) -> list[dict[str, Any]]:
         have = cache.get_many([self.key(it) for it in items])

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from spl_hf.backends.base import Backend, InputError
-from spl_hf.backends.cache import ResultCache, content_key
+from spl_hf.backends.cache import ResultCache, content_key, run_cached
 from spl_hf.backends.labeler import LabelItem
 from spl_hf.backends.options import argmax_option, option_block, option_keys
 from spl_hf.backends.text import split_template, template_hash, transcript
@@ -110,23 +110,11 @@ class VerdictJudge:
         )
 
     def run(self, items: Sequence[LabelItem], cache: ResultCache) -> dict[str, Any]:
-        from tqdm.auto import tqdm
-
-        items = [it for it in items if it.scope == "response"]
-        have = cache.get_many([self.key(it) for it in items])
-        todo = [it for it in items if self.key(it) not in have]
-        stats: dict[str, Any] = {"computed": 0, "cached": len(items) - len(todo), "failures": []}
-        for it in tqdm(todo, unit="item", desc="verdict", disable=not self.progress):
-            try:
-                result = self.judge(it)
-            except InputError as exc:
-                stats["failures"].append(
-                    {"prompt_id": it.prompt_id, "response_id": it.response_id, "reason": str(exc)}
-                )
-                continue
-            cache.put_many("verdict", {self.key(it): asdict(result)})
-            stats["computed"] += 1
-        return stats
+        return run_cached(
+            [it for it in items if it.scope == "response"], self.key, self.judge, cache, "verdict",
+            describe=lambda it: {"prompt_id": it.prompt_id, "response_id": it.response_id},
+            desc="verdict", progress=self.progress,
+        )
 
     def collect(self, items: Sequence[LabelItem], cache: ResultCache) -> list[dict[str, Any]]:
         items = [it for it in items if it.scope == "response"]
