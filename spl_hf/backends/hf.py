@@ -151,13 +151,12 @@ class HFBackend:
             )
         self.forward_calls += 1
         prefix_cache = getattr(out, _CACHE_KW)
-        n_prefix = len(prefix_ids)
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         for start in range(0, len(suffix_ids), self.chunk_size):
             chunk = suffix_ids[start : start + self.chunk_size]
             width = max(len(s) for s in chunk)
             # Right padding needs no attention mask: under the causal mask a real token never sees the
-            # padding after it, and default positions (n_prefix + i) are the true ones. Only the rows'
+            # padding after it, and default positions (prefix length + i) are the true ones. Only the rows'
             # last real positions are projected onto the vocabulary.
             ids = torch.full((len(chunk), width), pad, dtype=torch.long)
             for i, s in enumerate(chunk):
@@ -175,48 +174,6 @@ class HFBackend:
             self.forward_calls += 1
             col = torch.searchsorted(keep, last) if self._last_only else last
             probs = torch.softmax(logits[torch.arange(len(chunk)), col.to(logits.device)].float(), dim=-1)
-            for i in range(len(chunk)):
-                j = shared[start + i]
-                p = probs[i, label_ids[j]].tolist()
-                results[j] = LabelScores(tuple(labels[j]), tuple(float(x) for x in p))
-        return [results[j] for j in range(len(suffixes))]
-        self._check_length(len(prefix_ids) + max(len(s) for s in suffix_ids))
-
-        with self._gqa():
-            out = self.model(
-                input_ids=torch.tensor([prefix_ids], device=self.device), use_cache=True, **self._last_only
-            )
-        self.forward_calls += 1
-        prefix_cache = getattr(out, _CACHE_KW)
-        n_prefix = len(prefix_ids)
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        for start in range(0, len(suffix_ids), self.chunk_size):
-            chunk = suffix_ids[start : start + self.chunk_size]
-            width = max(len(s) for s in chunk)
-            # Left-pad between prefix and suffix so every row's last token is the final position
-            # (logits of that position only); explicit position ids keep each real suffix token at
-            # its true position n_prefix + i, and the mask hides the padding.
-            ids = torch.full((len(chunk), width), pad, dtype=torch.long)
-            mask = torch.ones((len(chunk), n_prefix + width), dtype=torch.long)
-            pos = torch.zeros((len(chunk), width), dtype=torch.long)
-            for i, s in enumerate(chunk):
-                k = width - len(s)
-                ids[i, k:] = torch.tensor(s)
-                mask[i, n_prefix : n_prefix + k] = 0
-                pos[i, k:] = torch.arange(n_prefix, n_prefix + len(s))
-            cache = copy.deepcopy(prefix_cache)
-            if len(chunk) > 1:
-                cache.batch_repeat_interleave(len(chunk))
-            logits = self.model(
-                input_ids=ids.to(self.device),
-                attention_mask=mask.to(self.device),
-                position_ids=pos.to(self.device),
-                use_cache=True,
-                **{_CACHE_KW: cache},
-                **self._last_only,
-            ).logits
-            self.forward_calls += 1
-            probs = torch.softmax(logits[:, -1].float(), dim=-1)
             for i in range(len(chunk)):
                 j = shared[start + i]
                 p = probs[i, label_ids[j]].tolist()
