@@ -10,7 +10,12 @@ from pathlib import Path
 from typing import Any
 
 
-def read_rows(path: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
+def read_rows(path: str | Path, limit: int | None = None, line_key: str | None = None) -> list[dict[str, Any]]:
+    """Rows of a parquet or JSON Lines file; a bad line raises naming file and line.
+
+    With ``line_key``, each JSON Lines row also records its 1-based line number under that key,
+    so later validation errors can point at the line.
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
@@ -35,6 +40,8 @@ def read_rows(path: str | Path, limit: int | None = None) -> list[dict[str, Any]
                     raise ValueError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
                 if not isinstance(row, dict):
                     raise ValueError(f"{path}:{n}: expected a JSON object per line")
+                if line_key:
+                    row[line_key] = n
                 rows.append(row)
         return rows
     raise ValueError(f"{path}: unsupported file type (use .parquet or .jsonl)")

@@ -9,11 +9,11 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 
+from spl_hf.backends.io import read_rows
 from spl_hf.derive.features import pair_features
 from spl_hf.schema import AttributeSchema
 
@@ -21,29 +21,11 @@ PROMPT_KEYS = ("prompt_id", "source", "source_category", "prompt", "attributes",
 CANDIDATE_KEYS = ("prompt_id", "candidate_id", "instruction", "response", "attributes", "parse_status")
 
 
-@dataclass(frozen=True)
-class RecordError:
-    file: str
-    line: int
-    reason: str
-
-
 def read_jsonl(path: str | Path) -> list[dict]:
-    """Read JSON Lines; a line that is not a JSON object raises naming file and line."""
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for i, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{i}: not valid JSON ({exc.msg})") from exc
-            if not isinstance(row, dict):
-                raise ValueError(f"{path}:{i}: expected a JSON object")
-            row["_line"] = i
-            rows.append(row)
-    return rows
+    """Records of a JSON Lines file, each with its line number under ``_line`` for error messages."""
+    if Path(path).suffix not in (".jsonl", ".json"):
+        raise ValueError(f"{path}: expected a JSON Lines file (.jsonl)")
+    return read_rows(path, line_key="_line")
 
 
 def _check_attributes(rec: Mapping, scope: str, schema: AttributeSchema, where: str) -> dict | None:
