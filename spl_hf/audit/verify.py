@@ -76,7 +76,7 @@ def differs(a: pa.Array, b: pa.Array) -> np.ndarray:
             return differs(pc.binary_join(a, "\x1f"), pc.binary_join(b, "\x1f"))
         la, lb = _list_lengths(a), _list_lengths(b)
         if not np.array_equal(la, lb):
-            return (hash_array(a) != hash_array(b)).any(axis=1)
+            return hash_array(a) != hash_array(b)
         # Same shape everywhere: compare the flattened elements directly (no hashing).
         fa, fb = pc.list_flatten(a), pc.list_flatten(b)
         elem = differs(fa, fb)

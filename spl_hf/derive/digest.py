@@ -1,14 +1,15 @@
-"""Row digests: a 128-bit checksum of every stored field of a row, computed column-wise.
+"""Row digests: a 64-bit checksum of every stored field of a row, computed column-wise.
 
-Arrow arrays are hashed straight from their buffers with numpy (no Python loop per row),
-so a million rows verify in about a second. Strings use a 64-bit polynomial hash over
-their bytes, finished into two lanes with the splitmix64 mixer; structs and
-lists combine their children position by position, and nulls hash differently from
-every value. The digest makes edits and corruption evident; it is not a signature —
-builds also write a SHA-256 manifest of their data files for that.
+Arrow arrays are hashed straight from their buffers with numpy (no Python loop per row).
+Strings use a polynomial hash over their bytes modulo 2**64 with their length, finished with
+the splitmix64 mixer; booleans and integers map injectively to 64-bit words; structs and
+lists fold their children position by position through the mixer; nulls hash differently
+from every value. The digest makes edits and corruption evident (an accidental collision has
+probability about 2**-64); it is not a signature — builds also write a SHA-256 manifest of
+their data files for that.
 
-``hash_value`` is the independent per-value reference implementation of the same
-function; tests check both agree.
+``hash_value`` is the independent per-value reference implementation of the same function;
+tests check that both agree.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import pyarrow.compute as pc
 MASK = (1 << 64) - 1
 POLY = 0x100000001B3  # odd, so invertible modulo 2**64
 POLY_INV = pow(POLY, -1, 1 << 64)
-LANE_SEEDS = (0x243F6A8885A308D3, 0x13198A2E03707344)
+SEED = 0x243F6A8885A308D3
 GOLD = 0x9E3779B97F4A7C15
 TAG = {"null": 0x6E756C6C, "str": 0x737472, "bool": 0x626F6F6C, "int": 0x696E74, "float": 0x666C74,
        "struct": 0x73747275, "list": 0x6C697374}
@@ -37,60 +38,61 @@ def _fmix(z: int) -> int:
     return z ^ (z >> 31)
 
 
-def hash_value(value: object, dtype: pa.DataType) -> tuple[int, int]:
-    """Hash one Python value of Arrow type ``dtype`` (reference path, mirrors ``hash_array``)."""
-    return tuple(_hash_scalar(value, dtype, lane) for lane in (0, 1))  # type: ignore[return-value]
+NULL_HASH = _fmix(SEED ^ TAG["null"])
 
 
-def _hash_scalar(value: object, dtype: pa.DataType, lane: int) -> int:
-    seed = LANE_SEEDS[lane]
+def hash_value(value: object, dtype: pa.DataType) -> int:
+    """Hash one Python value of Arrow type ``dtype`` (reference path, mirrors ``hash_array``).
+
+    Booleans and integers are not mixed here: the map value -> word is already injective, and
+    every container (struct, list, row) mixes what it folds in.
+    """
     if value is None:
-        return _fmix(seed ^ TAG["null"])
+        return NULL_HASH
     if pa.types.is_string(dtype) or pa.types.is_large_string(dtype) or pa.types.is_binary(dtype):
         data = value.encode() if isinstance(value, str) else bytes(value)  # type: ignore[arg-type]
         s, w = 0, 1
         for b in data:
             s = (s + (b + 1) * w) & MASK
             w = (w * POLY) & MASK
-        return _fmix(s ^ ((len(data) * GOLD) & MASK) ^ seed ^ TAG["str"])
+        return _fmix(s ^ ((len(data) * GOLD) & MASK) ^ SEED ^ TAG["str"])
     if pa.types.is_boolean(dtype):
-        return _fmix(int(bool(value)) + seed + TAG["bool"])
+        return (int(bool(value)) + SEED + TAG["bool"]) & MASK
     if pa.types.is_integer(dtype):
-        return _fmix((int(value) & MASK) + seed + TAG["int"])  # type: ignore[call-overload]
+        return ((int(value) & MASK) + SEED + TAG["int"]) & MASK  # type: ignore[call-overload]
     if pa.types.is_floating(dtype):
         bits = int(np.array(value, dtype=np.float64).view(np.uint64))
-        return _fmix(bits + seed + TAG["float"])
+        return (bits + SEED + TAG["float"]) & MASK
     if pa.types.is_struct(dtype):
-        h = seed ^ TAG["struct"]
+        h = SEED ^ TAG["struct"]
         for k in range(dtype.num_fields):
             f = dtype.field(k)
-            child = _hash_scalar(value.get(f.name), f.type, lane)  # type: ignore[attr-defined]
+            child = hash_value(value.get(f.name), f.type)  # type: ignore[attr-defined]
             h = _fmix((h * GOLD + child + k) & MASK)
         return h
     if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
         s = 0
         for pos, item in enumerate(value):  # type: ignore[attr-defined]
-            child = _hash_scalar(item, dtype.value_type, lane)
-            s = (s + _fmix(child + (pos + 1) * GOLD)) & MASK
-        return _fmix(s ^ ((len(value) * GOLD) & MASK) ^ seed ^ TAG["list"])  # type: ignore[arg-type]
+            s = (s + _fmix(hash_value(item, dtype.value_type) + (pos + 1) * GOLD)) & MASK
+        return _fmix(s ^ ((len(value) * GOLD) & MASK) ^ SEED ^ TAG["list"])  # type: ignore[arg-type]
     raise TypeError(f"cannot hash Arrow type {dtype}")
 
 
-def combine_scalar(field_hashes: Sequence[tuple[int, int]]) -> str:
-    lanes = []
-    for lane in (0, 1):
-        d = LANE_SEEDS[lane]
-        for k, h in enumerate(field_hashes):
-            d = _fmix(d ^ ((h[lane] + (k + 1) * GOLD) & MASK))
-        lanes.append(d)
-    return f"{lanes[0]:016x}{lanes[1]:016x}"
+def combine_scalar(field_hashes: Sequence[int]) -> str:
+    d = SEED
+    for k, h in enumerate(field_hashes):
+        d = _fmix(d ^ ((h + (k + 1) * GOLD) & MASK))
+    return f"{d:016x}"
 
 
 # ---------------------------------------------------------------- vectorised path
 def _vmix(z: np.ndarray) -> np.ndarray:
-    z = (z ^ (z >> _U(30))) * _U(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> _U(27))) * _U(0x94D049BB133111EB)
-    return z ^ (z >> _U(31))
+    z = z ^ (z >> _U(30))
+    z *= _U(0xBF58476D1CE4E5B9)
+    z ^= z >> _U(27)
+    z *= _U(0x94D049BB133111EB)
+    z ^= z >> _U(31)
+    return z
 
 
 class _PowerTables:
@@ -124,13 +126,6 @@ class _PowerTables:
 _POW = _PowerTables()
 
 
-def _with_nulls(h: np.ndarray, arr: pa.Array, lane: int) -> np.ndarray:
-    if arr.null_count:
-        valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-        h = np.where(valid, h, _U(_fmix(LANE_SEEDS[lane] ^ TAG["null"])))
-    return h
-
-
 class _Scratch:
     """A reused work buffer: fresh multi-MB temporaries cost more in page faults than in arithmetic."""
 
@@ -146,19 +141,24 @@ class _Scratch:
 _SCRATCH = _Scratch()
 
 
-def _hash_strings(arr: pa.Array) -> list[np.ndarray]:
+def _with_nulls(h: np.ndarray, arr: pa.Array) -> np.ndarray:
+    if arr.null_count:
+        valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        h = np.where(valid, h, _U(NULL_HASH))
+    return h
+
+
+def _hash_strings(arr: pa.Array) -> np.ndarray:
     n = len(arr)
     if n > 64 and not arr.null_count and arr[0] == arr[n - 1] and pc.all(pc.equal(arr, arr[0])).as_py():
         # Columns such as the rule-base hash or a message role repeat one value: hash it once.
-        one = hash_value(arr[0].as_py(), arr.type)
-        return [np.full(n, _U(one[lane])) for lane in (0, 1)]
+        return np.full(n, _U(hash_value(arr[0].as_py(), arr.type)))
     if n > 4096 and len(pc.unique(arr.slice(0, 1024))) <= 64:
         # Few distinct values (sources, instructions, topics): hash the dictionary, then gather.
         enc = pc.dictionary_encode(arr)
         if len(enc.dictionary) <= n // 16:
-            dict_lanes = _hash_strings(enc.dictionary)
             idx = enc.indices.fill_null(0).to_numpy(zero_copy_only=False)
-            return [_with_nulls(lane[idx], arr, k) for k, lane in enumerate(dict_lanes)]
+            return _with_nulls(_hash_strings(enc.dictionary)[idx], arr)
     large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
     bufs = arr.buffers()
     offsets = np.frombuffer(bufs[1], dtype=np.int64 if large else np.int32)[arr.offset : arr.offset + n + 1]
@@ -178,78 +178,68 @@ def _hash_strings(arr: pa.Array) -> list[np.ndarray]:
         s = np.where(lengths > 0, sums * _POW.inverse(starts), _U(0))
     # sum_j (b_j + 1) P**j relative to each string's start: the "+1" part is a geometric
     # series that depends on the length only, so it comes from a table.
-    s = s + _POW.geo[lengths]
-    tail = s ^ (lengths.astype(_U) * _U(GOLD))
-    return [_with_nulls(_vmix(tail ^ _U(LANE_SEEDS[lane] ^ TAG["str"])), arr, lane) for lane in (0, 1)]
+    s += _POW.geo[lengths]
+    s ^= lengths.astype(_U) * _U(GOLD)
+    s ^= _U(SEED ^ TAG["str"])
+    return _with_nulls(_vmix(s), arr)
 
 
 def hash_array(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """(n, 2) uint64 hashes of every value of an Arrow array, equal to ``hash_value`` per value."""
+    """(n,) uint64 hashes of every value of an Arrow array, equal to ``hash_value`` per value."""
     if isinstance(arr, pa.ChunkedArray):
         if arr.num_chunks == 1:
             return hash_array(arr.chunk(0))
         if arr.num_chunks == 0:
-            return np.zeros((0, 2), dtype=_U)
+            return np.zeros(0, dtype=_U)
         return np.concatenate([hash_array(c) for c in arr.chunks])
     t = arr.type
     if pa.types.is_dictionary(t):
         return hash_array(arr.dictionary_decode())
     n = len(arr)
     if pa.types.is_null(t):
-        return np.array([[_fmix(s ^ TAG["null"]) for s in LANE_SEEDS]] * n, dtype=_U).reshape(n, 2)
+        return np.full(n, _U(NULL_HASH))
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t):
-        lanes = _hash_strings(arr)
-    elif pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_floating(t):
+        return _hash_strings(arr)
+    if pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_floating(t):
         if pa.types.is_floating(t):
             v = arr.cast(pa.float64()).fill_null(0).to_numpy(zero_copy_only=False).view(_U)
             tag = TAG["float"]
         else:
             v = arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64).view(_U)
             tag = TAG["bool"] if pa.types.is_boolean(t) else TAG["int"]
-        lanes = [_with_nulls(_vmix(v + _U(LANE_SEEDS[lane] + tag)), arr, lane) for lane in (0, 1)]
-    elif pa.types.is_struct(t):
-        children = arr.flatten()  # offset-adjusted, one array per field
-        hs = [np.full(n, _U(s ^ TAG["struct"])) for s in LANE_SEEDS]
-        for k, child in enumerate(children):
-            ch = hash_array(child)
-            for lane in (0, 1):
-                hs[lane] = _vmix(hs[lane] * _U(GOLD) + ch[:, lane] + _U(k))
-        lanes = [_with_nulls(hs[lane], arr, lane) for lane in (0, 1)]
-    elif pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _with_nulls(v + _U((SEED + tag) & MASK), arr)
+    if pa.types.is_struct(t):
+        h = np.full(n, _U(SEED ^ TAG["struct"]))
+        for k, child in enumerate(arr.flatten()):  # offset-adjusted, one array per field
+            h = _vmix(h * _U(GOLD) + hash_array(child) + _U(k))
+        return _with_nulls(h, arr)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
         offsets = arr.offsets.to_numpy().astype(np.int64)
         lo, hi = int(offsets[0]), int(offsets[-1])
         child = hash_array(arr.values.slice(lo, hi - lo))
         rel = offsets - lo
         lengths = np.diff(rel)
         pos = np.arange(hi - lo, dtype=np.int64) - np.repeat(rel[:-1], lengths)
-        lanes = []
-        for lane in (0, 1):
-            c = _vmix(child[:, lane] + (pos.astype(_U) + _U(1)) * _U(GOLD))
-            cs = np.zeros(len(c) + 1, dtype=_U)
-            np.cumsum(c, out=cs[1:])
-            s = cs[rel[1:]] - cs[rel[:-1]]
-            h = _vmix(s ^ (lengths.astype(_U) * _U(GOLD)) ^ _U(LANE_SEEDS[lane] ^ TAG["list"]))
-            lanes.append(_with_nulls(h, arr, lane))
-    else:
-        raise TypeError(f"cannot hash Arrow type {t}")
-    return np.stack(lanes, axis=1)
+        c = _vmix(child + (pos.astype(_U) + _U(1)) * _U(GOLD))
+        cs = np.zeros(len(c) + 1, dtype=_U)
+        np.cumsum(c, out=cs[1:])
+        s = cs[rel[1:]] - cs[rel[:-1]]
+        return _with_nulls(_vmix(s ^ (lengths.astype(_U) * _U(GOLD)) ^ _U(SEED ^ TAG["list"])), arr)
+    raise TypeError(f"cannot hash Arrow type {t}")
 
 
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 
 
 def combine(field_hashes: Sequence[np.ndarray]) -> pa.Array:
-    """Fold per-field (n, 2) hashes into one 32-hex-digit digest string per row."""
+    """Fold per-field (n,) hashes into one 16-hex-digit digest string per row."""
     n = len(field_hashes[0]) if field_hashes else 0
-    lanes = []
-    for lane in (0, 1):
-        d = np.full(n, _U(LANE_SEEDS[lane]))
-        for k, h in enumerate(field_hashes):
-            d = _vmix(d ^ (h[:, lane] + _U((k + 1) * GOLD & MASK)))
-        lanes.append(d)
-    raw = np.stack(lanes, axis=1).astype(">u8").view(np.uint8).reshape(n, 16)
-    hexed = np.empty((n, 32), dtype=np.uint8)
+    d = np.full(n, _U(SEED))
+    for k, h in enumerate(field_hashes):
+        d = _vmix(d ^ (h + _U((k + 1) * GOLD & MASK)))
+    raw = d.astype(">u8").view(np.uint8).reshape(n, 8)
+    hexed = np.empty((n, 16), dtype=np.uint8)
     hexed[:, 0::2] = _HEX[raw >> 4]
     hexed[:, 1::2] = _HEX[raw & 15]
-    offsets = pa.py_buffer((np.arange(n + 1, dtype=np.int32) * 32).tobytes())
+    offsets = pa.py_buffer((np.arange(n + 1, dtype=np.int32) * 16).tobytes())
     return pa.StringArray.from_buffers(n, offsets, pa.py_buffer(hexed.tobytes()))

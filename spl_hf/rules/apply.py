@@ -27,8 +27,9 @@ def verdict_index(rb: RuleBase) -> np.ndarray:
 
 def apply_rules(rb: RuleBase, cols: Columns, n: int) -> RuleApplication:
     applied = np.zeros((n, len(rb.rules)), dtype=bool)
+    memo: dict = {}
     for j, cond in enumerate(rb.expanded()):
-        applied[:, j] = evaluate(cond, cols, rb.schema)
+        applied[:, j] = evaluate(cond, cols, rb.schema, memo)
     vidx = verdict_index(rb)
     big = np.int16(np.iinfo(np.int16).max)
     lo = np.where(applied, vidx, big).min(axis=1, initial=big)

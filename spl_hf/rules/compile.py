@@ -73,24 +73,34 @@ def expand(node: Expr, predicates: Mapping[str, Expr]) -> Expr:
     return node
 
 
-def evaluate(node: Expr, cols: Columns, schema: AttributeSchema) -> np.ndarray:
-    """Vectorised truth value of an expanded condition over encoded columns."""
+def evaluate(node: Expr, cols: Columns, schema: AttributeSchema, memo: dict | None = None) -> np.ndarray:
+    """Vectorised truth value of an expanded condition over encoded columns.
+
+    ``memo`` shares sub-results between conditions evaluated on the same columns: after predicate
+    expansion, rules repeat the same subtrees (e.g. "sensitive"), which are then computed once.
+    """
+    if memo is not None and node in memo:
+        return memo[node]
     if isinstance(node, Ref):
-        return np.asarray(cols[node.name], dtype=bool)
-    if isinstance(node, Eq):
+        out = np.asarray(cols[node.name], dtype=bool)
+    elif isinstance(node, Eq):
         attr = schema.attribute(node.name)
         if attr.kind == "bool":
             hit = np.asarray(cols[node.name], dtype=bool) == _BOOL_VALUES[node.value]
         else:
             hit = cols[node.name] == attr.values.index(node.value)
-        return ~hit if node.negate else hit
-    if isinstance(node, In):
+        out = ~hit if node.negate else hit
+    elif isinstance(node, In):
         attr = schema.attribute(node.name)
-        return np.isin(cols[node.name], [attr.values.index(v) for v in node.values])
-    if isinstance(node, Not):
-        return ~evaluate(node.item, cols, schema)
-    parts = [evaluate(i, cols, schema) for i in node.items]
-    return np.logical_and.reduce(parts) if isinstance(node, And) else np.logical_or.reduce(parts)
+        out = np.isin(cols[node.name], [attr.values.index(v) for v in node.values])
+    elif isinstance(node, Not):
+        out = ~evaluate(node.item, cols, schema, memo)
+    else:
+        parts = [evaluate(i, cols, schema, memo) for i in node.items]
+        out = np.logical_and.reduce(parts) if isinstance(node, And) else np.logical_or.reduce(parts)
+    if memo is not None:
+        memo[node] = out
+    return out
 
 
 def row_evaluator(node: Expr) -> Callable[[Mapping[str, object]], bool]:
