@@ -171,3 +171,14 @@ def test_cli_audit_fails_on_an_edited_parquet_file(built_spl, tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["manifest_mismatches"] == ["derivations/ultrachat-00000-of-00001.parquet"]
     assert [(m["split"], m["row"]) for m in out["mismatches"]] == [("ultrachat", 3)]
+
+
+def test_threaded_audit_reports_the_same_as_one_thread(sample_derived, rulebase):
+    rows = sample_derived.to_pylist()
+    rows[5]["response_a"] += "!"
+    rows[100]["derivation"]["rank_a"] = 9
+    table = pa.Table.from_pylist(rows, schema=sample_derived.schema)
+    one = audit_batches(table, rulebase, batch_size=16, workers=1)
+    many = audit_batches(table, rulebase, batch_size=16, workers=4)
+    assert one == many
+    assert [m.index for m in many.mismatches] == [5, 100]

@@ -14,6 +14,7 @@ tests check that both agree.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -99,6 +100,7 @@ class _PowerTables:
     """Cached powers of POLY (and its inverse) so string hashing needs no per-call power pass."""
 
     def __init__(self) -> None:
+        self._lock = threading.Lock()
         self.fwd = np.ones(0, dtype=_U)
         self.geo = np.zeros(1, dtype=_U)  # geo[L] = sum_{j<L} POLY**j
         self.forward(1 << 16)
@@ -111,13 +113,19 @@ class _PowerTables:
         self.inv_hi = np.multiply.accumulate(hi)
 
     def forward(self, n: int) -> np.ndarray:
-        if len(self.fwd) < n:
-            w = np.full(max(n, 2 * len(self.fwd)), _U(POLY))
-            w[0] = 1
-            self.fwd = np.multiply.accumulate(w)
-            self.geo = np.zeros(len(self.fwd) + 1, dtype=_U)
-            np.cumsum(self.fwd, out=self.geo[1:])
-        return self.fwd[:n]
+        """P**0 .. P**(n-1); also guarantees ``geo`` covers lengths up to n."""
+        fwd = self.fwd
+        if len(fwd) < n:
+            with self._lock:  # tables are replaced whole, so readers never see a partial one
+                if len(self.fwd) < n:
+                    w = np.full(max(n, 2 * len(self.fwd)), _U(POLY))
+                    w[0] = 1
+                    fwd = np.multiply.accumulate(w)
+                    geo = np.zeros(len(fwd) + 1, dtype=_U)
+                    np.cumsum(fwd, out=geo[1:])
+                    self.geo, self.fwd = geo, fwd
+                fwd = self.fwd
+        return fwd[:n]
 
     def inverse(self, k: np.ndarray) -> np.ndarray:
         return self.inv_lo[k & 0xFFFF] * self.inv_hi[k >> 16]
@@ -126,8 +134,9 @@ class _PowerTables:
 _POW = _PowerTables()
 
 
-class _Scratch:
-    """A reused work buffer: fresh multi-MB temporaries cost more in page faults than in arithmetic."""
+class _Scratch(threading.local):
+    """A reused work buffer per thread: fresh multi-MB temporaries cost more in page faults than
+    in arithmetic, and audit threads must not share one."""
 
     def __init__(self) -> None:
         self.buf = np.empty(0, dtype=_U)
@@ -178,6 +187,7 @@ def _hash_strings(arr: pa.Array) -> np.ndarray:
         s = np.where(lengths > 0, sums * _POW.inverse(starts), _U(0))
     # sum_j (b_j + 1) P**j relative to each string's start: the "+1" part is a geometric
     # series that depends on the length only, so it comes from a table.
+    _POW.forward(int(lengths.max(initial=0)) + 1)
     s += _POW.geo[lengths]
     s ^= lengths.astype(_U) * _U(GOLD)
     s ^= _U(SEED ^ TAG["str"])
