@@ -148,6 +148,11 @@ def demo_tenets(out: Path, backend) -> bool:
 
 
 def run_demo(out_dir: str) -> int:
+    import datasets
+
+    # Reading the small built folders back prints one "Generating split" bar per split; the
+    # model steps keep their own progress bars.
+    datasets.disable_progress_bars()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     ok = demo_spl(out)
