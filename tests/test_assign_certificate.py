@@ -175,3 +175,27 @@ def test_changed_score_in_the_table_fails(solved) -> None:
     scores[hit] = np.sign(scores[hit]) * 0.5
     edited = table.set_column(3, "score", pa.array(scores))
     assert not verify_certificate(edited, r).ok
+
+
+def test_an_unsaturated_drop_must_match_a_recorded_solve():
+    from dataclasses import replace
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from spl_hf.assign import AssignConfig, DroppedTenet, assign_tenets, verify_assignment
+
+    rows = [
+        {"pair_id": f"p{base + i}", "prompt_id": f"q{base + i}", "tenet": t, "score": 0.9 - 0.1 * i}
+        for t, base in (("t_a", 0), ("t_b", 10))
+        for i in range(3)
+    ]
+    full = pa.Table.from_pylist(rows)
+    cfg = AssignConfig(capacity=2, threshold=0.5)
+    assert assign_tenets(full, cfg).kept_tenets == ("t_a", "t_b")
+    # Solve t_a alone, then claim t_b (which fills) was dropped as unsaturated.
+    only_a = assign_tenets(full.filter(pc.equal(full["tenet"], "t_a")), cfg)
+    forged = replace(only_a.certificate, dropped_tenets=(DroppedTenet("t_b", "unsaturated", 3, 0, 0),))
+    check = verify_assignment(full, only_a.assignment, forged)
+    assert not check.ok
+    assert any("does not record dropping it" in f for f in check.failures)

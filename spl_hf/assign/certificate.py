@@ -13,6 +13,10 @@ checks, without any solver:
 - every residual arc (return arc included) has a non-negative reduced cost under the potentials,
   which proves the flow is a maximum flow of minimum cost over the kept tenets;
 - the recorded objective equals Σ|score| of the assignment.
+
+A tenet dropped as "unsaturated" is checked for consistency (its solve exists and records the drop,
+its flow there was below capacity), but that flow itself is not re-proved: that would need the
+flows and potentials of every intermediate solve, and only the final solve's are stored.
 """
 
 from __future__ import annotations
@@ -164,6 +168,23 @@ def verify_assignment(
             failures.append(f"dropped tenet {d.tenet!r}: pool {pool} is not below capacity {cert.capacity}")
         if d.reason not in ("pool_below_capacity", "unsaturated"):
             failures.append(f"dropped tenet {d.tenet!r}: unknown reason {d.reason!r}")
+        if d.reason == "unsaturated":
+            # The drop must be the one recorded by that solve, with a flow short of capacity.
+            if d.solve is None or not 0 <= d.solve < len(cert.solves):
+                failures.append(f"dropped tenet {d.tenet!r}: no recorded solve {d.solve!r}")
+            elif d.tenet not in cert.solves[d.solve].dropped:
+                failures.append(f"dropped tenet {d.tenet!r}: solve {d.solve} does not record dropping it")
+            if d.flow is None or not 0 <= d.flow < cert.capacity:
+                failures.append(
+                    f"dropped tenet {d.tenet!r}: flow {d.flow!r} is not below capacity {cert.capacity}"
+                )
+    recorded = {(t, s.index) for s in cert.solves for t in s.dropped}
+    listed = {(d.tenet, d.solve) for d in cert.dropped_tenets if d.reason == "unsaturated"}
+    if recorded != listed:
+        failures.append(
+            f"solves record unsaturated drops {_listing(sorted(recorded - listed))} not listed as dropped, "
+            f"or list drops no solve records: {_listing(sorted(listed - recorded))}"
+        )
 
     num_t = len(cert.kept_tenets)
     bounds = cost_bounds(num_t, cert.scale, cert.tie_range)
