@@ -98,3 +98,12 @@ def test_integer_ids_are_accepted() -> None:
 def test_bad_config_is_rejected(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         AssignConfig(**kwargs)
+
+
+def test_zero_threshold_is_rejected_because_ties_would_be_eligible():
+    import pytest
+
+    from spl_hf.assign import AssignConfig
+
+    with pytest.raises(ValueError, match=r"threshold must be in \(0, 1\]"):
+        AssignConfig(capacity=1, threshold=0.0)

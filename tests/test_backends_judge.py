@@ -159,3 +159,16 @@ def test_cli_judge_writes_assignable_scores(tiny_model_dir, tmp_path: Path, caps
     assert cli_main([*argv[:-2], "--no-progress"]) == 0  # rerun: everything from the cache, same bytes
     assert pq.read_table(out).to_pylist() == table
     assert cli_main([*argv[:3], "--tenets", "not_a_tenet", *argv[5:]]) == 2
+
+
+def test_missing_ids_and_bad_row_id_are_recorded_not_invented() -> None:
+    good = pair_row(0)
+    rows = [
+        {k: v for k, v in good.items() if k != "prompt_id"},
+        {k: v for k, v in pair_row(1).items() if k != "source"},
+        {**pair_row(2), "row_id": "n/a"},
+        pair_row(3),
+    ]
+    pairs, bad = parse_pairs(rows)
+    assert [p.pair_id for p in pairs] == [rows[3]["pair_id"]]
+    assert [(b.index, b.reason.split(":")[0]) for b in bad] == [(0, "prompt_id"), (1, "source"), (2, "row_id")]

@@ -7,6 +7,7 @@ import pytest
 from datasets import get_dataset_config_names, load_dataset
 
 from spl_hf.audit.tenets import audit_tenet_build
+from spl_hf.backends.judge import pair_input_hash
 from spl_hf.build.tenets import TenetBuildConfig, build_tenets
 from spl_hf.cli import main
 
@@ -21,12 +22,14 @@ def _inputs(tmp_path, seed=0):
     pq.write_table(pairs.data.table, tmp_path / "pairs.parquet")
     rng = np.random.default_rng(seed)
     rows = []
-    for pid, prompt_id, src in zip(pairs["pair_id"], pairs["prompt_id"], pairs["source"]):
+    for pair in pairs:
+        judged = pair_input_hash(pair["prompt"], pair["response_a"], pair["response_b"])
         for t in TENETS:
             p1, p2 = float(rng.random()), float(rng.random())
-            rows.append({"pair_id": pid, "prompt_id": prompt_id, "source": src, "tenet": t, "score": p1 - p2,
-                         "p_a_first": p1, "p_a_second": p2, "mass_first": 0.6, "mass_second": 0.5,
-                         "model_id": "test-judge", "model_revision": "sha256:0", "template_hash": "t0"})
+            rows.append({"pair_id": pair["pair_id"], "prompt_id": pair["prompt_id"], "source": pair["source"],
+                         "tenet": t, "score": p1 - p2, "p_a_first": p1, "p_a_second": p2, "mass_first": 0.6,
+                         "mass_second": 0.5, "model_id": "test-judge", "model_revision": "sha256:0",
+                         "template_hash": "t0", "input_sha256": judged})
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "scores.parquet")
     return tmp_path / "pairs.parquet", tmp_path / "scores.parquet", rows
 
@@ -76,7 +79,8 @@ def test_audit_reproduces_and_catches_edits(built, tmp_path):
 
     result, _ = built
     report = audit_tenet_build(str(result.path))
-    assert report.ok and report.rows == report.reproduced == 2 * result.rows
+    judged = 12 * len(TENETS)
+    assert report.ok and report.rows == report.reproduced == 2 * result.rows + judged
     edited = tmp_path / "edited"
     shutil.copytree(result.path, edited)
     path = edited / "all" / "train-00000-of-00001.parquet"
@@ -88,7 +92,7 @@ def test_audit_reproduces_and_catches_edits(built, tmp_path):
     bad = audit_tenet_build(str(edited))
     fields = {(m["config"], m["row"]): m["fields"] for m in bad.mismatches}
     assert "judge" in fields[("all", 0)] and "digest" in fields[("all", 0)]
-    assert fields[("all", 1)] == ["digest"]
+    assert fields[("all", 1)] == ["digest", "texts"]
     assert bad.mismatch_count == 2
 
 
@@ -132,3 +136,94 @@ def test_build_is_byte_identical(tmp_path):
     files = sorted(p.relative_to(a.path) for p in a.path.rglob("*") if p.is_file())
     for rel in files:
         assert (a.path / rel).read_bytes() == (b.path / rel).read_bytes(), rel
+
+
+def _copy(result, tmp_path, name):
+    import shutil
+
+    dest = tmp_path / name
+    shutil.copytree(result.path, dest)
+    return dest
+
+
+def _rewrite(path, edit):
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    edit(rows)
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+
+
+def test_audit_catches_edited_unassigned_judge_scores(built, tmp_path):
+    result, _ = built
+    edited = _copy(result, tmp_path, "scores")
+
+    def scale(rows):
+        for r in rows:
+            r["score"] *= 0.999
+
+    _rewrite(edited / "judge_scores" / "train-00000-of-00001.parquet", scale)
+    report = audit_tenet_build(str(edited))
+    assert not report.ok and not report.certificate_ok
+    assert {m["config"] for m in report.mismatches} == {"judge_scores"}
+
+
+def test_audit_catches_swapped_texts_even_with_a_recomputed_digest(built, tmp_path):
+    from spl_hf.build.tenets import ROW_FEATURES, row_digests
+
+    result, _ = built
+    edited = _copy(result, tmp_path, "swap")
+    path = edited / "all" / "train-00000-of-00001.parquet"
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    rows[0]["chosen"], rows[0]["rejected"] = rows[0]["rejected"], rows[0]["chosen"]
+    forged = pa.Table.from_pylist(rows, schema=table.schema).cast(ROW_FEATURES.arrow_schema)
+    for i, d in enumerate(row_digests(forged).to_pylist()):
+        rows[i]["derivation"]["digest"] = d
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+    report = audit_tenet_build(str(edited))
+    assert [(m["config"], m["row"], m["fields"]) for m in report.mismatches] == [("all", 0, ["texts"])]
+
+
+def test_audit_requires_per_tenet_configs_to_partition_all(built, tmp_path):
+    result, _ = built
+    edited = _copy(result, tmp_path, "dup")
+    tenet = result.tenets_kept[0]
+    shard = sorted((edited / tenet).glob("*.parquet"))[0]
+    _rewrite(shard, lambda rows: rows.append(rows[0]))
+    report = audit_tenet_build(str(edited))
+    assert not report.certificate_ok
+    assert any("must partition 'all'" in f for f in report.certificate_failures)
+
+
+def test_build_rejects_pairs_that_are_not_the_judged_texts(tmp_path):
+    pairs, scores, _ = _inputs(tmp_path)
+    cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp_path / "x"))
+    table = pq.read_table(pairs)
+    data = table.to_pylist()
+    data[2]["response_a"] += " (edited after judging)"
+    pq.write_table(pa.Table.from_pylist(data, schema=table.schema), pairs)
+    with pytest.raises(ValueError, match=r"score rows \[8, 9, 10, 11\] were judged on other texts"):
+        build_tenets(cfg)
+    data[2]["response_a"] = table.to_pylist()[2]["response_a"]
+    data[3]["prompt_id"] = "another"
+    pq.write_table(pa.Table.from_pylist(data, schema=table.schema), pairs)
+    with pytest.raises(ValueError, match=r"score rows \[12, 13, 14, 15\] have a prompt_id that differs"):
+        build_tenets(cfg)
+    data[3] = dict(data[4])
+    pq.write_table(pa.Table.from_pylist(data, schema=table.schema), pairs)
+    with pytest.raises(ValueError, match="pair rows repeat pair_ids"):
+        build_tenets(cfg)
+
+
+def test_custom_tenets_need_their_statements(tmp_path):
+    pairs, scores, rows = _inputs(tmp_path)
+    for r in rows:
+        r["tenet"] = "my_" + r["tenet"]
+    pq.write_table(pa.Table.from_pylist(rows), scores)
+    cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp_path / "x"))
+    with pytest.raises(ValueError, match="kept tenets without a statement"):
+        build_tenets(cfg)
+    tenets = tmp_path / "tenets.yaml"
+    tenets.write_text("tenets:\n" + "".join(f"  my_{t}: a custom statement about {t}\n" for t in TENETS))
+    result = build_tenets(TenetBuildConfig(**{**cfg.__dict__, "tenets_file": str(tenets)}))
+    assert "a custom statement about" in (result.path / "README.md").read_text()

@@ -49,8 +49,9 @@ class AssignConfig:
     def __post_init__(self) -> None:
         if isinstance(self.capacity, bool) or not isinstance(self.capacity, int) or self.capacity <= 0:
             raise ValueError(f"capacity must be a positive integer, got {self.capacity!r}")
-        if not 0.0 <= float(self.threshold) <= 1.0:
-            raise ValueError(f"threshold must be in [0, 1], got {self.threshold!r}")
+        if not 0.0 < float(self.threshold) <= 1.0:
+            # A zero threshold would make score-0 (tied) judgements eligible, with no side preferred.
+            raise ValueError(f"threshold must be in (0, 1], got {self.threshold!r}")
         if self.solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
         if self.strategy not in STRATEGIES:

@@ -19,7 +19,14 @@ import pyarrow.compute as pc
 from spl_hf.assign import verify_assignment
 from spl_hf.assign.certificate import Certificate
 from spl_hf.audit.load import load_built
-from spl_hf.build.tenets import CERTIFICATE_FILE, JUDGE_FIELDS, row_digests
+from spl_hf.backends.judge import scores_from_probs
+from spl_hf.build.tenets import (
+    CERTIFICATE_FILE,
+    JUDGE_FIELDS,
+    oriented_input_hashes,
+    row_digests,
+    score_index,
+)
 
 TOLERANCE = 1e-12
 
@@ -51,12 +58,12 @@ def _field(der: pa.Array, *names: str) -> pa.Array:
     return der
 
 
-def check_rows(table: pa.Table, scores: pa.Table) -> dict[str, np.ndarray]:
-    """Per-row checks of one config's table against the judge score table."""
+def check_rows(table: pa.Table, scores: pa.Table, cert: Certificate) -> dict[str, np.ndarray]:
+    """Per-row checks of one config's table against the judge score table and the certificate."""
     der = table.column("derivation").combine_chunks()
     p1 = _field(der, "judge", "p_a_first").to_numpy(zero_copy_only=False)
     p2 = _field(der, "judge", "p_a_second").to_numpy(zero_copy_only=False)
-    raw = p1 - p2
+    raw = scores_from_probs(p1, p2)
     score = table.column("score").to_numpy()
     side = _field(der, "chosen_side").to_pylist()
     threshold = _field(der, "threshold").to_numpy(zero_copy_only=False)
@@ -72,8 +79,16 @@ def check_rows(table: pa.Table, scores: pa.Table) -> dict[str, np.ndarray]:
         table.column("tenet"), table.column("source"), pc.cast(_field(der, "row_id"), pa.string()), "_"
     )
     checks["scenario_id"] = ~np.asarray(pc.equal(table.column("scenario_id"), expected_scenario).fill_null(False))
+    settings = np.zeros(len(table), dtype=bool)
+    for name, want in (("threshold", cert.threshold), ("capacity", cert.capacity), ("seed", cert.seed)):
+        settings |= ~np.asarray(pc.equal(_field(der, name), want).fill_null(False), dtype=bool)
+    checks["settings"] = settings
+    # chosen/rejected must be the judged texts, on the side the score favours.
+    implied = oriented_input_hashes(table.column("prompt"), table.column("chosen"), table.column("rejected"), side)
+    checks["texts"] = ~np.asarray(pc.equal(_field(der, "judge", "input_sha256"), pa.array(implied, pa.string()))
+                                  .fill_null(False), dtype=bool)
     # The stored probabilities must be the judged ones.
-    index = {(p, t): i for i, (p, t) in enumerate(zip(scores.column("pair_id").to_pylist(), scores.column("tenet").to_pylist()))}
+    index = score_index(scores)
     keys = list(zip(_field(der, "pair_id").to_pylist(), table.column("tenet").to_pylist()))
     found = np.array([k in index for k in keys], dtype=bool)
     rows = pa.array([index.get(k, 0) for k in keys])
@@ -88,39 +103,63 @@ def check_rows(table: pa.Table, scores: pa.Table) -> dict[str, np.ndarray]:
 
 def audit_tenet_build(path: str, max_report: int = 1000) -> TenetAuditReport:
     splits = load_built(path)
-    scores = next(s.table for s in splits if s.config == "judge_scores")
+    by_config: dict[str, list] = {}
+    for s in splits:
+        by_config.setdefault(s.config, []).append(s)
+    if "judge_scores" not in by_config or "all" not in by_config:
+        raise ValueError(f"{path}: a tenet build needs the 'all' and 'judge_scores' configs, found {sorted(by_config)}")
+    scores = pa.concat_tables([s.table for s in by_config["judge_scores"]])
+    cert = Certificate.from_dict(json.loads((Path(path) / CERTIFICATE_FILE).read_text()))
     report = TenetAuditReport()
-    assignment = None
+
+    def flag(config: str, split: str, row: int, ident: str, fields: list[str]) -> None:
+        report.mismatch_count += 1
+        if len(report.mismatches) < max_report:
+            report.mismatches.append({"config": config, "split": split, "row": row, "id": ident, "fields": fields})
+
+    # Judge scores: every score is the difference of its stored probabilities.
+    s_raw = scores_from_probs(scores.column("p_a_first").to_numpy(), scores.column("p_a_second").to_numpy())
+    bad_scores = np.flatnonzero(s_raw != scores.column("score").to_numpy())
+    for i in bad_scores:
+        flag("judge_scores", "train", int(i), f"{scores['pair_id'][int(i)]}/{scores['tenet'][int(i)]}", ["score"])
+    report.rows += scores.num_rows
+
+    per_tenet_ids: list[str] = []
     for s in splits:
         if s.config == "judge_scores":
             continue
-        checks = check_rows(s.table, scores)
+        checks = check_rows(s.table, scores, cert)
+        if s.config != "all":
+            checks["split"] = ~np.asarray(pc.equal(s.table.column("source"), s.split).fill_null(False), dtype=bool)
+            checks["config"] = ~np.asarray(pc.equal(s.table.column("tenet"), s.config).fill_null(False), dtype=bool)
         bad = np.logical_or.reduce(list(checks.values()))
         report.rows += s.table.num_rows
-        report.mismatch_count += int(bad.sum())
-        ids = s.table.column("scenario_id")
+        ids = s.table.column("scenario_id").to_pylist()
         for i in np.flatnonzero(bad):
-            if len(report.mismatches) < max_report:
-                report.mismatches.append(
-                    {"config": s.config, "split": s.split, "row": int(i), "scenario_id": ids[int(i)].as_py(),
-                     "fields": [f for f, m in checks.items() if m[i]]}
-                )
-        if s.config == "all":
-            der = s.table.column("derivation").combine_chunks()
-            raw = _field(der, "judge", "p_a_first").to_numpy(zero_copy_only=False) - _field(
-                der, "judge", "p_a_second").to_numpy(zero_copy_only=False)
-            assignment = pa.table({
-                "pair_id": _field(der, "pair_id"),
-                "prompt_id": _field(der, "prompt_id"),
-                "tenet": s.table.column("tenet"),
-                "score": pa.array(raw),
-            })
+            flag(s.config, s.split, int(i), ids[int(i)], [f for f, m in checks.items() if m[i]])
+        if s.config != "all":
+            per_tenet_ids.extend(ids)
     report.reproduced = report.rows - report.mismatch_count
-    cert = Certificate.from_dict(json.loads((Path(path) / CERTIFICATE_FILE).read_text()))
-    if assignment is None:
-        report.certificate_failures = ["no 'all' config to verify the assignment against"]
-    else:
-        check = verify_assignment(scores.select(["pair_id", "prompt_id", "tenet", "score"]), assignment, cert)
-        report.certificate_ok = check.ok
-        report.certificate_failures = list(check.failures)
+
+    all_table = pa.concat_tables([s.table for s in by_config["all"]])
+    all_ids = sorted(all_table.column("scenario_id").to_pylist())
+    failures = []
+    if sorted(per_tenet_ids) != all_ids:  # as multisets: no row missing, extra or repeated
+        failures.append(
+            f"per-tenet configs hold {len(per_tenet_ids)} rows ({len(set(per_tenet_ids))} distinct) but 'all' "
+            f"holds {len(all_ids)}: the per-tenet configs must partition 'all'"
+        )
+    if len(bad_scores):
+        failures.append(f"{len(bad_scores)} judge_scores rows have a score that is not p_a_first - p_a_second")
+    der = all_table.column("derivation").combine_chunks()
+    assignment = pa.table({
+        "pair_id": _field(der, "pair_id"),
+        "prompt_id": _field(der, "prompt_id"),
+        "tenet": all_table.column("tenet"),
+        "score": pa.array(scores_from_probs(_field(der, "judge", "p_a_first").to_numpy(zero_copy_only=False),
+                                            _field(der, "judge", "p_a_second").to_numpy(zero_copy_only=False))),
+    })
+    check = verify_assignment(scores.select(["pair_id", "prompt_id", "tenet", "score"]), assignment, cert)
+    report.certificate_failures = failures + list(check.failures)
+    report.certificate_ok = check.ok and not failures
     return report

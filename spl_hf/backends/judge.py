@@ -13,10 +13,14 @@ prefers the first slot gets p1 = p2 and a score of zero.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+import numpy as np
 
 from spl_hf.backends.base import Backend, InputError
 from spl_hf.backends.cache import ResultCache, content_key
@@ -89,6 +93,22 @@ def score_from_probs(p_a_first: float, p_a_second: float) -> float:
     return float(p_a_first) - float(p_a_second)
 
 
+def scores_from_probs(p_a_first: np.ndarray, p_a_second: np.ndarray) -> np.ndarray:
+    """Vectorised :func:`score_from_probs`: the one definition builds and audits recompute with."""
+    return np.asarray(p_a_first, dtype=np.float64) - np.asarray(p_a_second, dtype=np.float64)
+
+
+def pair_input_hash(messages: Sequence[Mapping[str, str]], response_a: str, response_b: str) -> str:
+    """sha256 of exactly what was judged (conversation and both responses, in their A/B order).
+
+    Stored with every judgement so a build can prove it joined the judged texts, and an audit can
+    prove ``chosen``/``rejected`` are those texts on the side the score favours.
+    """
+    msgs = [{"role": m["role"], "content": m["content"]} for m in messages]
+    blob = json.dumps([msgs, response_a, response_b], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
 def chosen_from_score(score: float) -> str:
     return "a" if score > 0 else "b" if score < 0 else "tie"
 
@@ -98,12 +118,21 @@ def parse_pair(row: Mapping[str, Any], index: int) -> PairInput:
     pid = row.get("pair_id")
     if not isinstance(pid, str) or not pid:
         raise InputError("pair_id: expected a non-empty string")
+    prompt_id = row.get("prompt_id")
+    if not isinstance(prompt_id, str) or not prompt_id:
+        # No fallback: the release uses each prompt once, so an invented id would break that rule.
+        raise InputError("prompt_id: expected a non-empty string")
+    source = row.get("source")
+    if not isinstance(source, str) or not source:
+        raise InputError("source: expected a non-empty string")
     row_id = row.get("row_id")
+    if row_id is not None and (isinstance(row_id, bool) or not isinstance(row_id, int)):
+        raise InputError(f"row_id: expected an integer or null, got {row_id!r}")
     return PairInput(
         pair_id=pid,
-        prompt_id=str(row.get("prompt_id") if row.get("prompt_id") is not None else pid),
-        source=str(row.get("source") or ""),
-        row_id=None if row_id is None else int(row_id),
+        prompt_id=prompt_id,
+        source=source,
+        row_id=row_id,
         messages=tuple(validate_messages(row.get("prompt"), "prompt")),
         response_a=validate_text(row.get("response_a"), "response_a"),
         response_b=validate_text(row.get("response_b"), "response_b"),
@@ -264,6 +293,7 @@ class PairwiseJudge:
             "tenet": tenet.name,
             "score": score,
             "chosen": chosen_from_score(score),
+            "input_sha256": pair_input_hash(pair.messages, pair.response_a, pair.response_b),
             "p_a_first": j.p_a_first,
             "p_a_second": j.p_a_second,
             "mass_first": j.mass_first,

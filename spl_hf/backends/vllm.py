@@ -45,6 +45,7 @@ class VLLMBackend:
             **llm_kwargs,
         )
         self.tokenizer = self.llm.get_tokenizer()
+        self.boundary_fallbacks = 0
         try:
             self.max_length = int(self.llm.llm_engine.model_config.max_model_len)
         except AttributeError:  # engine internals moved between vLLM releases
@@ -103,12 +104,12 @@ class VLLMBackend:
         p = self.encode(prefix)
         lists = []
         for s in suffixes:
-            s_ids = self.encode(s)
-            if self.encode(prefix + s) != p + s_ids:
-                raise ValueError(
-                    "prefix and suffix tokenize differently when joined; end the prefix on a non-space"
-                )
-            lists.append(p + s_ids)
+            joined = self.encode(prefix + s)
+            if joined != p + self.encode(s):
+                # As in the HF backend: score the text as it tokenizes when joined (vLLM's prefix
+                # cache then shares only the common leading tokens), rather than abort the run.
+                self.boundary_fallbacks += 1
+            lists.append(joined)
         return self._score(lists, labels)
 
     def next_token_scores_full(self, text: str, labels: Sequence[str]) -> LabelScores:

@@ -21,12 +21,13 @@ import pyarrow.compute as pc
 from datasets import Features, Value
 
 from spl_hf.assign import AssignConfig, assign_tenets, read_table, verify_certificate
+from spl_hf.backends.judge import pair_input_hash, scores_from_probs
 from spl_hf.derive.digest import combine, hash_array
 from spl_hf.derive.features import MESSAGES
 from spl_hf.hub.card import render_card
 from spl_hf.hub.folder import ConfigData, write_dataset_folder
 from spl_hf.sources import ADAPTERS
-from spl_hf.tenets import default_tenets
+from spl_hf.tenets import default_tenets, load_tenets
 
 CERTIFICATE_FILE = "assignment_certificate.json"
 LICENSE_ORDER = ("cc-by-nc-4.0", "cc-by-4.0", "odc-by", "mit")  # most restrictive first
@@ -39,6 +40,7 @@ JUDGE_FIELDS = {
     "model_id": Value("string"),
     "model_revision": Value("string"),
     "template_hash": Value("string"),
+    "input_sha256": Value("string"),  # sha256 of the judged conversation and responses (A/B order)
 }
 ROW_FEATURES = Features(
     {
@@ -91,6 +93,9 @@ class TenetBuildConfig:
     threshold_note: str = field(
         default="", metadata={"help": "Why the threshold differs from the card's 0.5, stated in the card."}
     )
+    tenets_file: str | None = field(
+        default=None, metadata={"help": "YAML of tenet statements, if the judge used others than the 49 built in."}
+    )
 
 
 @dataclass(frozen=True)
@@ -124,10 +129,51 @@ def _message(content: pa.Array) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(np.arange(n + 1, dtype=np.int32)), values)
 
 
+def score_index(scores: pa.Table) -> dict[tuple[str, str], int]:
+    """(pair_id, tenet) -> row of the judge score table."""
+    return {k: i for i, k in enumerate(zip(scores.column("pair_id").to_pylist(), scores.column("tenet").to_pylist()))}
+
+
+def oriented_input_hashes(prompt: pa.Array, chosen: pa.Array, rejected: pa.Array, side: list) -> list[str]:
+    """The judged-input hash implied by a published row: its texts put back in A/B order."""
+    out = []
+    for p, c, r, s in zip(prompt.to_pylist(), chosen.to_pylist(), rejected.to_pylist(), side):
+        c_text, r_text = (c or [{}])[0].get("content"), (r or [{}])[0].get("content")
+        a, b = (c_text, r_text) if s == "a" else (r_text, c_text)
+        out.append(pair_input_hash(p or [], a or "", b or ""))
+    return out
+
+
+def check_inputs(pairs: pa.Table, scores: pa.Table, source: str) -> None:
+    """Pairs and scores must describe the same judged texts; raises naming the rows."""
+    pair_ids = pairs.column("pair_id").to_pylist()
+    seen: dict[str, int] = {}
+    dup = [(i, p) for i, p in enumerate(pair_ids) if seen.setdefault(p, i) != i]
+    if dup:
+        raise ValueError(f"pair rows repeat pair_ids: {dup[:5]}")
+    pair_index = {p: i for i, p in enumerate(pair_ids)}
+    s_pairs = scores.column("pair_id").to_pylist()
+    absent = [(i, p) for i, p in enumerate(s_pairs) if p not in pair_index]
+    if absent:
+        raise ValueError(f"{source}: score rows name pairs absent from the pair rows: {absent[:5]}")
+    rows = pa.array([pair_index[p] for p in s_pairs], pa.int64())
+    wrong_prompt = np.flatnonzero(~np.asarray(pc.equal(scores.column("prompt_id"),
+                                                       pairs.column("prompt_id").take(rows)).fill_null(False)))
+    if len(wrong_prompt):
+        raise ValueError(f"{source}: score rows {wrong_prompt[:5].tolist()} have a prompt_id that differs "
+                         "from their pair row")
+    hashes = [pair_input_hash(m, a, b) for m, a, b in zip(
+        pairs.column("prompt").to_pylist(), pairs.column("response_a").to_pylist(), pairs.column("response_b").to_pylist())]
+    expected = pa.array(hashes, pa.string()).take(rows)
+    wrong_text = np.flatnonzero(~np.asarray(pc.equal(scores.column("input_sha256"), expected).fill_null(False)))
+    if len(wrong_text):
+        raise ValueError(f"{source}: score rows {wrong_text[:5].tolist()} were judged on other texts than "
+                         "their pair rows hold (input_sha256 differs)")
+
+
 def assemble_rows(pairs: pa.Table, scores: pa.Table, assignment: pa.Table, cfg: TenetBuildConfig) -> pa.Table:
     """Join assigned (pair, tenet) with their pair rows and judge probabilities; orient chosen/rejected."""
-    keyed_scores = {(p, t): i for i, (p, t) in enumerate(zip(scores.column("pair_id").to_pylist(),
-                                                           scores.column("tenet").to_pylist()))}
+    keyed_scores = score_index(scores)
     pair_index = {p: i for i, p in enumerate(pairs.column("pair_id").to_pylist())}
     a_pairs, a_tenets = assignment.column("pair_id").to_pylist(), assignment.column("tenet").to_pylist()
     missing = [p for p in a_pairs if p not in pair_index]
@@ -136,7 +182,7 @@ def assemble_rows(pairs: pa.Table, scores: pa.Table, assignment: pa.Table, cfg: 
     pi = pa.array([pair_index[p] for p in a_pairs])
     si = pa.array([keyed_scores[(p, t)] for p, t in zip(a_pairs, a_tenets)])
     p_rows, s_rows = pairs.take(pi), scores.take(si)
-    raw = s_rows.column("p_a_first").to_numpy() - s_rows.column("p_a_second").to_numpy()
+    raw = scores_from_probs(s_rows.column("p_a_first").to_numpy(), s_rows.column("p_a_second").to_numpy())
     a_wins = pa.array(raw > 0)
     resp_a, resp_b = p_rows.column("response_a").combine_chunks(), p_rows.column("response_b").combine_chunks()
     sources = p_rows.column("source").combine_chunks()
@@ -193,10 +239,12 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
     if missing:
         raise ValueError(f"{cfg.scores}: judge scores lack columns {missing}")
     scores = scores.select(list(SCORE_FEATURES)).cast(SCORE_FEATURES.arrow_schema)
-    recomputed = scores.column("p_a_first").to_numpy() - scores.column("p_a_second").to_numpy()
-    off = np.flatnonzero(np.abs(recomputed - scores.column("score").to_numpy()) > 1e-9)
+    recomputed = scores_from_probs(scores.column("p_a_first").to_numpy(), scores.column("p_a_second").to_numpy())
+    # Exact: the audit recomputes scores from the probabilities, so a build must assign on those.
+    off = np.flatnonzero(recomputed != scores.column("score").to_numpy())
     if len(off):
         raise ValueError(f"{cfg.scores}: rows {off[:5].tolist()} have a score that is not p_a_first - p_a_second")
+    check_inputs(pairs, scores, cfg.scores)
     result = assign_tenets(
         scores.select(["pair_id", "prompt_id", "tenet", "score"]),
         AssignConfig(capacity=cfg.capacity, threshold=cfg.threshold, solver=cfg.solver, seed=cfg.seed),
@@ -210,10 +258,15 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         configs.append(ConfigData(tenet, ROW_FEATURES, _split_by(per, "source", source_order)))
     configs.append(ConfigData("judge_scores", SCORE_FEATURES, {"train": scores}))
     per_source = {s: t.num_rows for s, t in _split_by(rows, "source", source_order).items()}
-    statements = {t.name: t.statement for t in default_tenets().tenets}
-    used = set(per_source)
-    pool_licenses = sorted({ADAPTERS[s].license for s in used if s in ADAPTERS},
-                           key=lambda lic: LICENSE_ORDER.index(lic) if lic in LICENSE_ORDER else -1)
+    tenet_set = load_tenets(cfg.tenets_file) if cfg.tenets_file else default_tenets()
+    statements = {t.name: t.statement for t in tenet_set.tenets}
+    unknown = [t for t in result.kept_tenets if t not in statements]
+    if unknown:
+        raise ValueError(f"kept tenets without a statement (give --tenets-file): {unknown}")
+    pool_licenses = sorted(
+        {ADAPTERS[s].license if s in ADAPTERS else "unknown" for s in per_source},
+        key=lambda lic: (LICENSE_ORDER.index(lic) if lic in LICENSE_ORDER else -1, lic),
+    )
     license_ = pool_licenses[0] if pool_licenses else "other"
     summary = result.summary()
     readme = render_card(
