@@ -249,7 +249,10 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         scores.select(["pair_id", "prompt_id", "tenet", "score"]),
         AssignConfig(capacity=cfg.capacity, threshold=cfg.threshold, solver=cfg.solver, seed=cfg.seed),
     )
-    result_check = verify_certificate(scores.select(["pair_id", "prompt_id", "tenet", "score"]), result).ok
+    check = verify_certificate(scores.select(["pair_id", "prompt_id", "tenet", "score"]), result)
+    if not check.ok:  # a solver or reduction bug: publish nothing rather than an unproven split
+        raise RuntimeError(f"the assignment's certificate does not verify: {list(check.failures)[:5]}")
+    result_check = check.ok
     rows = assemble_rows(pairs, scores, result.assignment, cfg)
     source_order = list(dict.fromkeys(pairs.column("source").to_pylist()))
     configs = [ConfigData("all", ROW_FEATURES, {"train": rows}, default=True)]

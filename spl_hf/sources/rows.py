@@ -90,10 +90,6 @@ def prompt_id(prompt: str | Sequence[Message]) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-def user_message(text: str) -> list[Message]:
-    return [{"role": "user", "content": text}]
-
-
 @dataclass(frozen=True)
 class PairDraft:
     """One response pair before it gets its pool position (row_id) and ids."""
