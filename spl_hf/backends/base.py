@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from spl_hf.backends.loading import ModelInfo
 
@@ -41,6 +42,40 @@ class Generation:
     text: str
     n_tokens: int
     hit_limit: bool  # stopped by max_new_tokens rather than an end-of-turn token
+
+
+class TokenizerText:
+    """Text handling both backends share, over a Hugging Face tokenizer in ``self.tokenizer``."""
+
+    tokenizer: Any
+
+    @property
+    def template_fingerprint(self) -> str:
+        return hashlib.sha256((self.tokenizer.chat_template or "").encode()).hexdigest()
+
+    def render_chat(self, messages: Sequence[dict[str, str]], add_generation_prompt: bool = True) -> str:
+        return self.tokenizer.apply_chat_template(
+            list(messages), tokenize=False, add_generation_prompt=add_generation_prompt
+        )
+
+    def encode(self, text: str) -> list[int]:
+        # Chat templates already spell out special tokens; adding BOS/EOS again would shift positions.
+        return self.tokenizer.encode(text, add_special_tokens=False)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.encode(text))
+
+    def label_id(self, label: str) -> int:
+        cache = self.__dict__.setdefault("_label_ids", {})  # per instance, filled on first use
+        if label not in cache:
+            ids = self.encode(label)
+            if len(ids) != 1:
+                raise ValueError(
+                    f"answer label {label!r} is {len(ids)} tokens for this tokenizer; labels must be single "
+                    "tokens (use letters or digits as option keys)"
+                )
+            cache[label] = ids[0]
+        return cache[label]
 
 
 @runtime_checkable

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import hashlib
 import inspect
 import os
 from collections.abc import Iterator, Sequence
@@ -12,7 +11,7 @@ from typing import Any
 
 import torch
 
-from spl_hf.backends.base import Generation, InputError, LabelScores
+from spl_hf.backends.base import Generation, InputError, LabelScores, TokenizerText
 from spl_hf.backends.loading import LoadedModel, ModelInfo, load_model
 
 try:  # transformers renamed `past_key_values` to `cache` (5.2x); keep older 5.x working
@@ -27,7 +26,7 @@ class BoundaryError(ValueError):
     """Prefix and suffix do not tokenize independently, so the shared cache would change the scores."""
 
 
-class HFBackend:
+class HFBackend(TokenizerText):
     """A causal LM from transformers behind the :class:`~spl_hf.backends.base.Backend` interface.
 
     ``chunk_size`` suffixes are scored per forward pass against one copy of the prefix cache
@@ -44,7 +43,6 @@ class HFBackend:
         self.device = next(self.model.parameters()).device
         self.boundary_fallbacks = 0
         self.forward_calls = 0  # counted so tests can prove resumed runs recompute nothing
-        self._label_ids: dict[str, int] = {}
         # Only the last position's logits are ever read; skipping the vocabulary projection for the
         # rest saves about a fifth of a small model's compute.
         params = inspect.signature(self.model.forward).parameters
@@ -53,34 +51,6 @@ class HFBackend:
     @classmethod
     def load(cls, model: str | None = None, threads: int = 1, **kw: Any) -> HFBackend:
         return cls(load_model(model, threads=threads), **kw)
-
-    @property
-    def template_fingerprint(self) -> str:
-        return hashlib.sha256((self.tokenizer.chat_template or "").encode()).hexdigest()
-
-    # -- text ---------------------------------------------------------------------------------------
-    def render_chat(self, messages: Sequence[dict[str, str]], add_generation_prompt: bool = True) -> str:
-        return self.tokenizer.apply_chat_template(
-            list(messages), tokenize=False, add_generation_prompt=add_generation_prompt
-        )
-
-    def encode(self, text: str) -> list[int]:
-        # Chat templates already spell out special tokens; adding BOS/EOS again would shift positions.
-        return self.tokenizer.encode(text, add_special_tokens=False)
-
-    def count_tokens(self, text: str) -> int:
-        return len(self.encode(text))
-
-    def label_id(self, label: str) -> int:
-        if label not in self._label_ids:
-            ids = self.encode(label)
-            if len(ids) != 1:
-                raise ValueError(
-                    f"answer label {label!r} is {len(ids)} tokens for this tokenizer; labels must be single "
-                    "tokens (use letters or digits as option keys)"
-                )
-            self._label_ids[label] = ids[0]
-        return self._label_ids[label]
 
     def split_ids(self, prefix: str, suffix: str) -> tuple[list[int], list[int]]:
         """Token ids of prefix and suffix, checked to concatenate to the ids of the joined text."""

@@ -9,18 +9,17 @@ label's probability is exact even when it is not among the model's top tokens.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Sequence
 from typing import Any
 
-from spl_hf.backends.base import Generation, InputError, LabelScores
+from spl_hf.backends.base import Generation, InputError, LabelScores, TokenizerText
 from spl_hf.backends.loading import resolve_model
 
 INSTALL_HINT = "the vLLM backend needs vllm: pip install 'spl_hf[vllm]'"
 
 
-class VLLMBackend:
+class VLLMBackend(TokenizerText):
     def __init__(
         self,
         model: str | None = None,
@@ -52,27 +51,6 @@ class VLLMBackend:
             self.max_length = int(max_length or getattr(self.tokenizer, "model_max_length", 4096))
         self.forward_calls = 0
 
-    @property
-    def template_fingerprint(self) -> str:
-        return hashlib.sha256((self.tokenizer.chat_template or "").encode()).hexdigest()
-
-    def render_chat(self, messages: Sequence[dict[str, str]], add_generation_prompt: bool = True) -> str:
-        return self.tokenizer.apply_chat_template(
-            list(messages), tokenize=False, add_generation_prompt=add_generation_prompt
-        )
-
-    def encode(self, text: str) -> list[int]:
-        return self.tokenizer.encode(text, add_special_tokens=False)
-
-    def count_tokens(self, text: str) -> int:
-        return len(self.encode(text))
-
-    def _label_id(self, label: str) -> int:
-        ids = self.encode(label)
-        if len(ids) != 1:
-            raise ValueError(f"answer label {label!r} is {len(ids)} tokens; labels must be single tokens")
-        return ids[0]
-
     def _score(self, token_lists: list[list[int]], labels: Sequence[Sequence[str]]) -> list[LabelScores]:
         from vllm import SamplingParams, TokensPrompt
 
@@ -85,7 +63,7 @@ class VLLMBackend:
                     f"input is {len(ids)} tokens, longer than the model context ({self.max_length})"
                 )
             for lab in labs:
-                tid = self._label_id(lab)
+                tid = self.label_id(lab)
                 prompts.append(TokensPrompt(prompt_token_ids=ids))
                 params.append(
                     SamplingParams(max_tokens=1, temperature=0.0, logprobs=0, allowed_token_ids=[tid])
