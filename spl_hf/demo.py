@@ -78,12 +78,13 @@ def demo_model_labels(out: Path, backend) -> bool:
     with ResultCache(out / "cache" / "labels.sqlite") as cache:
         labeler.run(items, cache)
         labels = labeler.collect(items, cache)
+    model_prompts, model_cands = apply_labels(prompts, labels, "prompt"), apply_labels(cands, labels, "response")
     agree = total = 0
-    for rec, new in zip(prompts + cands, apply_labels(prompts, labels, "prompt") + apply_labels(cands, labels, "response")):
+    for rec, new in zip(prompts + cands, model_prompts + model_cands):
         for k, v in (rec["attributes"] or {}).items():
             total += 1
             agree += (new["attributes"] or {}).get(k) == v
-    pairs = pairs_from_records(apply_labels(prompts, labels, "prompt"), apply_labels(cands, labels, "response"), rb.schema)
+    pairs = pairs_from_records(model_prompts, model_cands, rb.schema)
     derived = derive_table(pairs, rb)
     from spl_hf.audit import audit_table
 

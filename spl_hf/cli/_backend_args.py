@@ -46,3 +46,18 @@ def report(args: argparse.Namespace, summary: dict[str, Any]) -> None:
 
 def failures_path(out: str) -> str:
     return f"{out}.failures.jsonl"
+
+
+def write_outputs(out: str, rows: list[dict[str, Any]], failures: list[dict[str, Any]]) -> str | None:
+    """Write the rows, and the failures beside them (removing a stale failures file when none)."""
+    from pathlib import Path
+
+    from spl_hf.backends.io import write_rows
+
+    write_rows(out, rows)
+    fpath = failures_path(out)
+    if failures:
+        write_rows(fpath, failures)
+        return fpath
+    Path(fpath).unlink(missing_ok=True)
+    return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from spl_hf.cli._backend_args import add_model_args, add_run_args, failures_path, load_backend, report
+from spl_hf.cli._backend_args import add_model_args, add_run_args, load_backend, report, write_outputs
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -34,11 +34,10 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from spl_hf.backends.cache import ResultCache
     from spl_hf.backends.generate import CandidateGenerator, GenerationConfig, prompts_from_rows
-    from spl_hf.backends.io import read_rows, write_rows
+    from spl_hf.backends.io import read_rows
     from spl_hf.backends.parallel import Ranks
 
     config = GenerationConfig(
@@ -62,11 +61,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         rows = gen.collect(items, cache)
     failures += stats["failures"]
-    write_rows(args.out, rows)
-    if failures:
-        write_rows(failures_path(args.out), failures)
-    else:
-        Path(failures_path(args.out)).unlink(missing_ok=True)
+    write_outputs(args.out, rows, failures)
     report(
         args,
         {

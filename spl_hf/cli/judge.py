@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import asdict
-from pathlib import Path
 
-from spl_hf.cli._backend_args import add_model_args, add_run_args, failures_path, load_backend, report
+from spl_hf.cli._backend_args import add_model_args, add_run_args, load_backend, report, write_outputs
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -32,7 +31,7 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
 
 def run(args: argparse.Namespace) -> int:
     from spl_hf.backends.cache import ResultCache
-    from spl_hf.backends.io import read_rows, require_columns, write_rows
+    from spl_hf.backends.io import read_rows, require_columns
     from spl_hf.backends.judge import BadRow, JudgeConfig, PairwiseJudge, parse_pairs
     from spl_hf.backends.parallel import Ranks
     from spl_hf.tenets import default_tenets, load_tenets, select_tenets
@@ -70,12 +69,7 @@ def run(args: argparse.Namespace) -> int:
                     except ValueError as exc:
                         reason = str(exc)
                 failures.append(asdict(BadRow(-1, pair.pair_id, reason)))
-    write_rows(args.out, out_rows)
-    fpath = failures_path(args.out)
-    if failures:
-        write_rows(fpath, failures)
-    else:
-        Path(fpath).unlink(missing_ok=True)
+    fpath = write_outputs(args.out, out_rows, failures)
     report(
         args,
         {
@@ -88,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
             "forward_calls": backend.forward_calls,
             "failed": len(failures),
             "failures": failures,
-            "failures_file": fpath if failures else None,
+            "failures_file": fpath,
             "model_id": backend.info.model_id,
             "model_revision": backend.info.revision,
             "template_hash": judge.template_hash,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from spl_hf.cli._backend_args import add_model_args, add_run_args, failures_path, load_backend, report
+from spl_hf.cli._backend_args import add_model_args, add_run_args, load_backend, report, write_outputs
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -32,7 +32,6 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from spl_hf.backends.cache import ResultCache
     from spl_hf.backends.io import read_rows, write_rows
@@ -61,11 +60,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         out_rows = worker.collect(items, cache)
     failures += stats["failures"]
-    write_rows(args.out, out_rows)
-    if failures:
-        write_rows(failures_path(args.out), failures)
-    else:
-        Path(failures_path(args.out)).unlink(missing_ok=True)
+    write_outputs(args.out, out_rows, failures)
     summary = {
         "out": args.out,
         "task": args.task,
