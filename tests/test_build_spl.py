@@ -158,3 +158,11 @@ def test_builder_script_takes_a_recipe(tmp_path):
     module = runpy.run_path(str(REPO / "builders" / "build_spl.py"))
     assert module["main"](["--config", str(recipe)]) == 0
     assert (tmp_path / "built" / "README.md").is_file()
+
+
+def test_prompts_that_form_no_pair_are_reported(tmp_path):
+    lonely = {**PROMPT, "prompt_id": "p2", "prompt": "A prompt with one candidate."}
+    p, c = _records(tmp_path, [PROMPT, lonely], [CAND, {**CAND, "candidate_id": "c2"}, {**CAND, "prompt_id": "p2", "candidate_id": "c3"}])
+    result = build_spl(SPLBuildConfig(prompts=str(p), candidates=str(c), output_dir=str(tmp_path / "out")))
+    assert result.total == 1 and result.prompts_without_pairs == ["p2"]
+    assert json.loads((result.path / "build_report.json").read_text())["prompts_without_pairs"] == ["p2"]

@@ -64,6 +64,7 @@ class SPLBuildResult:
     path: Path
     total: int
     labeled: int
+    prompts_without_pairs: list[str]
     splits: dict[str, int]
     rulebase_id: str
     rulebase_hash: str
@@ -103,9 +104,11 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     rb_text = Path(cfg.rulebase).read_text() if cfg.rulebase else rb.to_yaml()
     prompts_path = _sample("spl_prompts.jsonl") if cfg.prompts == SAMPLE else Path(cfg.prompts)
     cands_path = _sample("spl_candidates.jsonl") if cfg.candidates == SAMPLE else Path(cfg.candidates)
-    pairs = pairs_from_records(
-        read_jsonl(prompts_path), read_jsonl(cands_path), rb.schema, str(prompts_path), str(cands_path)
-    )
+    prompt_records = read_jsonl(prompts_path)
+    pairs = pairs_from_records(prompt_records, read_jsonl(cands_path), rb.schema, str(prompts_path), str(cands_path))
+    # A prompt with fewer than two candidates forms no pair: report it rather than lose it quietly.
+    paired = set(pairs.column("prompt_id").to_pylist())
+    unpaired = [p["prompt_id"] for p in prompt_records if p["prompt_id"] not in paired]
     derived = derive_dataset(pairs, rb, cfg.margin, cfg.batch_size).data.table
     labeled = derived.filter(pc.is_valid(pc.struct_field(derived.column("derivation"), "label")))
     feats = derived_features(rb.schema)
@@ -140,8 +143,8 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
         + ", ".join(f"{s}: {SOURCE_LICENSES.get(s, 'unknown')}" for s in splits)
         + ".",
     )
-    report = {"rulebase_id": rb.id, "rulebase_hash": rb.hash, "margin": cfg.margin,
-              "splits": splits, "labeled": labeled.num_rows, "tables": tables.to_dict()}
+    report = {"rulebase_id": rb.id, "rulebase_hash": rb.hash, "margin": cfg.margin, "splits": splits,
+              "labeled": labeled.num_rows, "prompts_without_pairs": unpaired, "tables": tables.to_dict()}
     written = write_dataset_folder(
         cfg.output_dir,
         configs,
@@ -152,7 +155,9 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
             "build_report.json": json.dumps(report, indent=2, sort_keys=True) + "\n",
         },
     )
-    return SPLBuildResult(written.path, derived.num_rows, labeled.num_rows, splits, rb.id, rb.hash, tables)
+    return SPLBuildResult(
+        written.path, derived.num_rows, labeled.num_rows, unpaired, splits, rb.id, rb.hash, tables
+    )
 
 
 def _version() -> str:
