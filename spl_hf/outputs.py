@@ -1,0 +1,124 @@
+"""Output paths that never destroy a user's data.
+
+Every command that writes checks its output path here before doing any work: a folder may be
+written when it is new or empty, or replaced (with ``overwrite``) when spl_hf wrote it — a dataset
+build recognised by its ``MANIFEST.sha256`` listing every file in it, or another output recognised
+by the marker file spl_hf leaves in it. A file may be replaced only with ``overwrite``. Paths that
+hold a user's work (``.``, a parent of the working folder, the home folder, a filesystem root, a
+folder containing ``.git``, an input or a folder holding one) are refused outright.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+MARKER = ".spl_hf-output.json"
+MANIFEST = "MANIFEST.sha256"
+
+
+class OutputError(ValueError):
+    """An output path that spl_hf refuses to write; the message names the path and why."""
+
+
+def _resolved(path: str | Path) -> Path:
+    return Path(os.path.abspath(os.path.expanduser(str(path))))
+
+
+def _is_within(child: Path, parent: Path) -> bool:
+    return child == parent or parent in child.parents
+
+
+def refuse_dangerous(path: str | Path, inputs: Iterable[str | Path] = ()) -> Path:
+    """Raise ``OutputError`` when ``path`` is a place no output may replace; returns it resolved."""
+    out = _resolved(path)
+    cwd = _resolved(os.getcwd())
+    home = _resolved(Path.home())
+    if out == Path(out.anchor):
+        raise OutputError(f"{path}: refusing to write into a filesystem root")
+    if _is_within(cwd, out):
+        raise OutputError(f"{path}: refusing to write into the working folder or one of its parents")
+    if out == home:
+        raise OutputError(f"{path}: refusing to write into the home folder")
+    if (out / ".git").exists():
+        raise OutputError(f"{path}: refusing to write into a folder that holds a .git repository")
+    for given in inputs:
+        if given is None or str(given) == "":
+            continue
+        inp = _resolved(given)
+        if inp == out:
+            raise OutputError(f"{path}: the output is also an input ({given})")
+        if _is_within(inp, out):
+            raise OutputError(f"{path}: the output folder holds an input ({given}); choose another folder")
+    return out
+
+
+def owned_by_spl_hf(folder: str | Path) -> bool:
+    """Whether every file in ``folder`` was written by spl_hf (manifest build or marked output)."""
+    folder = Path(folder)
+    if (folder / MARKER).is_file():
+        return True
+    manifest = folder / MANIFEST
+    if not manifest.is_file():
+        return False
+    try:
+        listed = {line.split("  ", 1)[1] for line in manifest.read_text(encoding="utf-8").splitlines() if "  " in line}
+    except (OSError, UnicodeDecodeError):
+        return False
+    present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    return present - {MANIFEST} <= listed
+
+
+def guard_dir(path: str | Path, *, overwrite: bool = False, inputs: Iterable[str | Path] = ()) -> Path:
+    """Check a folder output before any work is done; returns the resolved path.
+
+    New or empty folders pass. A folder spl_hf wrote passes only with ``overwrite``. Anything
+    else — a file, a folder with other files, a dangerous place — raises ``OutputError``.
+    """
+    out = refuse_dangerous(path, inputs)
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"{path}: exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()):
+        if not owned_by_spl_hf(out):
+            sample = sorted(p.name for p in out.iterdir())[:5]
+            raise OutputError(f"{path}: holds files spl_hf did not write ({', '.join(sample)}); "
+                              "refusing to replace them — choose a new or empty folder")
+        if not overwrite:
+            raise OutputError(f"{path}: holds an earlier spl_hf output; pass --overwrite to replace it")
+    _check_writable(out)
+    return out
+
+
+def guard_file(path: str | Path, *, overwrite: bool = False, inputs: Iterable[str | Path] = ()) -> Path:
+    """Check a file output before any work is done; returns the resolved path."""
+    out = _resolved(path)
+    for given in inputs:
+        if given is not None and str(given) != "" and _resolved(given) == out:
+            raise OutputError(f"{path}: the output is also an input; choose another file")
+    if out.is_dir():
+        raise OutputError(f"{path}: is a folder, expected a file path")
+    if out.exists() and not overwrite:
+        raise OutputError(f"{path}: already exists; pass --overwrite to replace it")
+    _check_writable(out)
+    return out
+
+
+def mark_output(folder: str | Path, kind: str) -> None:
+    """Leave the marker that lets a later run with ``overwrite`` recognise this folder as ours."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / MARKER).write_text(json.dumps({"created_by": "spl_hf", "kind": kind}) + "\n", encoding="utf-8")
+
+
+def _check_writable(out: Path) -> None:
+    probe = out
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise OutputError(f"{out}: cannot be created under {probe}, which is a file")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise OutputError(f"{out}: {probe} is not writable")
