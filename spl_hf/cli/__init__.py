@@ -25,6 +25,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("label", "spl_hf.cli.label", "assign SPL attributes with an LM labeler"),
     ("judge", "spl_hf.cli.judge", "score response pairs per tenet with an LM judge (both orderings)"),
     ("generate", "spl_hf.cli.generate", "generate candidate responses per prompt under named instructions"),
+    ("report", "spl_hf.cli.report", "refusal statistics across seeds (figures) and the judge comparison"),
+    ("agreement", "spl_hf.cli.agreement", "agreement of model attribute labels with a human rater panel"),
     ("demo", "spl_hf.cli.demo", "run the main job on the embedded defaults, writing under out/demo"),
 )
 
