@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from spl_hf.cli import main
 from spl_hf.report import load_runs, parse_contrast, seed_report
 from tests.report_fixtures import COUNTS, N, metrics, write_runs
 
@@ -130,12 +131,11 @@ def test_unknown_condition_in_contrast(runs):
         seed_report(load_runs(runs), [("judge", "nope")])
 
 
-def test_cli_writes_report_and_figures(runs, tmp_path):
+def test_cli_writes_report_and_figures(runs, tmp_path, capsys):
     out = tmp_path / "rep"
-    cmd = [sys.executable, "-m", "spl_hf.cli", "report", "seeds", str(runs), "--out", str(out), "--json",
-           "--contrast", "prompt_shared:judge"]
-    res = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    data = json.loads(res.stdout)
+    cmd = ["report", "seeds", str(runs), "--out", str(out), "--json", "--contrast", "prompt_shared:judge"]
+    assert main(cmd) == 0
+    data = json.loads(capsys.readouterr().out)
     assert data["contrasts"][0]["first"] == "prompt_shared" and data["contrasts"][0]["df"] == 4
     assert sorted(p.name for p in out.iterdir()) == [
         ".spl_hf-output.json", "paired_prompt_shared_vs_judge.png", "refusal_by_condition.png", "report.json",
@@ -144,10 +144,17 @@ def test_cli_writes_report_and_figures(runs, tmp_path):
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
     first = {p.name: p.read_bytes() for p in out.iterdir()}
     # Determinism: a second run (allowed with --overwrite) gives byte-identical files.
-    subprocess.run([*cmd, "--overwrite"], capture_output=True, text=True, check=True)
+    assert main([*cmd, "--overwrite"]) == 0
     assert {p.name: p.read_bytes() for p in out.iterdir()} == first
-    again = subprocess.run(cmd, capture_output=True, text=True)
-    assert again.returncode == 2 and "--overwrite" in again.stderr
+    capsys.readouterr()
+    assert main(cmd) == 2 and "--overwrite" in capsys.readouterr().err
+
+
+def test_cli_default_output_next_to_the_runs(runs, capsys):
+    assert main(["report", "seeds", str(runs), "--no-figures"]) == 0
+    assert "Table XIV" in capsys.readouterr().out
+    assert (runs / "report" / "report.md").is_file()
+    assert len(load_runs(runs)) == 20  # the report folder is not taken for a condition
 
 
 def test_cli_missing_seed_is_one_line_error(tmp_path):

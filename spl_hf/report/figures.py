@@ -1,6 +1,8 @@
-"""The seed figures as PNG: per-seed points, mean bar and interval whisker; paired lines by seed.
+"""The seed figures: per-seed points, mean bar and interval whisker; paired lines by seed.
 
-matplotlib runs on the Agg backend (no display) and is imported only when a figure is drawn.
+Figures are built as ``matplotlib.figure.Figure`` objects without pyplot, so drawing touches no global
+backend state (a notebook's inline display keeps working) and PNGs are rendered by Agg. matplotlib is
+imported only when a figure is drawn.
 """
 
 from __future__ import annotations
@@ -16,13 +18,19 @@ MARKERS = ("s", "^", "o", "D", "v", "P", "X")
 PNG_METADATA = {"Software": None}
 
 
-def _pyplot():
-    import matplotlib
+def _figure(width: float, height: float, panels: int):
+    from matplotlib import rcParams
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
+    fig = Figure(figsize=(width, height))
+    axes = fig.subplots(1, panels, squeeze=False)[0]
+    return fig, axes, rcParams["axes.prop_cycle"].by_key()["color"]
 
-    return plt
+
+def save_png(fig, path: str | Path) -> Path:
+    path = Path(path)
+    fig.savefig(path, dpi=120, metadata=PNG_METADATA)
+    return path
 
 
 def _offsets(n: int, width: float = 0.24) -> list[float]:
@@ -51,14 +59,12 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
 
 
-def plot_conditions(report: SeedReport, path: str | Path) -> Path:
+def figure_conditions(report: SeedReport):
     """Figure 4: one panel per prompt set, one bar per condition with its seeds as points."""
-    plt = _pyplot()
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    fig, axes = plt.subplots(1, len(report.prompt_sets), figsize=(3.2 + 1.1 * len(report.conditions)
-                                                                 * len(report.prompt_sets), 3.6), squeeze=False)
+    fig, axes, colors = _figure(3.2 + 1.1 * len(report.conditions) * len(report.prompt_sets), 3.6,
+                                len(report.prompt_sets))
     pct = f"{report.confidence * 100:g}%"
-    for ax, ps in zip(axes[0], report.prompt_sets):
+    for ax, ps in zip(axes, report.prompt_sets):
         for i, c in enumerate(report.conditions):
             s = next(x for x in report.summaries if x.condition == c and x.prompt_set == ps)
             color = colors[i % len(colors)]
@@ -71,21 +77,16 @@ def plot_conditions(report: SeedReport, path: str | Path) -> Path:
         ax.set_ylim(0, 100)
     fig.suptitle(f"Refusal across seeds: points = seeds, bar = mean, whisker = {pct} t interval", fontsize=9)
     fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=120, metadata=PNG_METADATA)
-    plt.close(fig)
-    return path
+    return fig
 
 
-def plot_contrast(report: SeedReport, first: str, second: str, path: str | Path) -> Path:
+def figure_contrast(report: SeedReport, first: str, second: str):
     """Figure 5: the two conditions side by side per prompt set, same-seed runs joined by gray lines."""
-    plt = _pyplot()
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     pairs = [c for c in report.contrasts if (c.contrast.first, c.contrast.second) == (first, second)]
     if not pairs:
         raise ValueError(f"the report has no contrast {first}:{second}")
-    fig, axes = plt.subplots(1, len(pairs), figsize=(3.6 * len(pairs), 4.0), squeeze=False)
-    for ax, cs in zip(axes[0], pairs):
+    fig, axes, colors = _figure(3.6 * len(pairs), 4.0, len(pairs))
+    for ax, cs in zip(axes, pairs):
         k = cs.contrast
         ys = []
         for i, cond in enumerate((first, second)):
@@ -107,20 +108,18 @@ def plot_contrast(report: SeedReport, first: str, second: str, path: str | Path)
     fig.suptitle(f"Paired by seed: {first} − {second}\n(gray lines join runs of the same seed; bar = mean)",
                  fontsize=9)
     fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=120, metadata=PNG_METADATA)
-    plt.close(fig)
-    return path
+    return fig
 
 
 def write_figures(report: SeedReport, out_dir: str | Path) -> list[Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = [plot_conditions(report, out / "refusal_by_condition.png")]
+    paths = [save_png(figure_conditions(report), out / "refusal_by_condition.png")]
     seen = []
     for c in report.contrasts:
         key = (c.contrast.first, c.contrast.second)
         if key not in seen:
             seen.append(key)
-            paths.append(plot_contrast(report, *key, out / f"paired_{_slug(key[0])}_vs_{_slug(key[1])}.png"))
+            fig = figure_contrast(report, *key)
+            paths.append(save_png(fig, out / f"paired_{_slug(key[0])}_vs_{_slug(key[1])}.png"))
     return paths
