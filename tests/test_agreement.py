@@ -165,8 +165,10 @@ def test_cli_json_on_the_shipped_sample():
     assert data["topic"]["f1"] is None and data["topic"]["false_positives"] is None
     assert data["method"]["f1"] is not None
 
-def test_cli_tables(capsys):
-    assert main(["agreement", "--panel", PANEL, "--labels", LABELS]) == 0
+def test_cli_tables_and_figure(capsys, tmp_path):
+    fig = tmp_path / "figure3.png"
+    assert main(["agreement", "--panel", PANEL, "--labels", LABELS, "--figure", str(fig)]) == 0
+    assert fig.read_bytes()[:4] == b"\x89PNG"
     text = capsys.readouterr().out
     assert "| topic | 31/33 | 93.94 | 31/36 | 86.11 |" in text
     assert "Table V" in text and "Table XI" in text and "Table XII" in text

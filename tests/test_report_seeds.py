@@ -165,3 +165,16 @@ def test_cli_missing_seed_is_one_line_error(tmp_path):
                          capture_output=True, text=True)
     assert res.returncode == 2
     assert "seed(s) [2] missing from 'prompt_shared'" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_illustrative_sweep_is_marked_and_readable(tmp_path):
+    from pathlib import Path
+
+    from spl_hf.report.sample import write_illustrative_runs
+
+    root = write_illustrative_runs(tmp_path / "runs")
+    runs = load_runs(root)
+    assert {r.condition for r in runs} == {"prompt_shared", "judge"} and len(runs) == 20
+    assert all(json.loads(Path(r.path).read_text())["illustrative"] is True for r in runs)
+    with pytest.raises(ValueError, match="--overwrite"):
+        write_illustrative_runs(root)
