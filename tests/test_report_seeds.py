@@ -178,3 +178,16 @@ def test_illustrative_sweep_is_marked_and_readable(tmp_path):
     assert all(json.loads(Path(r.path).read_text())["illustrative"] is True for r in runs)
     with pytest.raises(ValueError, match="--overwrite"):
         write_illustrative_runs(root)
+
+
+def test_one_seed_per_condition_still_reports_and_draws(tmp_path):
+    from spl_hf.report import write_seed_report
+
+    root = write_runs(tmp_path / "runs", {"base": {0: {HARD: (300, 900)}}, "adapter": {0: {HARD: (250, 880)}}})
+    report, out, written = write_seed_report(root, contrasts=[("adapter", "base")])
+    k = report.contrasts[0].contrast
+    assert k.differences == pytest.approx((100 * (250 - 300) / 1319,)) and k.summary.ci_low is None
+    md = (out / "report.md").read_text()
+    assert "adapter − base: one seed: no standard deviation or interval" in md
+    assert sorted(p.name for p in written) == ["paired_adapter_vs_base.png", "refusal_by_condition.png",
+                                               "report.json", "report.md"]

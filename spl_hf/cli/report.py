@@ -45,31 +45,17 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 
 
 def run_seeds(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from spl_hf.outputs import guard_dir, mark_output
-    from spl_hf.report import load_runs, parse_contrast, seed_report
+    from spl_hf.report import parse_contrast
+    from spl_hf.report.write import write_seed_report
 
     contrasts = [parse_contrast(c) for c in args.contrast] if args.contrast else None
-    out = Path(args.out) if args.out else Path(args.runs_dir) / "report"
-    out = guard_dir(out, overwrite=args.overwrite)
-    report = seed_report(load_runs(args.runs_dir), contrasts, args.confidence)
-    data = report.to_dict()
-    markdown = report.to_markdown()
-    mark_output(out, "seed-report")
-    (out / "report.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    (out / "report.md").write_text(markdown)
-    figures = []
-    if not args.no_figures:
-        from spl_hf.report.figures import write_figures
-
-        figures = [str(p) for p in write_figures(report, out)]
-    data["figures"] = figures
+    report, _, written = write_seed_report(args.runs_dir, args.out, contrasts, confidence=args.confidence,
+                                           figures=not args.no_figures, overwrite=args.overwrite)
     if args.json:
-        print(json.dumps(data, indent=2, sort_keys=True))
+        print(json.dumps({**report.to_dict(), "written": [str(p) for p in written]}, indent=2, sort_keys=True))
     else:
-        print(markdown, end="")
-        print(f"\nwrote {out / 'report.json'}, {out / 'report.md'}" + "".join(f", {f}" for f in figures))
+        print(report.to_markdown(), end="")
+        print(f"\nwrote {', '.join(str(p) for p in written)}")
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from spl_hf.report.runs import METRIC_KEYS, RunMetrics, load_runs
 from spl_hf.report.seeds import ConditionSummary, ContrastSummary, SeedReport, parse_contrast, seed_report
+from spl_hf.report.write import write_seed_report
 
 __all__ = [
     "METRIC_KEYS",
@@ -12,4 +13,5 @@ __all__ = [
     "load_runs",
     "parse_contrast",
     "seed_report",
+    "write_seed_report",
 ]

@@ -103,6 +103,9 @@ class SeedReport:
                 k = c.contrast
                 lines.append(f"| {c.prompt_set} | {k.first} − {k.second} | {_list(k.differences, signed=True)} | "
                              + _stat_cells(k.summary, signed=True))
+            notes = [f"- {c.prompt_set} / {c.contrast.first} − {c.contrast.second}: {c.contrast.summary.note}"
+                     for c in self.contrasts if c.contrast.summary.note]
+            lines += ["", *notes] if notes else []
             for c in self.contrasts:
                 k = c.contrast
                 lines += ["", f"### {c.prompt_set}: {k.first} − {k.second} by seed", "",
