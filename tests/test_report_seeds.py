@@ -191,3 +191,9 @@ def test_one_seed_per_condition_still_reports_and_draws(tmp_path):
     assert "adapter − base: one seed: no standard deviation or interval" in md
     assert sorted(p.name for p in written) == ["paired_adapter_vs_base.png", "refusal_by_condition.png",
                                                "report.json", "report.md"]
+
+
+def test_misnamed_seed_folder_is_reported(runs):
+    (runs / "extra" / "seed_1").mkdir(parents=True)
+    with pytest.raises(ValueError, match=r"extra: a condition folder needs seed<k> subfolders \(found \['seed_1'\]\)"):
+        load_runs(runs)

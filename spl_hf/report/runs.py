@@ -88,16 +88,24 @@ def read_metrics(path: Path, condition: str, seed: int, prompt_set: str) -> RunM
 def load_runs(runs_dir: str | Path) -> list[RunMetrics]:
     """Every metrics file of the sweep; a (condition, seed) lacking a prompt set another run has is an error.
 
-    Folders directly under ``runs_dir`` without any ``seed<k>`` folder (a report written there, say)
-    are not conditions and are skipped.
+    Hidden folders and spl_hf outputs (a report written there) directly under ``runs_dir`` are skipped;
+    any other folder without a ``seed<k>`` folder is an error, so a misnamed seed folder is not lost.
     """
+    from spl_hf.outputs import MARKER
+
     root = Path(runs_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: no such runs folder")
     found: dict[tuple[str, int], dict[str, Path]] = {}
     seed_paths: dict[tuple[str, int], Path] = {}
-    for cond_dir in sorted(p for p in root.iterdir() if p.is_dir()):
-        for seed, seed_dir in _seed_dirs(cond_dir).items():
+    for cond_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        if (cond_dir / MARKER).is_file():
+            continue
+        seeds = _seed_dirs(cond_dir)
+        if not seeds:
+            raise ValueError(f"{cond_dir}: a condition folder needs seed<k> subfolders (found "
+                             f"{sorted(p.name for p in cond_dir.iterdir())[:5]})")
+        for seed, seed_dir in seeds.items():
             seed_paths[(cond_dir.name, seed)] = seed_dir
             eval_dir = seed_dir / "eval"
             sets = sorted(p for p in eval_dir.iterdir() if p.is_dir()) if eval_dir.is_dir() else []
