@@ -39,6 +39,8 @@ ROUTES: list[tuple[str, re.Pattern, str]] = [
         ("POST", rf"^/api/{_T}/{_R}/paths-info/([^/]+)$", "paths_info"),
         ("POST", rf"^/api/{_T}/{_R}/preupload/([^/]+)$", "preupload"),
         ("POST", rf"^/api/{_T}/{_R}/commit/([^/]+)$", "commit"),
+        ("POST", rf"^/api/{_T}/{_R}/branch/([^/]+)$", "create_branch"),
+        ("GET", rf"^/api/{_T}/{_R}/xet-(?:read|write)-token/.*$", "no_xet"),
         ("POST", rf"^{_PREFIX}{_R}\.git/info/lfs/objects/batch$", "lfs_batch"),
         ("POST", rf"^{_PREFIX}{_R}\.git/info/lfs/objects/verify$", "lfs_verify"),
         ("PUT", rf"^/__lfs/{_T}/{_R}/([0-9a-f]{{64}})$", "lfs_upload"),
@@ -338,6 +340,17 @@ class HubHandler(BaseHTTPRequestHandler):
         if pr is not None:
             out["pullRequestUrl"] = f"{page}/discussions/{pr}"
         self._json(out)
+
+    def create_branch(self, t: str, org: str, name: str, branch: str) -> None:
+        body = json.loads(self._body() or b"{}")
+        repo_type, repo_id = self._repo(t, org, name, write=True)
+        start = self.store.resolve(repo_type, repo_id, str(body.get("startingPoint") or "main"))
+        self.store.create_branch(repo_type, repo_id, unquote(branch), start)
+        self._json({})
+
+    def no_xet(self, t: str, org: str, name: str) -> None:
+        self._repo(t, org, name)
+        raise StoreError(501, "this server implements the classic LFS upload path only: set HF_HUB_DISABLE_XET=1")
 
     def lfs_batch(self, prefix: str | None, org: str, name: str) -> None:
         body = json.loads(self._body() or b"{}")

@@ -168,6 +168,18 @@ class Store:
             return revision
         raise StoreError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
 
+    def create_branch(self, repo_type: str, repo_id: str, branch: str, start: str) -> None:
+        """A new branch at commit ``start``; 409 when it exists."""
+        if not branch or branch.startswith(("refs/", "/")) or ".." in branch or _SHA.match(branch):
+            raise StoreError(400, f"invalid branch name {branch!r}")
+        repo = self.repo_dir(repo_type, repo_id)
+        with self._locked(repo):
+            refs = self.refs(repo_type, repo_id)
+            if branch in refs["heads"]:
+                raise StoreError(409, f"branch {branch!r} already exists")
+            refs["heads"][branch] = start
+            _write_atomic(repo / "refs.json", json.dumps(refs).encode())
+
     def commit(self, repo_type: str, repo_id: str, sha: str) -> Commit:
         path = self.repo_dir(repo_type, repo_id) / "commits" / f"{sha}.json"
         d = json.loads(path.read_text())
