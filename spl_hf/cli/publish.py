@@ -26,16 +26,27 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 
 
 def run(args: argparse.Namespace) -> int:
+    import os
+
+    from huggingface_hub.errors import HfHubHTTPError
+
     from spl_hf.hub.publish import publish
 
-    result = publish(
-        args.path,
-        args.repo_id,
-        revision=args.revision,
-        private=args.private,
-        create_pr=args.create_pr,
-        message=args.message,
-    )
+    try:
+        result = publish(
+            args.path,
+            args.repo_id,
+            revision=args.revision,
+            private=args.private,
+            create_pr=args.create_pr,
+            message=args.message,
+        )
+    except HfHubHTTPError as exc:
+        status = exc.response.status_code if exc.response is not None else "no response"
+        hint = " (is HF_TOKEN set to a token with write access?)" if status in (401, 403) else ""
+        endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+        raise ValueError(f"{args.repo_id}: {endpoint} refused the push ({status}): "
+                         f"{str(exc).splitlines()[0]}{hint}") from None
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
         return 0

@@ -13,12 +13,12 @@ import json
 import sys
 
 
-def split_digests(path: str, revision: str | None = None) -> dict[str, dict]:
+def split_digests(path: str, revision: str | None = None, configs: list[str] | None = None) -> dict[str, dict]:
     """``config/split`` -> its Features, row count and a SHA-256 over its rows in order."""
     from datasets import get_dataset_config_names, load_dataset
 
     out: dict[str, dict] = {}
-    for config in get_dataset_config_names(path, revision=revision):
+    for config in configs or get_dataset_config_names(path, revision=revision):
         for split, ds in load_dataset(path, config, revision=revision).items():
             h = hashlib.sha256()
             for row in ds:
@@ -32,8 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m spl_hf.hub.roundtrip")
     parser.add_argument("path")
     parser.add_argument("--revision", default=None)
+    parser.add_argument("--config", action="append", help="only this config (repeatable)")
     args = parser.parse_args(argv)
-    json.dump(split_digests(args.path, args.revision), sys.stdout)
+    json.dump(split_digests(args.path, args.revision, args.config), sys.stdout)
     return 0
 
 

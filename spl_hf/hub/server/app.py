@@ -108,8 +108,11 @@ class HubHandler(BaseHTTPRequestHandler):
         headers = {"X-Error-Message": message}
         if code:
             headers["X-Error-Code"] = code
-        if not self._body_read:
-            self.close_connection = True  # an unread request body would corrupt the next request
+        has_body = int(self.headers.get("Content-Length") or 0) > 0 or "Transfer-Encoding" in self.headers
+        if has_body and not self._body_read:
+            # An unread request body would be taken for the next request: end this connection, and say so.
+            self.close_connection = True
+            headers["Connection"] = "close"
         self._json({"error": message}, status, headers)
 
     def _json(self, obj: object, status: int = 200, headers: dict[str, str] | None = None) -> None:
