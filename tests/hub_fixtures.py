@@ -84,7 +84,7 @@ def hub(tmp_path_factory):
     server.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def builds(tmp_path_factory) -> dict[str, Path]:
     """An SPL build, a tenet build (judge scores made up, no model) and a reshaped SPL build."""
     from spl_hf.build.spl import SPLBuildConfig, build_spl

@@ -71,11 +71,11 @@ def render_card(
 def card_inputs(template: str, configs: list[ConfigData], **kwargs: object) -> str:
     """What ``render_card(template, configs, **kwargs)`` was called with, as the JSON of ``card.json``."""
     layout = [
-        {"name": c.name, "default": c.default, "features": c.features.to_dict(), "splits": list(c.splits),
+        {"name": c.name, "default": c.default, "features": c.features._to_yaml_list(), "splits": list(c.splits),
          "unions": {s: [list(r) for r in refs] for s, refs in c.unions.items()}}
         for c in configs
     ]
-    return json.dumps({"template": template, "configs": layout, "kwargs": kwargs}, indent=1, sort_keys=True) + "\n"
+    return json.dumps({"template": template, "configs": layout, "kwargs": kwargs}, indent=1) + "\n"
 
 
 def read_split(folder: Path, pattern: str, features: Features) -> pa.Table:
@@ -98,7 +98,7 @@ def regenerate_card(folder: str | Path, repo_id: str | None = None, template: st
     inputs = json.loads(inputs_path.read_text())
     configs = []
     for c in inputs["configs"]:
-        feats = Features.from_dict(c["features"])
+        feats = Features._from_yaml_list(c["features"])  # a list: keeps the column order
         splits = {s: read_split(folder, shard_pattern(c["name"], s), feats) for s in c["splits"]}
         unions = {s: [tuple(r) for r in refs] for s, refs in c["unions"].items()}
         configs.append(ConfigData(c["name"], feats, splits, c["default"], unions))
