@@ -13,6 +13,8 @@ from spl_hf.cli import main
 from spl_hf.hub.folder import ConfigData, verify_manifest, write_dataset_folder, yaml_metadata
 from tests.hub_fixtures import builds  # noqa: F401
 
+FRESH = "force_redownload"  # datasets keys a local folder's Arrow cache by its name, not its bytes
+
 
 def _card(folder) -> dict:
     return yaml.safe_load((folder / "README.md").read_text().split("---", 2)[1])
@@ -34,7 +36,7 @@ def test_preferences_train_is_the_per_source_splits_stored_once(builds):  # noqa
     sources = [s for s in splits if s != "train"]
     assert splits["train"] == [f"preferences/{s}-*" for s in sources]
     assert not list(folder.glob("preferences/train-*"))  # no row written twice
-    dd = load_dataset(str(folder), "preferences")
+    dd = load_dataset(str(folder), "preferences", download_mode=FRESH)
     _same(dd["train"], concatenate_datasets([dd[s] for s in sources]))
 
 
@@ -45,8 +47,8 @@ def test_tenet_all_is_the_per_tenet_configs_stored_once(builds):  # noqa: F811
     parts = []
     for pattern in paths:
         config, split = pattern.removesuffix("-*").split("/")
-        parts.append(load_dataset(str(folder), config, split=split))
-    everything = load_dataset(str(folder), "all", split="train")
+        parts.append(load_dataset(str(folder), config, split=split, download_mode=FRESH))
+    everything = load_dataset(str(folder), "all", split="train", download_mode=FRESH)
     _same(everything, concatenate_datasets(parts))
     assert len(set(everything["tenet"])) == len({p.split("/")[0] for p in paths}) > 1
 
@@ -63,7 +65,7 @@ def test_shards_are_bounded_and_named_like_push_to_hub(tmp_path):
     assert n == -(-table.nbytes // 40_000) > 1
     assert [p.name for p in shards] == [f"train-{i:05d}-of-{n:05d}.parquet" for i in range(n)]
     assert all(p.stat().st_size <= 40_000 for p in shards)
-    assert load_dataset(str(written.path), split="train").data.table.equals(table)
+    assert load_dataset(str(written.path), split="train", download_mode=FRESH).data.table.equals(table)
     assert verify_manifest(written.path) == []
 
 

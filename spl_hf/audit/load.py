@@ -28,7 +28,9 @@ def load_built(path: str, config: str | None = None) -> list[LoadedSplit]:
     for name in names:
         # No split-size verification: an edited file must reach the audit and be reported, not
         # stop the load with a size mismatch against the card.
-        dd = load_dataset(path, name, verification_mode="no_checks")
+        # Always re-read the files: datasets may reuse an Arrow cache built from another folder of the
+        # same name, and an audit must see the bytes on disk.
+        dd = load_dataset(path, name, verification_mode="no_checks", download_mode="force_redownload")
         for split, ds in dd.items():
             if split in covered.get(name, ()):
                 continue

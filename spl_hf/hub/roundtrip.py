@@ -19,7 +19,9 @@ def split_digests(path: str, revision: str | None = None, configs: list[str] | N
 
     out: dict[str, dict] = {}
     for config in configs or get_dataset_config_names(path, revision=revision):
-        for split, ds in load_dataset(path, config, revision=revision).items():
+        # force_redownload: a local folder's Arrow cache is keyed by its name, not its bytes.
+        dd = load_dataset(path, config, revision=revision, download_mode="force_redownload")
+        for split, ds in dd.items():
             h = hashlib.sha256()
             for row in ds:
                 h.update(json.dumps(row, sort_keys=True, default=repr).encode() + b"\n")
