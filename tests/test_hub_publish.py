@@ -21,7 +21,11 @@ from tests.hub_fixtures import TOKEN, builds, client_env, hub, hub_client, remot
 @pytest.fixture(scope="module")
 def local(builds):  # noqa: F811
     """What load_dataset gives on each local build folder, per config/split."""
-    return {name: split_digests(str(path)) for name, path in builds.items()}
+    return {
+        "spl": split_digests(str(builds["spl"])),
+        "tenets": split_digests(str(builds["tenets"])),
+        "spl_reshaped": split_digests(str(builds["spl_reshaped"]), configs=["preferences"]),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -57,48 +61,54 @@ def published(hub, builds):  # noqa: F811
             t.start()
         for t in threads:
             t.join()
-    assert not errors, errors
+        assert not errors, errors
+        out = results["cli_out"]
+        results["tenets_sha"] = next(line.split()[1] for line in out.splitlines() if line.startswith("commit "))
+        # Then the SPL build again, reshaped: a source gone, every shard renamed.
+        results["reshaped"] = publish(builds["spl_reshaped"], "org/spl", message="reshaped")
     return results
 
 
-def test_two_builds_pushed_concurrently_load_back_identical(published, local, builds, hub, tmp_path):  # noqa: F811
+@pytest.fixture(scope="module")
+def remote(published, hub, tmp_path_factory):  # noqa: F811
+    """Every config/split loaded back by ONE new process with an empty HF_HOME, pinned by sha."""
+    return remote_digests(client_env(hub, tmp_path_factory.mktemp("fresh-home")), [
+        ("org/spl", published["spl"].commit_sha),  # the first release, after the reshaped one replaced it
+        ("org/tenets", published["tenets_sha"]),
+        ("org/spl", published["reshaped"].commit_sha, ["preferences"]),
+    ])
+
+
+def test_two_builds_pushed_concurrently_load_back_identical(published, remote, local, builds):  # noqa: F811
     out = published["cli_out"]
     assert published["cli_rc"] == 0 and TOKEN not in out
-    sha = next(line.split()[1] for line in out.splitlines() if line.startswith("commit "))
+    sha = published["tenets_sha"]
     assert f'load_dataset("org/tenets", "all", split="train", revision="{sha}")' in out
     spl = published["spl"]
     assert spl.files == build_files(builds["spl"]) and spl.configs == ["preferences", "derivations"]
     assert spl.load_line() == f'load_dataset("org/spl", "preferences", split="train", revision="{spl.commit_sha}")'
     assert set(spl.to_json()) == {"repo_id", "commit_sha", "files", "configs"}
-    # Every config and split, loaded by a new process with an empty HF_HOME, pinned to the commits.
-    remote = remote_digests(client_env(hub, tmp_path / "home"), [("org/spl", spl.commit_sha), ("org/tenets", sha)])
-    assert remote == [local["spl"], local["tenets"]]  # same Features, same rows in the same order
+    # Every config and split: same Features, same rows in the same order as the local folder.
+    assert remote[0] == local["spl"] and remote[1] == local["tenets"]
     assert {"preferences/train", "derivations/xstest"} <= set(remote[0]) and "all/train" in remote[1]
 
 
 def test_republish_reshaped_removes_stale_files_and_old_commit_still_loads(
-    published, local, builds, hub, tmp_path, monkeypatch, hub_client  # noqa: F811
+    published, remote, local, builds, hub, hub_client  # noqa: F811
 ):
     from huggingface_hub import HfApi
 
-    monkeypatch.setenv("HF_ENDPOINT", hub.url)
-    monkeypatch.setenv("HF_TOKEN", TOKEN)
-    old = published["spl"].commit_sha
-    result = publish(builds["spl_reshaped"], "org/spl", message="reshaped")
+    old, new = published["spl"], published["reshaped"]
     api = HfApi(endpoint=hub.url, token=TOKEN)
     at_main = api.list_repo_files("org/spl", repo_type="dataset")
     assert sorted(at_main) == sorted(build_files(builds["spl_reshaped"]))
     gone = set(build_files(builds["spl"])) - set(at_main)
     assert "preferences/xstest-00000-of-00001.parquet" in gone and "derivations/ultrachat-00000-of-00001.parquet" in gone
-    assert sorted(result.deleted) == sorted(gone)
-    assert [c.commit_id for c in api.list_repo_commits("org/spl", repo_type="dataset")][:2] == [result.commit_sha, old]
-    old_remote, new_remote = remote_digests(
-        client_env(hub, tmp_path / "home"),
-        [("org/spl", old, ["preferences"]), ("org/spl", result.commit_sha, ["preferences"])],
-    )
-    assert old_remote == {k: v for k, v in local["spl"].items() if k.startswith("preferences/")}
-    assert new_remote == {k: v for k, v in local["spl_reshaped"].items() if k.startswith("preferences/")}
-    assert "preferences/xstest" in old_remote and "preferences/xstest" not in new_remote
+    assert sorted(new.deleted) == sorted(gone)
+    commits = [c.commit_id for c in api.list_repo_commits("org/spl", repo_type="dataset")]
+    assert commits[:2] == [new.commit_sha, old.commit_sha]
+    assert remote[2] == local["spl_reshaped"]
+    assert "preferences/xstest" in remote[0] and "preferences/xstest" not in remote[2]
 
 
 def test_a_folder_that_does_not_audit_clean_is_refused(builds, hub, tmp_path, monkeypatch, capsys, hub_client):  # noqa: F811
