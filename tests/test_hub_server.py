@@ -165,3 +165,23 @@ def test_unknown_revision_and_file_are_reported_as_such(server, tmp_path, hub_cl
     with pytest.raises(EntryNotFoundError):
         hf_hub_download("org/r", "missing.txt", repo_type="dataset", endpoint=server.url, token=TOKEN,
                         cache_dir=tmp_path)
+
+
+def test_branches_and_pull_requests_resolve_by_name_and_sha(server, hub_client):  # noqa: F811
+    from huggingface_hub import CommitOperationAdd
+
+    first = _seed(server)
+    api = _api(server)
+    api.create_branch("org/r", branch="dev", repo_type="dataset")
+    on_dev = api.create_commit("org/r", [CommitOperationAdd("dev.txt", b"d")], commit_message="dev",
+                               repo_type="dataset", revision="dev")
+    pr = api.create_commit("org/r", [CommitOperationAdd("pr.txt", b"p")], commit_message="proposal",
+                           repo_type="dataset", create_pr=True)
+    assert pr.pr_url.endswith("/discussions/1") and pr.pr_revision == "refs/pr/1"
+    assert api.repo_info("org/r", repo_type="dataset").sha == first  # main untouched by both
+    assert "dev.txt" in api.list_repo_files("org/r", repo_type="dataset", revision="dev")
+    assert "pr.txt" in api.list_repo_files("org/r", repo_type="dataset", revision="refs/pr/1")
+    assert "pr.txt" not in api.list_repo_files("org/r", repo_type="dataset", revision=on_dev.oid)
+    refs = api.list_repo_refs("org/r", repo_type="dataset", include_pull_requests=True)
+    assert {b.name: b.target_commit for b in refs.branches} == {"main": first, "dev": on_dev.oid}
+    assert [p.ref for p in refs.pull_requests] == ["refs/pr/1"]
