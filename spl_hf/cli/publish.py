@@ -26,8 +26,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-
+    import httpx2  # huggingface_hub's HTTP client
     from huggingface_hub.errors import HfHubHTTPError
 
     from spl_hf.hub.publish import publish
@@ -44,9 +43,10 @@ def run(args: argparse.Namespace) -> int:
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else "no response"
         hint = " (is HF_TOKEN set to a token with write access?)" if status in (401, 403) else ""
-        endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
-        raise ValueError(f"{args.repo_id}: {endpoint} refused the push ({status}): "
+        raise ValueError(f"{args.repo_id}: {_endpoint()} refused the push ({status}): "
                          f"{str(exc).splitlines()[0]}{hint}") from None
+    except (httpx2.TransportError, ConnectionError) as exc:
+        raise ValueError(f"{args.repo_id}: cannot reach {_endpoint()} (HF_ENDPOINT): {exc}") from None
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
         return 0
@@ -55,3 +55,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"commit {result.commit_sha}")
     print(result.load_line())
     return 0
+
+
+def _endpoint() -> str:
+    import os
+
+    return os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
