@@ -30,11 +30,13 @@ class HubProcess:
         cmd = [sys.executable, "-m", "spl_hf.cli", "hub", "serve", "--root", str(self.root), "--port", "0"]
         if self.token:
             cmd += ["--token", self.token]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        log = self.root.with_name(self.root.name + ".log")  # a file: a pipe nobody reads could fill up
+        with open(log, "a") as err:
+            self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
         line = self.proc.stdout.readline().strip()
         if not line.startswith("serving on http://127.0.0.1:"):
             self.proc.kill()
-            raise RuntimeError(f"server did not start: {line!r} {self.proc.stderr.read()}")
+            raise RuntimeError(f"server did not start: {line!r} {log.read_text()[-2000:]}")
         self.url = line.removeprefix("serving on ")
         return self
 

@@ -103,6 +103,9 @@ class HubHandler(BaseHTTPRequestHandler):
             self._error(400, f"bad request: {exc}")
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+        except Exception as exc:  # a server bug: answer 500 rather than drop the connection
+            self.close_connection = True
+            self._error(500, f"internal error: {type(exc).__name__}: {exc}")
 
     def _error(self, status: int, message: str, code: str | None = None) -> None:
         headers = {"X-Error-Message": message}
