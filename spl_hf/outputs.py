@@ -24,7 +24,8 @@ class OutputError(ValueError):
 
 
 def _resolved(path: str | Path) -> Path:
-    return Path(os.path.abspath(os.path.expanduser(str(path))))
+    # realpath: a symlink to an input is the input.
+    return Path(os.path.realpath(os.path.expanduser(str(path))))
 
 
 def _is_within(child: Path, parent: Path) -> bool:
@@ -77,6 +78,8 @@ def guard_dir(path: str | Path, *, overwrite: bool = False, inputs: Iterable[str
     New or empty folders pass. A folder spl_hf wrote passes only with ``overwrite``. Anything
     else — a file, a folder with other files, a dangerous place — raises ``OutputError``.
     """
+    if str(path) == "":
+        raise OutputError("the output folder path is empty")
     out = refuse_dangerous(path, inputs)
     if out.exists() and not out.is_dir():
         raise OutputError(f"{path}: exists and is not a folder")
@@ -93,10 +96,12 @@ def guard_dir(path: str | Path, *, overwrite: bool = False, inputs: Iterable[str
 
 def guard_file(path: str | Path, *, overwrite: bool = False, inputs: Iterable[str | Path] = ()) -> Path:
     """Check a file output before any work is done; returns the resolved path."""
+    if str(path) == "":
+        raise OutputError("the output path is empty")
     out = _resolved(path)
     for given in inputs:
         if given is not None and str(given) != "" and _resolved(given) == out:
-            raise OutputError(f"{path}: the output is also an input; choose another file")
+            raise OutputError(f"{path}: the output is also an input ({given}); choose another file")
     if out.is_dir():
         raise OutputError(f"{path}: is a folder, expected a file path")
     if out.exists() and not overwrite:
