@@ -118,7 +118,9 @@ def mark_output(folder: str | Path, kind: str) -> None:
 
 
 def _check_writable(out: Path) -> None:
-    probe = out
+    # Outputs are written beside their destination and renamed into place: the parent must be
+    # (or become) a writable folder.
+    probe = out.parent
     while not probe.exists():
         if probe.parent == probe:
             break
@@ -126,4 +128,4 @@ def _check_writable(out: Path) -> None:
     if probe.exists() and not probe.is_dir():
         raise OutputError(f"{out}: cannot be created under {probe}, which is a file")
     if not os.access(probe, os.W_OK | os.X_OK):
-        raise OutputError(f"{out}: {probe} is not writable")
+        raise OutputError(f"{out}: folder {probe} is not writable")
