@@ -47,6 +47,8 @@ def check_cache_path(path: str | Path) -> Path:
             raise ValueError(f"{path}: not a SQLite result cache (refusing to use or overwrite it)")
         if not os.access(path, os.R_OK | os.W_OK):
             raise ValueError(f"{path}: the result cache is not readable and writable")
+        if head:
+            _check_tables(path)
         probe = path.parent
     else:
         probe = path.parent
@@ -58,6 +60,19 @@ def check_cache_path(path: str | Path) -> Path:
     if not os.access(probe, os.W_OK | os.X_OK):
         raise ValueError(f"{path}: folder {probe} is not writable")
     return path
+
+
+def _check_tables(path: Path) -> None:
+    try:
+        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            tables = {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        raise ValueError(f"{path}: cannot read the result cache ({exc})") from None
+    if tables and "results" not in tables:
+        raise ValueError(f"{path}: a SQLite file that is not an spl_hf result cache (tables: {sorted(tables)})")
 
 
 class ResultCache:
