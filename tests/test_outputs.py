@@ -251,3 +251,37 @@ def test_verify_manifest_reports_missing_unlisted_and_changed_files(tmp_path):
     (out / MANIFEST).write_text("not a manifest line\n")
     with pytest.raises(ValueError, match=r"MANIFEST.sha256:1: malformed"):
         verify_manifest(out)
+
+
+# --- row files (judge, label, generate outputs) ---------------------------------------------
+
+
+def test_row_files_follow_umask_and_leave_no_temp(tmp_path, umask022):
+    from spl_hf.backends.io import write_rows
+
+    for name in ("rows.jsonl", "rows.parquet"):
+        write_rows(tmp_path / name, [{"a": 1}, {"a": 2}])
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.jsonl", "rows.parquet"]
+    with pytest.raises(ValueError, match="unsupported output type"):
+        write_rows(tmp_path / "rows.csv", [{"a": 1}])
+    assert not (tmp_path / "rows.csv").exists()
+
+
+def test_row_readers_name_the_file_and_line(tmp_path):
+    from spl_hf.backends.io import read_rows
+
+    bad = tmp_path / "pairs.jsonl"
+    bad.write_bytes(b'{"a": 1}\n{"a": "caf\xe9"}\n')
+    with pytest.raises(ValueError, match=r"pairs.jsonl:2: not valid UTF-8"):
+        read_rows(bad)
+    lfs = tmp_path / "test.parquet"
+    lfs.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12\n")
+    with pytest.raises(ValueError, match="Git LFS pointer"):
+        read_rows(lfs)
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(b"PAR1 truncated")
+    with pytest.raises(ValueError, match="broken.parquet: cannot read parquet"):
+        read_rows(broken)
+    with pytest.raises(FileNotFoundError, match="not a file"):
+        read_rows(tmp_path)

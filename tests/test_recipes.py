@@ -33,7 +33,7 @@ def test_recipe_is_run_by_its_command(path):
 
     if path.parent.name not in RECIPE_KINDS:
         pytest.skip(f"recipes/{path.parent.name}: not a config-dataclass recipe kind of spl_hf.recipes")
-    args, cfgs = _parse_command(path)
+    _, cfgs = _parse_command(path)
     assert [type(c) for c in cfgs] == list(recipe_classes(path))
     # Every key of the recipe reached the config the command runs with.
     import yaml
