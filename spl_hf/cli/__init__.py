@@ -55,8 +55,8 @@ def describe_error(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
         target = f"{exc.filename} -> {exc.filename2}" if exc.filename2 else str(exc.filename)
         return f"{target}: {exc.strerror}"
-    if isinstance(exc, KeyError):
-        return f"missing key {exc}"
+    if isinstance(exc, KeyError):  # str(KeyError) adds quotes around its message
+        return str(exc.args[0]) if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc)
     text = str(exc) or type(exc).__name__
     if isinstance(exc, sqlite3.Error):
         return f"result cache: {text}"

@@ -52,7 +52,6 @@ class RunArgs:
     cache: str = field(metadata={"help": "SQLite result cache; reruns skip what it already holds."})
     out: str = field(metadata={"help": "Output file (.parquet or .jsonl)."})
     limit: int | None = field(default=None, metadata={"help": "Only the first N input rows."})
-    no_progress: bool = field(default=False, metadata={"help": "Hide the progress bar."})
     overwrite: bool = field(
         default=False, metadata={"help": "Replace an existing --out (and its failures file); never an input."}
     )
@@ -63,12 +62,13 @@ class RunArgs:
 
 
 def add_backend_parser(
-    sub: argparse._SubParsersAction, name: str, task: type, **kwargs: Any
+    sub: argparse._SubParsersAction, name: str, inputs: type, worker: type, **kwargs: Any
 ) -> argparse.ArgumentParser:
-    """A model-backed subcommand: ``task``'s fields, the model and run settings, ``--config`` and ``--json``."""
+    """A model-backed subcommand: its inputs, its worker's own config (e.g. ``JudgeConfig``, whose
+    ``progress`` field gives ``--no-progress``), the model and run settings, ``--config`` and ``--json``."""
     from spl_hf.configs import add_config_parser
 
-    p = add_config_parser(sub, name, (task, ModelArgs, RunArgs), **kwargs)
+    p = add_config_parser(sub, name, (inputs, worker, ModelArgs, RunArgs), **kwargs)
     p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     return p
 

@@ -9,45 +9,24 @@ from spl_hf.cli._backend_args import add_backend_parser, load_backend, prepare_r
 
 
 @dataclass
-class GenerateArgs:
+class GenerateInputs:
     prompts: str = field(metadata={"help": "Prompt rows (.parquet or .jsonl)."})
-    instructions: str = field(default="comply,refuse", metadata={"help": "Comma-separated instruction names."})
-    k: int = field(default=1, metadata={"help": "Candidates per (prompt, instruction); > 1 needs --sample."})
-    max_new_tokens: int = field(default=128, metadata={"help": "Token limit per candidate."})
-    seed: int = field(default=0, metadata={"help": "Run seed; each item's seed is derived from it."})
-    sample: bool = field(default=False, metadata={"help": "Sample (seeded per item) instead of greedy."})
-    temperature: float = field(default=0.7, metadata={"help": "Sampling temperature."})
-
-    def generation_config(self, progress: bool) -> object:
-        """The generator's own config, which validates these values (before any model is loaded)."""
-        from spl_hf.backends.generate import GenerationConfig
-
-        return GenerationConfig(
-            instructions=[s.strip() for s in self.instructions.split(",") if s.strip()],
-            k=self.k,
-            max_new_tokens=self.max_new_tokens,
-            seed=self.seed,
-            do_sample=self.sample,
-            temperature=self.temperature,
-            progress=progress,
-        )
-
-    def __post_init__(self) -> None:
-        self.generation_config(progress=False)
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    from spl_hf.backends.generate import INSTRUCTIONS  # no torch: safe for --help
+    from spl_hf.backends.generate import INSTRUCTIONS, GenerationConfig  # no torch: safe for --help
 
     p = add_backend_parser(
         subparsers,
         name,
-        GenerateArgs,
+        GenerateInputs,
+        GenerationConfig,
         help=help_text,
         description=(
             "Generate candidates for each distinct prompt (rows with prompt_id and prompt messages) under "
-            f"each named instruction ({', '.join(INSTRUCTIONS)}). Output rows (prompt_id, response_id, "
-            "prompt, response, instruction, limit, hit_limit, seed) can be labeled with `spl-hf label`."
+            f"each named instruction ({', '.join(INSTRUCTIONS)}; --instructions comply refuse). Output rows "
+            "(prompt_id, response_id, prompt, response, instruction, limit, hit_limit, seed) can be "
+            "labeled with `spl-hf label`."
         ),
     )
     p.set_defaults(func=run)
@@ -61,8 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from spl_hf.backends.parallel import Ranks
     from spl_hf.configs import configs_from_args
 
-    task, model, run_args = configs_from_args(args)
-    config = task.generation_config(progress=not run_args.no_progress)
+    task, config, model, run_args = configs_from_args(args)
     prepare_run(run_args, [task.prompts])
     ranks = Ranks()
     rows = read_rows(task.prompts, run_args.limit)

@@ -6,7 +6,6 @@ import argparse
 from dataclasses import asdict, dataclass, field
 
 from spl_hf.cli._backend_args import (
-    _positive,
     add_backend_parser,
     load_backend,
     prepare_run,
@@ -16,25 +15,22 @@ from spl_hf.cli._backend_args import (
 
 
 @dataclass
-class JudgeArgs:
+class JudgeInputs:
     pairs: str = field(metadata={"help": "Unified pair rows (.parquet or .jsonl)."})
     tenets: str = field(default="all", metadata={"help": "Comma-separated tenet names, or 'all'."})
     tenets_file: str | None = field(
         default=None, metadata={"help": "YAML of tenet statements (default: the 49 built in)."}
     )
-    chunk_size: int = field(default=8, metadata={"help": "Tenet questions per forward pass."})
-    commit_every: int = field(default=1, metadata={"help": "Pairs per cache transaction."})
-
-    def __post_init__(self) -> None:
-        _positive("chunk_size", self.chunk_size)
-        _positive("commit_every", self.commit_every)
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    from spl_hf.backends.judge import JudgeConfig  # no torch: safe for --help
+
     p = add_backend_parser(
         subparsers,
         name,
-        JudgeArgs,
+        JudgeInputs,
+        JudgeConfig,
         help=help_text,
         description=(
             "Score each (pair, tenet) with an LM judge in both response orderings. Output rows carry "
@@ -49,12 +45,12 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
 def run(args: argparse.Namespace) -> int:
     from spl_hf.backends.cache import ResultCache
     from spl_hf.backends.io import read_rows, require_columns
-    from spl_hf.backends.judge import BadRow, JudgeConfig, PairwiseJudge, parse_pairs
+    from spl_hf.backends.judge import BadRow, PairwiseJudge, parse_pairs
     from spl_hf.backends.parallel import Ranks
     from spl_hf.configs import configs_from_args
     from spl_hf.tenets import default_tenets, load_tenets, select_tenets
 
-    task, model, run_args = configs_from_args(args)
+    task, config, model, run_args = configs_from_args(args)
     prepare_run(run_args, [task.pairs, task.tenets_file])
     tenet_set = load_tenets(task.tenets_file) if task.tenets_file else default_tenets()
     tenets = select_tenets(task.tenets, tenet_set)
@@ -65,13 +61,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"{task.pairs}: none of the {len(rows)} rows is a valid pair (first: {bad[0].reason})")
 
     ranks = Ranks()
-    backend = load_backend(model, chunk_size=task.chunk_size)
-    judge = PairwiseJudge(
-        backend,
-        JudgeConfig(
-            chunk_size=task.chunk_size, commit_every=task.commit_every, progress=not run_args.no_progress
-        ),
-    )
+    backend = load_backend(model, chunk_size=config.chunk_size)
+    judge = PairwiseJudge(backend, config)
     with ResultCache(run_args.cache) as cache:
         stats = judge.run(ranks.shard(pairs), tenets, cache)
         ranks.wait()

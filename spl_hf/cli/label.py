@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from spl_hf.cli._backend_args import (
-    _positive,
     add_backend_parser,
     check_row_suffix,
     load_backend,
@@ -18,38 +17,41 @@ from spl_hf.cli._backend_args import (
 
 
 @dataclass
-class LabelArgs:
+class LabelInputs:
     items: str = field(metadata={"help": "Item or unified pair rows (.parquet or .jsonl)."})
     task: Literal["attributes", "verdict"] = field(
         default="attributes", metadata={"help": "SPL attributes, or one rule-base verdict per response."}
     )
-    mode: Literal["constrained", "json"] = field(default="constrained", metadata={"help": "Attributes only."})
     schema: str | None = field(
         default=None, metadata={"help": "Attribute schema YAML (default: the built-in SPL schema)."}
     )
-    max_new_tokens: int = field(default=160, metadata={"help": "JSON mode generation limit."})
     pair_labels: str | None = field(
         default=None, metadata={"help": "Verdict task on pair rows: also write pair labels here."}
     )
 
     def __post_init__(self) -> None:
-        _positive("max_new_tokens", self.max_new_tokens)
+        if self.task not in ("attributes", "verdict"):
+            raise ValueError(f"--task must be attributes or verdict, got {self.task!r}")
         check_row_suffix("pair_labels", self.pair_labels)
         if self.pair_labels and self.task != "verdict":
             raise ValueError("--pair_labels needs --task verdict")
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    from spl_hf.backends.labeler import LabelerConfig  # no torch: safe for --help
+
     p = add_backend_parser(
         subparsers,
         name,
-        LabelArgs,
+        LabelInputs,
+        LabelerConfig,
         help=help_text,
         description=(
             "Label items with an LM. Items are rows with prompt_id and prompt (messages) and either "
             "response (+ response_id) or response_a/response_b (unified pair rows). --task attributes "
-            "labels prompt attributes once per distinct prompt and response attributes per response; "
-            "--task verdict picks one of the rule base's verdicts per response (the paper's judge baseline)."
+            "labels prompt attributes once per distinct prompt and response attributes per response "
+            "(--mode, --max_new_tokens); --task verdict picks one of the rule base's verdicts per "
+            "response (the paper's judge baseline)."
         ),
     )
     p.set_defaults(func=run)
@@ -59,13 +61,13 @@ def run(args: argparse.Namespace) -> int:
 
     from spl_hf.backends.cache import ResultCache
     from spl_hf.backends.io import read_rows, write_rows
-    from spl_hf.backends.labeler import AttributeLabeler, LabelerConfig, items_from_rows
+    from spl_hf.backends.labeler import AttributeLabeler, items_from_rows
     from spl_hf.backends.parallel import Ranks
     from spl_hf.backends.verdict import VerdictJudge
     from spl_hf.configs import configs_from_args
     from spl_hf.schema import default_schema, load_schema
 
-    task, model, run_args = configs_from_args(args)
+    task, config, model, run_args = configs_from_args(args)
     prepare_run(run_args, [task.items, task.schema], extra_outputs=(task.pair_labels,))
     ranks = Ranks()
     rows = read_rows(task.items, run_args.limit)
@@ -79,12 +81,9 @@ def run(args: argparse.Namespace) -> int:
     backend = load_backend(model)
     worker: AttributeLabeler | VerdictJudge
     if task.task == "attributes":
-        config = LabelerConfig(
-            mode=task.mode, max_new_tokens=task.max_new_tokens, progress=not run_args.no_progress
-        )
         worker = AttributeLabeler(backend, schema, config)
     else:
-        worker = VerdictJudge(backend, progress=not run_args.no_progress)
+        worker = VerdictJudge(backend, progress=config.progress)
     with ResultCache(run_args.cache) as cache:
         stats = worker.run(ranks.shard(items), cache)
         ranks.wait()
