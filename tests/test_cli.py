@@ -275,9 +275,10 @@ def test_judge_recipe_sets_and_flags_override(tmp_path, pairs, capsys):
     recipe.write_text("chunk_sise: 4\n")
     assert main([*judge_args(pairs, tmp_path), "--config", str(recipe)]) == 2
     assert "unknown setting(s) ['chunk_sise']" in error_line(capsys)
-    recipe.write_text("chunk_size: 0\n")  # ... and a flag overrides it (then the bad model is reached)
+    recipe.write_text("chunk_size: 0\nlimit: 0\n")  # ... and a flag overrides it
     assert main([*judge_args(pairs, tmp_path), "--config", str(recipe), "--chunk-size", "4"]) == 2
-    assert "not a model folder" in error_line(capsys)
+    line = error_line(capsys)
+    assert "limit" in line and "chunk_size" not in line
 
 
 # --- error classes: one line, exit 2; --debug shows the traceback; bugs keep theirs -------------
