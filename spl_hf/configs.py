@@ -67,7 +67,7 @@ def make_parser(
     for action in parser._actions:
         if action.dest in names and action.required:
             action.required = False
-            action.default = None
+            action.default = argparse.SUPPRESS  # absent unless given; the help shows no default
             action.help = f"{action.help or ''} (required)".strip()
     parser.add_argument("--config", default=None, metavar="YAML", help=CONFIG_HELP)
     parser.set_defaults(_config_classes=tuple(classes), _config_parser=parser)

@@ -331,3 +331,10 @@ def test_debug_flag_shows_the_traceback_in_a_real_process(tmp_path):
     assert plain.returncode == 2 and "Traceback" not in plain.stderr and "a_file" in plain.stderr
     debug = subprocess.run([*argv[:3], "--debug", *argv[3:]], capture_output=True, text=True, cwd=tmp_path)
     assert debug.returncode == 1 and "Traceback" in debug.stderr and "OutputError" in debug.stderr
+
+
+def test_required_settings_are_named(tmp_path, capsys):
+    assert main(["judge", "--cache", str(tmp_path / "c.db"), "--out", str(tmp_path / "s.jsonl")]) == 2
+    assert "--pairs is required" in error_line(capsys)
+    assert main(["tenets", "build", "--scores", "s.parquet"]) == 2
+    assert "--pairs is required" in error_line(capsys)
