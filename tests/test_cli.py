@@ -293,20 +293,22 @@ def test_judge_recipe_sets_and_flags_override(tmp_path, pairs, capsys):
         (FileExistsError(17, "File exists", "/data/x"), "/data/x: File exists"),
         (EOFError("Compressed file ended before the end-of-stream marker was reached"), "compressed file ended"),
         (gzip.BadGzipFile("pairs.jsonl.gz: not a gzip file"), "pairs.jsonl.gz"),
-        (UnicodeDecodeError("utf-8", b"\xe9", 0, 1, "invalid continuation byte"), "not valid UTF-8"),
+        (UnicodeDecodeError("utf-8", b"\xe9", 0, 1, "invalid continuation byte"), "latin1.jsonl: not valid UTF-8"),
         (sqlite3.DatabaseError("file is not a database"), "result cache: file is not a database"),
         (OutputError("out: holds files spl_hf did not write"), "holds files spl_hf did not write"),
         (FileNotFoundError("x.jsonl: no such file"), "x.jsonl: no such file"),
     ],
 )
-def test_user_errors_exit_2_with_one_line(monkeypatch, capsys, exc, expect):
+def test_user_errors_exit_2_with_one_line(tmp_path, monkeypatch, capsys, exc, expect):
     import spl_hf.cli.derive as derive
 
     def boom(args):
         raise exc
 
     monkeypatch.setattr(derive, "run", boom)
-    assert main(["derive"]) == 2
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "latin1.jsonl").write_bytes(b"caf\xe9\n")
+    assert main(["derive", "--prompts", "latin1.jsonl"]) == 2
     line = error_line(capsys)
     assert line.startswith("spl-hf derive: error: ") and expect in line
     with pytest.raises(type(exc)):

@@ -48,10 +48,19 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
-def describe_error(exc: BaseException) -> str:
+def _given_files(args: argparse.Namespace | None) -> list[str]:
+    from pathlib import Path
+
+    values = vars(args).values() if args is not None else ()
+    return [v for v in values if isinstance(v, str) and v and Path(v).is_file()]
+
+
+def describe_error(exc: BaseException, args: argparse.Namespace | None = None) -> str:
     """One line for a user-facing error, naming the file when the exception knows it."""
     if isinstance(exc, UnicodeDecodeError):
-        return f"a file is not valid UTF-8 ({exc.reason} at byte {exc.start})"
+        # The decoder does not know the file; name the files this command was given.
+        files = ", ".join(_given_files(args)) or "an input file"
+        return f"{files}: not valid UTF-8 text ({exc.reason} at byte {exc.start})"
     if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
         target = f"{exc.filename} -> {exc.filename2}" if exc.filename2 else str(exc.filename)
         return f"{target}: {exc.strerror}"
@@ -101,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         # User-facing errors carry the file/row/field; print them without a traceback.
-        print(f"spl-hf {args.command}: error: {describe_error(exc)}", file=sys.stderr)
+        print(f"spl-hf {args.command}: error: {describe_error(exc, args)}", file=sys.stderr)
         return 2
 
 
