@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -111,10 +112,36 @@ def guard_file(path: str | Path, *, overwrite: bool = False, inputs: Iterable[st
 
 
 def mark_output(folder: str | Path, kind: str) -> None:
-    """Leave the marker that lets a later run with ``overwrite`` recognise this folder as ours."""
+    """Leave the marker that lets a later run with ``overwrite`` recognise this folder as ours.
+
+    It names the writing process, so a cleanup can tell a live run's folder from a killed one's.
+    """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / MARKER).write_text(json.dumps({"created_by": "spl_hf", "kind": kind}) + "\n", encoding="utf-8")
+    meta = {"created_by": "spl_hf", "kind": kind, "host": socket.gethostname(), "pid": os.getpid()}
+    (folder / MARKER).write_text(json.dumps(meta) + "\n", encoding="utf-8")
+
+
+def written_by_live_process(folder: str | Path) -> bool:
+    """Whether the marker in ``folder`` names a process that is still running (or one on another host)."""
+    try:
+        meta = json.loads((Path(folder) / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    pid, host = meta.get("pid"), meta.get("host")
+    if not isinstance(pid, int) or host is None:
+        return False
+    if host != socket.gethostname():
+        return True  # cannot tell: leave it alone
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _check_writable(out: Path) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -33,6 +36,12 @@ def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
 
 def temps(out: Path) -> list[str]:
     return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}."))
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
 
 
 @pytest.fixture
@@ -223,9 +232,16 @@ def test_stale_partial_folders_of_ours_are_removed_others_kept(tmp_path):
     lookalike = tmp_path / ".ds.spl_hf-new-user"  # the same name pattern, but not ours
     lookalike.mkdir()
     (lookalike / "keep.txt").write_text("mine")
+    live = tmp_path / ".ds.spl_hf-new-cafe0000"  # a concurrent run still writing (its parent is alive)
+    mark_output(live, "partial dataset build")
+    meta = json.loads((live / MARKER).read_text())
+    (live / MARKER).write_text(json.dumps({**meta, "pid": os.getppid()}))
+    dead = json.loads((partial / MARKER).read_text())
+    (partial / MARKER).write_text(json.dumps({**dead, "pid": _dead_pid()}))
     write_dataset_folder(out, configs(), "# card\n")
     assert not partial.exists()
     assert (lookalike / "keep.txt").read_text() == "mine"
+    assert live.is_dir()
 
 
 def test_inputs_inside_the_output_are_refused_before_writing(tmp_path):

@@ -23,7 +23,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets import Features
 
-from spl_hf.outputs import MARKER, OutputError, guard_dir, mark_output, owned_by_spl_hf
+from spl_hf.outputs import (
+    MARKER,
+    OutputError,
+    guard_dir,
+    mark_output,
+    owned_by_spl_hf,
+    written_by_live_process,
+)
 
 _SPLIT = re.compile(r"^\w+(\.\w+)*$")
 MANIFEST = "MANIFEST.sha256"
@@ -130,7 +137,8 @@ def _recover_and_clean(out: Path) -> None:
                 os.rename(old, out)
                 break
     for stale in _our_temps(out):
-        shutil.rmtree(stale)
+        if not written_by_live_process(stale):  # a concurrent build's folder is not stale
+            shutil.rmtree(stale)
 
 
 def write_dataset_folder(
