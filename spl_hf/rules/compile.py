@@ -94,12 +94,12 @@ class Program:
 class _Builder:
     """Hash-consing construction: structurally equal nodes get one index."""
 
-    def __init__(self, schema: AttributeSchema, max_nodes: int = MAX_NODES) -> None:
+    def __init__(self, schema: AttributeSchema, max_nodes: int | None = None) -> None:
         self.schema = schema
         self.attrs = {a.name: a for a in schema.attributes}
         self.nodes: list[Node] = []
         self.index: dict[Node, int] = {}
-        self.max_nodes = max_nodes
+        self.max_nodes = MAX_NODES if max_nodes is None else max_nodes
 
     def intern(self, node: Node) -> int:
         i = self.index.get(node)
@@ -160,7 +160,7 @@ def predicate_order(predicates: Mapping[str, Expr], refs_of: Mapping[str, set[st
 
 
 def compile_program(
-    roots: Sequence[Expr], predicates: Mapping[str, Expr], schema: AttributeSchema, max_nodes: int = MAX_NODES
+    roots: Sequence[Expr], predicates: Mapping[str, Expr], schema: AttributeSchema, max_nodes: int | None = None
 ) -> Program:
     """Compile checked conditions (and the predicates they use) into one shared program."""
     from spl_hf.rules.expr import names_in

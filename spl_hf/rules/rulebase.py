@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from spl_hf.rules.compile import MAX_NODES, Program, check_expr, compile_program, expand
+from spl_hf.rules.compile import Program, check_expr, compile_program, expand
 from spl_hf.rules.expr import KEYWORDS, Expr, ExprError, names_in, parse_expr, to_source
 from spl_hf.schema import AttributeSchema, default_schema
 
@@ -314,7 +314,7 @@ def parse_rulebase(text: str, source: str = "<memory>", schema: AttributeSchema 
     try:
         rb.program  # noqa: B018 -- compile now, so size limits fail at load, naming the file
     except ValueError as exc:
-        raise RuleBaseError(f"{source}: {exc} (limit {MAX_NODES})") from exc
+        raise RuleBaseError(f"{source}: {exc}") from exc
     return rb
 
 
