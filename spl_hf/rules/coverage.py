@@ -63,56 +63,53 @@ def decode_assignment(rb: RuleBase, cols: dict[str, np.ndarray], i: int) -> dict
     return out
 
 
-def _pattern_pairs(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """All co-firing (i < j) pairs with counts, enumerated per distinct row pattern (exact)."""
-    patterns, mult = np.unique(np.packbits(m, axis=1), axis=0, return_counts=True)
-    keys, weights = [], []
-    for pat, w in zip(patterns, mult):
-        idx = np.flatnonzero(np.unpackbits(pat)[: m.shape[1]])
-        if len(idx) >= 2:
-            a, b = np.triu_indices(len(idx), k=1)
-            keys.append(idx[a].astype(np.int64) * m.shape[1] + idx[b])
-            weights.append(np.full(len(a), w, dtype=np.int64))
-    if not keys:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty
-    uniq, inv = np.unique(np.concatenate(keys), return_inverse=True)
-    counts = np.bincount(inv, weights=np.concatenate(weights)).astype(np.int64)
-    return uniq // m.shape[1], uniq % m.shape[1], counts
-
-
 def cofiring_pairs(m: np.ndarray, limit: int, differ: np.ndarray | None = None) -> tuple[list, bool]:
     """The first `limit` rule pairs (i < j, in rule order) that fire together on a row of `m`, with counts.
 
-    ``differ`` (one label per rule) keeps only pairs with different labels (conflicts). When few
-    rules fire per row, pairs are enumerated per distinct row pattern (exact, no rules × rules
-    matrix). Otherwise rows hold many rules each, and the co-firing counts are computed one small
-    block of rules at a time with dense products that stop as soon as `limit` pairs are found.
-    Returns (pairs as (i, j, count), complete).
+    ``differ`` (one label per rule) keeps only pairs with different labels (conflicts). Rows are
+    first reduced to their distinct patterns of fired rules (with multiplicities). When few rules
+    fire per pattern, pairs are enumerated per pattern (exact, no rules × rules matrix). Otherwise
+    co-firing counts are computed one small block of rules at a time with dense products over the
+    patterns, stopping as soon as `limit` pairs are found. Returns (pairs as (i, j, count), complete).
     """
     r = m.shape[1]
-    per_row = m.sum(axis=1, dtype=np.int64)
-    if int((per_row * (per_row - 1) // 2).sum()) <= _PAIR_BUDGET:
-        i, j, c = _pattern_pairs(m)
+    if r < 2 or m.shape[0] == 0:
+        return [], True
+    packed, mult = np.unique(np.packbits(m, axis=1), axis=0, return_counts=True)
+    pats = np.unpackbits(packed, axis=1, count=r).astype(bool)
+    k = pats.sum(axis=1, dtype=np.int64)
+    if int((k * (k - 1) // 2).sum()) <= _PAIR_BUDGET:
+        keys, weights = [], []
+        for pat, w in zip(pats, mult):
+            idx = np.flatnonzero(pat)
+            if len(idx) >= 2:
+                a, b = np.triu_indices(len(idx), k=1)
+                keys.append(idx[a].astype(np.int64) * r + idx[b])
+                weights.append(np.full(len(a), w, dtype=np.int64))
+        if not keys:
+            return [], True
+        uniq, inv = np.unique(np.concatenate(keys), return_inverse=True)
+        counts = np.bincount(inv, weights=np.concatenate(weights)).astype(np.int64)
+        i, j = uniq // r, uniq % r
         if differ is not None:
             keep = differ[i] != differ[j]
-            i, j, c = i[keep], j[keep], c[keep]
-        found = [(int(a), int(b), int(k)) for a, b, k in zip(i[:limit], j[:limit], c[:limit])]
+            i, j, counts = i[keep], j[keep], counts[keep]
+        found = [(int(a), int(b), int(c)) for a, b, c in zip(i[:limit], j[:limit], counts[:limit])]
         return found, len(i) <= limit
+    pf = pats.astype(np.float32)  # counts stay exact in float32 up to 2**24 rows
+    weighted = pf * mult[:, None].astype(np.float32)
     out: list = []
     for start in range(0, r - 1, _BLOCK):
         stop = min(start + _BLOCK, r - 1)
-        left = m[:, start:stop].astype(np.float32)
         for cstart in range(start + 1, r, _CHUNK):
-            cstop = min(cstart + _CHUNK, r)
-            co = left.T @ m[:, cstart:cstop].astype(np.float32)  # exact: counts <= n < 2**24
+            co = weighted[:, start:stop].T @ pf[:, cstart : cstart + _CHUNK]
             i, j = np.nonzero(co)
             c = co[i, j]
             i, j = i + start, j + cstart
             keep = j > i
             if differ is not None:
                 keep &= differ[i] != differ[j]
-            out += [(int(a), int(b), int(k)) for a, b, k in zip(i[keep], j[keep], c[keep])]
+            out += [(int(a), int(b), int(x)) for a, b, x in zip(i[keep][:limit], j[keep][:limit], c[keep][:limit])]
         out.sort()
         # pairs of later blocks start with a larger i, so everything up to here is final
         if len(out) > limit:
