@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spl_hf.rules.expr import And, Eq, Expr, ExprError, In, Not, Or, Ref
+from spl_hf.rules.expr import And, Eq, Expr, ExprError, In, Not, Or, Ref, names_in
 from spl_hf.schema import AttributeSchema
 
 Columns = Mapping[str, np.ndarray]
@@ -163,8 +163,6 @@ def compile_program(
     roots: Sequence[Expr], predicates: Mapping[str, Expr], schema: AttributeSchema, max_nodes: int | None = None
 ) -> Program:
     """Compile checked conditions (and the predicates they use) into one shared program."""
-    from spl_hf.rules.expr import names_in
-
     builder = _Builder(schema, max_nodes)
     refs_of = {n: names_in(e) & predicates.keys() for n, e in predicates.items()}
     compiled: dict[str, int] = {}
