@@ -324,7 +324,7 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         threshold=cfg.threshold,
         threshold_note=cfg.threshold_note,
         seed=cfg.seed,
-        solver=cfg.solver,
+        solver=result.config.solver,
         strategy=summary["strategy"],
         scale=summary["scale"],
         objective=round(result.objective, 6),

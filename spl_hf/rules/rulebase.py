@@ -210,9 +210,10 @@ def _check_name(value: object, what: str, where: str) -> str:
 
 def _check_id(value: object, what: str, where: str) -> str:
     if not isinstance(value, str) or not ID.fullmatch(value):
+        hint = "" if isinstance(value, str) else "; quote it if YAML reads it as a number, boolean or null"
         raise RuleBaseError(
             f"{where}: {what} must be a non-empty string of letters, digits, '_', '.', '-' (at most "
-            f"{MAX_NAME} characters), got {value!r}"
+            f"{MAX_NAME} characters), got {value!r}{hint}"
         )
     return value
 
