@@ -154,3 +154,16 @@ def test_conflicts_are_counted_per_assignment(rulebase) -> None:
     report = check_coverage(parse_rulebase(text))
     assert report.conflict_assignments == 256 and report.conflicts_complete
     assert check_coverage(rulebase).conflict_assignments == 0
+
+
+def test_twenty_thousand_overlapping_rules_need_no_rules_by_rules_matrix() -> None:
+    import tracemalloc
+
+    rng = np.random.default_rng(1)
+    m = rng.random((512, 20_000)) < 0.5  # every pair of rules co-fires somewhere
+    tracemalloc.start()
+    pairs, complete = cofiring_pairs(m, 1000)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert not complete and len(pairs) == 1000 and pairs[0][:2] == (0, 1)
+    assert peak < 200 * 2**20  # a 20,000 x 20,000 count matrix alone would take 1.6 GB in float32
