@@ -32,6 +32,10 @@ def test_read_writes_pairs_quarantine_and_report(tmp_path, capsys):
         "response_a",
         "response_b",
         "source_preference",
+        "response_a_safe",
+        "response_b_safe",
+        "response_a_severity",
+        "response_b_severity",
     ]
     assert table.column("prompt").to_pylist()[1][0]["content"].startswith(OMITTED_MARKER)
     quarantine = [json.loads(line) for line in (out / "quarantine.jsonl").read_text().splitlines()]

@@ -44,6 +44,10 @@ def test_pku_rows_and_quarantine():
         "a licensed locksmith can help.",
         "response_b": "Insert a tension wrench, then rake the pins until they set.",
         "source_preference": "a",  # safer_response_id = 0
+        "response_a_safe": True,  # the source's safety labels travel with the pair
+        "response_b_safe": False,
+        "response_a_severity": 0,
+        "response_b_severity": 2,
     }
     assert reasons(result) == {
         2: ["identical_responses"],  # differ only in spacing and a trailing newline
@@ -247,7 +251,7 @@ def test_wildfeedback_multi_turn_clipping():
 
 
 @pytest.mark.parametrize("source", ["ca_en_mt_p1", "wf_mt", "helpsteer2_train"])
-def test_clip_budget_changes_ids_only_for_clipped_prompts(source):
+def test_clip_budget_changes_the_display_not_the_prompt_id(source):
     path = {
         "ca_en_mt_p1": "community_alignment.csv",
         "wf_mt": "wildfeedback.json",
@@ -258,7 +262,8 @@ def test_clip_budget_changes_ids_only_for_clipped_prompts(source):
     assert tight.pairs["pair_id"] == loose.pairs["pair_id"]
     for t, lo in zip(tight.pairs, loose.pairs, strict=True):
         clipped = t["prompt"][0]["content"].startswith(OMITTED_MARKER)
-        assert clipped == (t["prompt_id"] != lo["prompt_id"])
+        assert clipped == (t["prompt"] != lo["prompt"])
+        assert t["prompt_id"] == lo["prompt_id"]  # the id is the conversation's, whatever is displayed
         assert (t["response_a"], t["response_b"]) == (lo["response_a"], lo["response_b"])
     assert tight.report.clipped_prompts >= 1
 

@@ -16,15 +16,23 @@ from typing import Any, NamedTuple
 from datasets import Dataset, concatenate_datasets
 from tqdm.auto import tqdm
 
-from spl_hf.sources.adapter import Converted, PairAdapter, PromptAdapter, SourceOptions, missing_columns
+from spl_hf.sources.adapter import (
+    Converted,
+    Filtered,
+    PairAdapter,
+    PromptAdapter,
+    SourceOptions,
+    missing_columns,
+)
 from spl_hf.sources.adapters import PAIR_ADAPTERS, PROMPT_ADAPTERS
-from spl_hf.sources.fields import RowError
+from spl_hf.sources.fields import RowError, text_problem
 from spl_hf.sources.io import RawTable, UnparsableRecord, read_table
 from spl_hf.sources.report import BuildReport, SourceReport
 from spl_hf.sources.rows import (
     PAIR_FEATURES,
     PROMPT_FEATURES,
     QUARANTINE_FEATURES,
+    SAFETY_COLUMNS,
     Issue,
     PairDraft,
     PromptDraft,
@@ -77,14 +85,14 @@ def _check_columns(adapter: PairAdapter | PromptAdapter, table: RawTable) -> Non
 
 def _issues(
     adapter: PairAdapter | PromptAdapter, table: RawTable, options: SourceOptions
-) -> Iterator[tuple[int, Converted | PromptDraft | Issue]]:
+) -> Iterator[tuple[int, Converted | PromptDraft | Filtered | Issue]]:
     """Each item of the table converted, or the issue that stopped it."""
     items = adapter.group(table.records) if isinstance(adapter, PairAdapter) else enumerate(table.records)
     with tqdm(total=len(table.records), desc=adapter.name, unit="rec", disable=not options.progress) as bar:
         for index, item in items:
             bar.update(index + 1 - bar.n)  # grouped items can cover several records
             if isinstance(item, UnparsableRecord):
-                yield index, Issue("unparsable_record", None, item.detail)
+                yield index, Issue(item.reason, item.field, item.detail)
             elif isinstance(item, Issue):
                 yield index, item
             else:
@@ -113,8 +121,17 @@ def pairs_from_table(
     first_seen: dict[bytes, tuple[str, int]] = {}
 
     def add(index: int, draft: PairDraft) -> None:
+        for name, texts in (
+            ("prompt", [c for _, c in draft.prompt] + [c for _, c in draft.turns or ()]),
+            ("response_a", [draft.response_a]),
+            ("response_b", [draft.response_b]),
+        ):
+            problem = next(filter(None, (text_problem(t, options.max_text_chars) for t in texts)), None)
+            if problem:
+                quarantine.append(QuarantineRecord(adapter.name, index, name, *problem))
+                return
         messages = draft.messages()
-        pid = prompt_id(messages)
+        pid = prompt_id(draft.identity())
         # The same prompt with the same two responses (either order) would be judged twice.
         key = "\x1e".join(
             [pid, *sorted((normalize_text(draft.response_a), normalize_text(draft.response_b)))]
@@ -137,6 +154,8 @@ def pairs_from_table(
         columns["response_a"].append(draft.response_a)
         columns["response_b"].append(draft.response_b)
         columns["source_preference"].append(draft.source_preference)
+        for name, value in zip(SAFETY_COLUMNS, draft.safety.columns(), strict=True):
+            columns[name].append(value)
 
     for index, result in _issues(adapter, table, options):
         if isinstance(result, Issue):
@@ -168,6 +187,7 @@ def prompts_from_table(
     report = _new_report(adapter, table)
     quarantine: list[QuarantineRecord] = []
     columns: dict[str, list[Any]] = {name: [] for name in PROMPT_FEATURES}
+    filtered: Counter[str] = Counter()
     first_seen: dict[str, tuple[int, int]] = {}  # prompt_id -> (row_id, record_index)
     for index, result in _issues(adapter, table, options):
         if isinstance(result, Issue):
@@ -175,7 +195,14 @@ def prompts_from_table(
                 QuarantineRecord(adapter.name, index, result.field, result.reason, result.detail)
             )
             continue
+        if isinstance(result, Filtered):
+            filtered[result.reason] += 1
+            continue
         assert isinstance(result, PromptDraft)
+        problem = text_problem(result.prompt, options.max_text_chars)
+        if problem:
+            quarantine.append(QuarantineRecord(adapter.name, index, "prompt", *problem))
+            continue
         pid = prompt_id(result.prompt)
         if pid in first_seen:
             kept, kept_index = first_seen[pid]
@@ -194,6 +221,7 @@ def prompts_from_table(
         columns["license"].append(adapter.license)
     report.rows_yielded = len(columns["prompt_id"])
     report.distinct_prompts = len(set(columns["prompt_id"]))
+    report.filtered = dict(filtered)
     report.quarantined = dict(Counter(q.reason for q in quarantine))
     return PromptPoolResult(Dataset.from_dict(columns, features=PROMPT_FEATURES), quarantine, report)
 
