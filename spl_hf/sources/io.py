@@ -389,15 +389,15 @@ def _json_items(path: Path, text: str, brk: _Break | None) -> Records:
                 f"{path}: invalid JSON list: expected ',' or ']' after {what} at byte offset {_byte_offset(text, pos)}"
             )
     if not closed:
+        if records and isinstance(records[-1], UnparsableRecord):
+            records.pop()  # the item the file breaks off in (a cut object cannot parse)
+        where = f"item {len(records)} and anything after it"
         if brk is not None:
-            if records and isinstance(records[-1], UnparsableRecord):
-                records.pop()  # the item the stream broke in (a cut object cannot parse)
-            records.append(_truncation(path, brk, f"item {len(records)} and anything after it"))
+            records.append(_truncation(path, brk, where))
         else:
             records.append(
                 UnparsableRecord(
-                    f"{path.name}: the file ends before the JSON list is closed (truncated?); "
-                    f"nothing after item {len(records) - 1} could be read",
+                    f"{path.name}: the file ends before the JSON list is closed (truncated?); {where} could not be read",
                     "truncated_file",
                 )
             )
@@ -558,6 +558,8 @@ def read_local(path: str | Path) -> RawTable:
         raise ValueError(f"{path}: not a regular file")
     if suffix == ".parquet" and path.name.lower().endswith(".gz"):
         raise ValueError(f"{path}: gzipped parquet is not supported (parquet is compressed already)")
+    if path.stat().st_size == 0:
+        return RawTable([], (), str(path))  # an empty file of any format holds no records
     if suffix == ".csv":
         records, header = _read_csv(path)
         return RawTable(records, header or _columns(records), str(path))
