@@ -66,8 +66,12 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
     )
     read.add_argument("--split", default=None, help="Hub split to read instead of the adapter's")
     read.add_argument("--revision", default=None, help="Hub revision to pin")
-    read.add_argument("--out", required=True, type=Path, help="output directory (new, empty, or an earlier output)")
-    read.add_argument("--overwrite", action="store_true", help="replace an earlier `sources read` output in --out")
+    read.add_argument(
+        "--out", required=True, type=Path, help="output directory (new, empty, or an earlier output)"
+    )
+    read.add_argument(
+        "--overwrite", action="store_true", help="replace an earlier `sources read` output in --out"
+    )
     read.add_argument("--json", action="store_true", help="print the report as JSON")
     lst = sub.add_parser("list", help="list the adapters with their Hub location and licence")
     lst.add_argument("--json", action="store_true", help="print the list as JSON")
@@ -89,7 +93,9 @@ def _options(args: argparse.Namespace) -> Any:
         kwargs["harmbench_categories"] = tuple(dict.fromkeys(args.harmbench_category))
     if args.max_text_chars is not None:
         if args.max_text_chars < 0:
-            raise ValueError(f"--max-text-chars must be >= 0 (0 disables the limit), got {args.max_text_chars}")
+            raise ValueError(
+                f"--max-text-chars must be >= 0 (0 disables the limit), got {args.max_text_chars}"
+            )
         kwargs["max_text_chars"] = args.max_text_chars or None
     if args.clip_chars is not None:
         if args.clip_chars < 0:

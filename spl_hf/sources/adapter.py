@@ -70,9 +70,11 @@ class SourceOptions:
         ):
             raise ValueError(f"max_text_chars must be a positive number or None, got {self.max_text_chars!r}")
         known = {"standard", "contextual", "copyright"}
-        if isinstance(self.harmbench_categories, str) or not self.harmbench_categories or not set(
-            self.harmbench_categories
-        ) <= known:
+        if (
+            isinstance(self.harmbench_categories, str)
+            or not self.harmbench_categories
+            or not set(self.harmbench_categories) <= known
+        ):
             raise ValueError(
                 f"harmbench_categories must be a non-empty subset of {sorted(known)}, got {self.harmbench_categories!r}"
             )

@@ -177,7 +177,9 @@ def _chunks(path: Path, out: list[_Break | None]) -> Iterator[bytes]:
         handle.seek(0)
         if path.name.lower().endswith(".gz") and head:
             if not head.startswith(_GZIP_MAGIC):
-                raise ValueError(f"{path}: named .gz but not gzip-compressed (it starts with {_show(head[:16])})")
+                raise ValueError(
+                    f"{path}: named .gz but not gzip-compressed (it starts with {_show(head[:16])})"
+                )
             first = True
             for data in _gunzip(path, handle, out):
                 if first:
@@ -256,7 +258,9 @@ def _json_record(value: Any, what: str) -> dict[str, Any] | UnparsableRecord:
 def _lone_surrogate(where: str, what: str) -> UnparsableRecord:
     field = where.split(".", 1)[0].split("[", 1)[0]
     return UnparsableRecord(
-        f"{what}: {where!s} holds a lone surrogate escape (e.g. \\ud800), which is not text", "lone_surrogate", field
+        f"{what}: {where!s} holds a lone surrogate escape (e.g. \\ud800), which is not text",
+        "lone_surrogate",
+        field,
     )
 
 
@@ -297,7 +301,9 @@ def _read_jsonl(path: Path) -> Records:
         # A line cut by the break cannot parse as an object; it goes with the unreadable tail.
         if partial and records and isinstance(records[-1], UnparsableRecord):
             records.pop()
-        records.append(_truncation(path, brk[0], f"line {number if partial else number + 1} and anything after it"))
+        records.append(
+            _truncation(path, brk[0], f"line {number if partial else number + 1} and anything after it")
+        )
     return records
 
 
@@ -402,7 +408,9 @@ def _json_items(path: Path, text: str, brk: _Break | None) -> Records:
                 )
             )
     elif _skip_ws(text, pos) < len(text):
-        raise ValueError(f"{path}: invalid JSON: data after the closing ']' at byte offset {_byte_offset(text, pos)}")
+        raise ValueError(
+            f"{path}: invalid JSON: data after the closing ']' at byte offset {_byte_offset(text, pos)}"
+        )
     return records
 
 
@@ -521,6 +529,10 @@ def _read_csv(path: Path) -> tuple[Records, tuple[str, ...]]:
             )
         else:
             records.append(dict(zip(header, row, strict=True)))
+    if brk[0] is not None and header is not None and not lines.last_complete and not records:
+        raise ValueError(
+            f"{path}: {brk[0].why} after {brk[0].offset} decompressed bytes, before any complete CSV record"
+        )
     if brk[0] is not None:
         # A cell cut by the break can still look valid, so the record holding the cut line goes too.
         if records and not lines.last_complete:
@@ -548,7 +560,9 @@ def _read_parquet(path: Path) -> Records:
 def read_local(path: str | Path) -> RawTable:
     path = Path(path)
     if path.is_dir():
-        raise ValueError(f"{path}: is a directory; expected a data file ({', '.join(DATA_SUFFIXES)}, optionally .gz)")
+        raise ValueError(
+            f"{path}: is a directory; expected a data file ({', '.join(DATA_SUFFIXES)}, optionally .gz)"
+        )
     suffix = _data_suffix(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
@@ -614,7 +628,9 @@ def read_hub(spec: HubSpec) -> RawTable:
             spec.repo, spec.config, data_dir=spec.data_dir, split=spec.split, revision=spec.revision
         )
     except Exception as exc:  # a Hub read fails in many library-specific ways; name the dataset
-        raise ValueError(f"hf://datasets/{spec.describe()}: cannot be loaded ({type(exc).__name__}: {exc})") from exc
+        raise ValueError(
+            f"hf://datasets/{spec.describe()}: cannot be loaded ({type(exc).__name__}: {exc})"
+        ) from exc
     return RawTable(ds.to_list(), tuple(ds.column_names), f"hf://datasets/{spec.describe()}")
 
 

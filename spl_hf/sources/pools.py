@@ -13,7 +13,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from datasets import Dataset, concatenate_datasets
+import pyarrow as pa
+from datasets import Dataset, DatasetInfo, Features, concatenate_datasets
+from datasets.table import InMemoryTable
 from tqdm.auto import tqdm
 
 from spl_hf.sources.adapter import (
@@ -42,6 +44,8 @@ from spl_hf.sources.rows import (
 )
 
 ADAPTERS: dict[str, PairAdapter] = {a.name: a for a in PAIR_ADAPTERS}
+# Features.arrow_schema is rebuilt on every access; the three row schemas are fixed.
+_SCHEMAS = {id(f): f.arrow_schema for f in (PAIR_FEATURES, PROMPT_FEATURES, QUARANTINE_FEATURES)}
 PROMPT_SOURCES: dict[str, PromptAdapter] = {a.name: a for a in PROMPT_ADAPTERS}
 
 
@@ -63,17 +67,31 @@ class PoolsResult(NamedTuple):
     report: BuildReport
 
 
+def typed_dataset(columns: dict[str, list[Any]], features: Features) -> Dataset:
+    """A Dataset of these columns with its fingerprint taken from a digest of the Arrow data.
+
+    ``Dataset.from_dict`` fingerprints by pickling the whole table (about 60 ms for a handful of
+    rows, far more for a real pool); a digest of the serialised table is as deterministic and cheap.
+    """
+    table = pa.Table.from_pydict(columns, schema=_SCHEMAS[id(features)])
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    fingerprint = hashlib.sha256(sink.getvalue()).hexdigest()[:32]
+    return Dataset(InMemoryTable(table), info=DatasetInfo(features=features), fingerprint=fingerprint)
+
+
 def quarantine_dataset(records: list[QuarantineRecord]) -> Dataset:
     columns: dict[str, list[Any]] = {name: [] for name in QUARANTINE_FEATURES}
     for record in records:
         for name, value in record.to_dict().items():
             columns[name].append(value)
-    return Dataset.from_dict(columns, features=QUARANTINE_FEATURES)
+    return typed_dataset(columns, QUARANTINE_FEATURES)
 
 
 def _check_columns(adapter: PairAdapter | PromptAdapter, table: RawTable) -> None:
-    if not table.records and not table.columns:
-        return  # an empty file has no columns to check and nothing to convert
+    if not any(isinstance(r, dict) for r in table.records) and not table.columns:
+        return  # nothing readable (an empty file, or only damaged records, each quarantined)
     lacking = missing_columns(adapter.schemas, table.columns)
     if lacking:
         expected = " or ".join("(" + ", ".join(s) + ")" for s in adapter.schemas)
@@ -176,7 +194,7 @@ def pairs_from_table(
     report.distinct_prompts = len(set(columns["prompt_id"]))
     report.filtered = dict(filtered)
     report.quarantined = dict(Counter(q.reason for q in quarantine))
-    return PoolResult(Dataset.from_dict(columns, features=PAIR_FEATURES), quarantine, report)
+    return PoolResult(typed_dataset(columns, PAIR_FEATURES), quarantine, report)
 
 
 def prompts_from_table(
@@ -223,7 +241,7 @@ def prompts_from_table(
     report.distinct_prompts = len(set(columns["prompt_id"]))
     report.filtered = dict(filtered)
     report.quarantined = dict(Counter(q.reason for q in quarantine))
-    return PromptPoolResult(Dataset.from_dict(columns, features=PROMPT_FEATURES), quarantine, report)
+    return PromptPoolResult(typed_dataset(columns, PROMPT_FEATURES), quarantine, report)
 
 
 def _options(options: SourceOptions | None, opts: Mapping[str, Any]) -> SourceOptions:
@@ -290,7 +308,7 @@ def read_pools(
     rows = (
         concatenate_datasets([r.pairs for r in results])
         if results
-        else Dataset.from_dict({k: [] for k in PAIR_FEATURES}, features=PAIR_FEATURES)
+        else typed_dataset({k: [] for k in PAIR_FEATURES}, PAIR_FEATURES)
     )
     quarantine = [q for r in results for q in r.quarantine]
     return PoolsResult(rows, quarantine, BuildReport([r.report for r in results]))
@@ -305,7 +323,7 @@ def read_prompt_pools(
     rows = (
         concatenate_datasets([r.prompts for r in results])
         if results
-        else Dataset.from_dict({k: [] for k in PROMPT_FEATURES}, features=PROMPT_FEATURES)
+        else typed_dataset({k: [] for k in PROMPT_FEATURES}, PROMPT_FEATURES)
     )
     quarantine = [q for r in results for q in r.quarantine]
     return PoolsResult(rows, quarantine, BuildReport([r.report for r in results]))

@@ -42,7 +42,12 @@ PAIR_FEATURES = Features(
         "response_b_severity": Value("int64"),
     }
 )
-SAFETY_COLUMNS: tuple[str, ...] = ("response_a_safe", "response_b_safe", "response_a_severity", "response_b_severity")
+SAFETY_COLUMNS: tuple[str, ...] = (
+    "response_a_safe",
+    "response_b_safe",
+    "response_a_severity",
+    "response_b_severity",
+)
 
 PROMPT_FEATURES = Features(
     {

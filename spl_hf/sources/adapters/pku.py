@@ -50,7 +50,9 @@ def convert_pku(record: Record, options: SourceOptions) -> Converted:
     if options.pku_drop_both_unsafe:
         for flag, name in ((safety.a_safe, "is_response_0_safe"), (safety.b_safe, "is_response_1_safe")):
             if flag is None:
-                raise RowError("missing_field", name, f"{name!r} is needed to drop pairs with both responses unsafe")
+                raise RowError(
+                    "missing_field", name, f"{name!r} is needed to drop pairs with both responses unsafe"
+                )
         if not safety.a_safe and not safety.b_safe:
             return Converted(skipped="both_unsafe")
     return Converted(pairs=(PairDraft.single(prompt, a, b, "a" if winner == 0 else "b", safety=safety),))

@@ -61,7 +61,9 @@ def read_reply(record: Record, field: str) -> str:
     if not isinstance(message, dict) or not isinstance(message.get("value"), str):
         raise RowError("wrong_type", field, f"{field!r} should be a {{from, value}} object with text")
     if message.get("from") != "gpt":
-        raise RowError("bad_role_sequence", field, f"{field!r} comes from {show(message.get('from'))}, not 'gpt'")
+        raise RowError(
+            "bad_role_sequence", field, f"{field!r} comes from {show(message.get('from'))}, not 'gpt'"
+        )
     return message["value"]
 
 
