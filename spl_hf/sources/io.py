@@ -628,8 +628,10 @@ def read_hub(spec: HubSpec) -> RawTable:
             spec.repo, spec.config, data_dir=spec.data_dir, split=spec.split, revision=spec.revision
         )
     except Exception as exc:  # a Hub read fails in many library-specific ways; name the dataset
+        hint = " (offline, and not in the local cache)" if _offline() else ""
         raise ValueError(
-            f"hf://datasets/{spec.describe()}: cannot be loaded ({type(exc).__name__}: {exc})"
+            f"{spec.repo}: no such local file; as the Hub dataset hf://datasets/{spec.describe()} it cannot "
+            f"be loaded{hint} ({type(exc).__name__}: {exc})"
         ) from exc
     return RawTable(ds.to_list(), tuple(ds.column_names), f"hf://datasets/{spec.describe()}")
 
