@@ -545,9 +545,9 @@ def _read_parquet(path: Path) -> Records:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    with path.open("rb") as handle:
-        _check_head(path, handle.read(64))
     try:
+        with path.open("rb") as handle:
+            _check_head(path, handle.read(64))
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as exc:
         raise ValueError(f"{path}: not a readable parquet file ({exc})") from None
