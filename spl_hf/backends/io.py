@@ -9,42 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-
-def read_rows(path: str | Path, limit: int | None = None, line_key: str | None = None) -> list[dict[str, Any]]:
-    """Rows of a parquet or JSON Lines file; a bad line raises naming file and line.
-
-    With ``line_key``, each JSON Lines row also records its 1-based line number under that key,
-    so later validation errors can point at the line.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        table = pq.read_table(path)
-        if limit is not None:
-            table = table.slice(0, limit)
-        return table.to_pylist()
-    if path.suffix in (".jsonl", ".json"):
-        rows = []
-        with path.open() as fh:
-            for n, line in enumerate(fh, 1):
-                if limit is not None and len(rows) >= limit:
-                    break
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
-                if not isinstance(row, dict):
-                    raise ValueError(f"{path}:{n}: expected a JSON object per line")
-                if line_key:
-                    row[line_key] = n
-                rows.append(row)
-        return rows
-    raise ValueError(f"{path}: unsupported file type (use .parquet or .jsonl)")
+from spl_hf.jsonl import read_rows  # noqa: F401 (the reader moved to a neutral module; re-exported)
 
 
 def require_columns(rows: Sequence[dict[str, Any]], columns: Sequence[str], path: str | Path) -> None:
