@@ -79,16 +79,6 @@ def score_index(scores: pa.Table) -> dict[tuple[str, str], int]:
     return {k: i for i, k in enumerate(zip(scores.column("pair_id").to_pylist(), scores.column("tenet").to_pylist()))}
 
 
-def oriented_input_hashes(prompt: pa.Array, chosen: pa.Array, rejected: pa.Array, side: list) -> list[str]:
-    """The judged-input hash implied by a published row: its texts put back in A/B order (row by row)."""
-    out = []
-    for p, c, r, s in zip(prompt.to_pylist(), chosen.to_pylist(), rejected.to_pylist(), side):
-        c_text, r_text = (c or [{}])[0].get("content"), (r or [{}])[0].get("content")
-        a, b = (c_text, r_text) if s == "a" else (r_text, c_text)
-        out.append(pair_input_hash(p or [], a or "", b or ""))
-    return out
-
-
 # json.dumps(ensure_ascii=False) escapes exactly these: backslash first, so later escapes survive.
 _JSON_ESCAPES = (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"), ("\b", "\\b"),
                  ("\f", "\\f"))
