@@ -38,7 +38,9 @@ def front_matter(readme: Path) -> dict:
     if not m:
         raise ValueError(f"{readme}: no YAML front matter (a dataset card starts with a '---' block)")
     try:
-        meta = yaml.safe_load(m.group(1))
+        # The C loader when built: a card-scale card (hundreds of splits with their features) takes
+        # seconds in the pure-Python one.
+        meta = yaml.load(m.group(1), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         raise ValueError(f"{readme}: front matter is not valid YAML ({exc})") from None
     if not isinstance(meta, dict):

@@ -27,7 +27,7 @@ from spl_hf.audit.hub import is_repo_id
 from spl_hf.audit.load import BuiltFolder, LoadedSplit
 from spl_hf.audit.verify import differs
 from spl_hf.contract.tenet_rows import ROW_FEATURES, first_content
-from spl_hf.derive.features import MESSAGES, pair_features
+from spl_hf.derive.features import pair_features
 from spl_hf.schema import AttributeSchema
 
 SOURCE_COLUMNS = ("pair_id", "source", "prompt", "response_a", "response_b")
@@ -104,7 +104,7 @@ def tenet_sources(specs: list[str]) -> tuple[pa.Table, list[str]]:
         if missing:
             raise ValueError(f"--sources {what}: not unified pair rows (missing columns {missing})")
         tables.append(table.select(list(SOURCE_COLUMNS)).cast(pa.schema([
-            ("pair_id", pa.string()), ("source", pa.string()), ("prompt", MESSAGES.pa_type),
+            ("pair_id", pa.string()), ("source", pa.string()), ("prompt", ROW_FEATURES.arrow_schema.field("prompt").type),
             ("response_a", pa.string()), ("response_b", pa.string())])))
         described.append(what)
     return pa.concat_tables(tables), described

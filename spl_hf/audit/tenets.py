@@ -225,9 +225,13 @@ def audit_folder(built: BuiltFolder, max_report: int = 1000) -> TenetAuditReport
             "score": pa.array(scores_from_probs(_field(der, "judge", "p_a_first").to_numpy(zero_copy_only=False),
                                                 _field(der, "judge", "p_a_second").to_numpy(zero_copy_only=False))),
         })
-        check = verify_assignment(scores.select(["pair_id", "prompt_id", "tenet", "score"]), assignment, cert)
-        cert_failures += list(check.failures)
-        report.certificate_ok = check.ok and not cert_failures
+        try:
+            check = verify_assignment(scores.select(["pair_id", "prompt_id", "tenet", "score"]), assignment, cert)
+        except ValueError as exc:  # a score table the assignment could never have been solved on
+            cert_failures.append(f"judge_scores: {exc}")
+        else:
+            cert_failures += list(check.failures)
+        report.certificate_ok = not cert_failures
     elif cert is not None:
         cert_failures.append("the 'all' rows or the judge scores could not be read: the certificate is unverified")
     report.certificate_failures = cert_failures
