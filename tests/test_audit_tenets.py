@@ -128,3 +128,18 @@ def test_a_partial_tenet_build_gives_no_traceback_from_the_command_line(built_te
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
     assert "FAILED: MANIFEST.sha256 is missing" in proc.stdout and "a declared data file is missing" in proc.stdout
+
+
+def test_a_per_tenet_row_is_checked_even_when_its_all_row_is_intact(built_tenets, tmp_path):  # noqa: F811
+    folder = copy_build(built_tenets, tmp_path / "tenet_edit")
+    tenet = sorted(p.parent.name for p in folder.glob("*/*.parquet")
+                   if p.parent.name not in ("all", "judge_scores"))[0]
+    shard = sorted((folder / tenet).glob("*.parquet"))[0]
+
+    def swap(rows):
+        rows[0]["chosen"], rows[0]["rejected"] = rows[0]["rejected"], rows[0]["chosen"]
+
+    rewrite(shard, swap)
+    report = audit_tenet_build(folder, manifest=False)
+    assert [(m["config"], m["row"], m["fields"]) for m in report.mismatches] == [(tenet, 0, ["digest", "texts"])]
+    assert report.rows == report.reproduced + 1

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from spl_hf.assign import verify_assignment
 from spl_hf.assign.certificate import Certificate
 from spl_hf.audit.load import BuiltFolder, read_folder
+from spl_hf.audit.verify import differs
 from spl_hf.contract.scores import scores_from_probs
 from spl_hf.contract.tenet_rows import (
     CERTIFICATE_FILE,
@@ -70,21 +71,19 @@ def _mask(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
 def score_rows(pair_id: pa.Array, tenet: pa.Array, scores: pa.Table) -> tuple[np.ndarray, np.ndarray]:
     """For each (pair_id, tenet): its row in ``scores`` (-1 if absent) and whether that key repeats there.
 
-    One hash join instead of a Python dict over every judged row.
+    One Arrow hash join instead of a Python dict over every judged row. The audited rows are the
+    join's build side (far fewer than the judged rows, which only probe it); a key judged twice
+    shows up as two matches of its row.
     """
     n = len(pair_id)
-    keys = pa.table({"pair_id": scores.column("pair_id"), "tenet": scores.column("tenet"),
-                     "_srow": pa.array(np.arange(scores.num_rows, dtype=np.int64))})
-    unique = keys.group_by(["pair_id", "tenet"], use_threads=False).aggregate(
-        [("_srow", "min"), ("_srow", "count")])
-    left = pa.table({"pair_id": pair_id, "tenet": tenet, "_row": pa.array(np.arange(n, dtype=np.int64))})
-    joined = left.join(unique, ["pair_id", "tenet"], join_type="left outer")
-    rows = joined.column("_row").to_numpy()
+    judged = pa.table({"pair_id": scores.column("pair_id"), "tenet": scores.column("tenet"),
+                       "_srow": pa.array(np.arange(scores.num_rows, dtype=np.int64))})
+    audited = pa.table({"pair_id": pair_id, "tenet": tenet, "_row": pa.array(np.arange(n, dtype=np.int64))})
+    matches = judged.join(audited, ["pair_id", "tenet"], join_type="inner")
+    rows = matches.column("_row").to_numpy()
     index = np.full(n, -1, dtype=np.int64)
-    index[rows] = joined.column("_srow_min").fill_null(-1).to_numpy()
-    repeated = np.zeros(n, dtype=bool)
-    repeated[rows] = joined.column("_srow_count").fill_null(0).to_numpy() > 1
-    return index, repeated
+    index[rows] = matches.column("_srow").to_numpy()
+    return index, np.bincount(rows, minlength=n) > 1
 
 
 def check_rows(table: pa.Table, scores: pa.Table, cert: Certificate | None) -> dict[str, np.ndarray]:
@@ -126,6 +125,48 @@ def check_rows(table: pa.Table, scores: pa.Table, cert: Certificate | None) -> d
         judged |= _mask(pc.equal(_field(der, "judge", name), expected))
     checks["judge"] = judged
     return checks
+
+
+def _twins(rows: pa.Table, reference: pa.Table) -> np.ndarray:
+    """For each row, the one ``reference`` row with its scenario_id if the two are identical in every
+    column (null equal to null), else -1."""
+    n = rows.num_rows
+    probe = pa.table({"scenario_id": reference.column("scenario_id"),
+                      "_ref": pa.array(np.arange(reference.num_rows, dtype=np.int64))})
+    build = pa.table({"scenario_id": rows.column("scenario_id"), "_row": pa.array(np.arange(n, dtype=np.int64))})
+    matches = probe.join(build, "scenario_id", join_type="inner")
+    at = matches.column("_row").to_numpy()
+    twin = np.full(n, -1, dtype=np.int64)
+    twin[at] = matches.column("_ref").to_numpy()
+    twin[np.bincount(at, minlength=n) != 1] = -1
+    candidates = np.flatnonzero(twin >= 0)
+    if len(candidates):
+        mine, theirs = rows.take(pa.array(candidates)), reference.take(pa.array(twin[candidates]))
+        differ = np.zeros(len(candidates), dtype=bool)
+        for name in rows.column_names:
+            differ |= differs(mine.column(name).combine_chunks(), theirs.column(name).combine_chunks())
+        twin[candidates[differ]] = -1
+    return twin
+
+
+def _checks_once(rows: pa.Table, n_all: int, scores: pa.Table, cert: Certificate | None) -> dict[str, np.ndarray]:
+    """:func:`check_rows` over ``rows`` whose first ``n_all`` are the 'all' config.
+
+    A per-tenet row identical in every column to its 'all' row gets that row's verdicts (the checks
+    are a function of the row's content), so each published row is recomputed once, not twice.
+    """
+    if n_all == 0 or n_all == rows.num_rows:
+        return check_rows(rows, scores, cert)
+    head, tail = rows.slice(0, n_all), rows.slice(n_all)
+    head_checks = check_rows(head, scores, cert)
+    twin = _twins(tail, head)
+    tail_checks = {name: mask[np.maximum(twin, 0)] for name, mask in head_checks.items()}
+    own = np.flatnonzero(twin < 0)
+    if len(own):
+        checked = check_rows(tail.take(pa.array(own)), scores, cert)
+        for name, mask in tail_checks.items():
+            mask[own] = checked[name]
+    return {name: np.concatenate([head_checks[name], tail_checks[name]]) for name in head_checks}
 
 
 def _read_certificate(folder: Path, failures: list[str]) -> Certificate | None:
@@ -181,9 +222,10 @@ def audit_folder(built: BuiltFolder, max_report: int = 1000) -> TenetAuditReport
     report.rows += scores.num_rows
 
     row_splits = _typed([s for s in built.splits if s.config != "judge_scores"], ROW_FEATURES, report.failures)
+    row_splits.sort(key=lambda split: split[0] != "all")  # 'all' first (stable): per-tenet rows repeat it
     if row_splits:
         rows = pa.concat_tables([t for _, _, t in row_splits])
-        checks = check_rows(rows, scores, cert)
+        checks = _checks_once(rows, sum(t.num_rows for c, _, t in row_splits if c == "all"), scores, cert)
         sizes = [t.num_rows for _, _, t in row_splits]
         per_tenet = np.repeat([c != "all" for c, _, _ in row_splits], sizes)
         want_config = pa.array(np.repeat([c for c, _, _ in row_splits], sizes))
