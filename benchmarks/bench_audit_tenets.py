@@ -225,11 +225,12 @@ def main() -> None:
     phases = (["build"] if not folder.exists() else []) + ["audit", "compare"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]),
                                                          os.environ.get("PYTHONPATH", "")])}
+    results = {}
     for phase in phases:
         cmd = [sys.executable, __file__, "--phase", phase, "--pairs", str(args.pairs), "--seed", str(args.seed),
                "--workdir", args.workdir, "--slice-splits", str(args.slice_splits)]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
-        result = json.loads(out.strip().splitlines()[-1])
+        result = results[phase] = json.loads(out.strip().splitlines()[-1])
         print(json.dumps(result))
         if phase == "audit":
             print(f"audit end to end: {result['seconds']} s (target < 60 s), peak RSS {result['peak_rss_mib']} MiB "
@@ -239,6 +240,9 @@ def main() -> None:
                   f"{result['judge_rows']} judge rows): old {result['old_s']} s, new {result['new_s']} s, "
                   f"ratio {result['ratio_old_over_new']}x, same verdicts: {result['same_verdicts']}; the old "
                   f"audit over all splits would take about {result['old_s_extrapolated_all_splits']} s")
+    old_total, new_total = results["compare"]["old_s_extrapolated_all_splits"], results["audit"]["seconds"]
+    print(f"ratio: old check_rows over every split (extrapolated) / new audit end to end = "
+          f"{old_total} s / {new_total} s = {old_total / new_total:.0f}x")
 
 
 if __name__ == "__main__":

@@ -107,7 +107,14 @@ def tenet_sources(specs: list[str]) -> tuple[pa.Table, list[str]]:
             ("pair_id", pa.string()), ("source", pa.string()), ("prompt", ROW_FEATURES.arrow_schema.field("prompt").type),
             ("response_a", pa.string()), ("response_b", pa.string())])))
         described.append(what)
-    return pa.concat_tables(tables), described
+    table = pa.concat_tables(tables)
+    ids = table.column("pair_id")
+    if pc.count_distinct(ids, mode="all").as_py() < len(ids):
+        counts = pc.value_counts(ids)
+        repeated = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1)).to_pylist()
+        raise ValueError(f"--sources: pair_ids {repeated[:5]} occur more than once across the sources "
+                         "(a pool given twice?)")
+    return table, described
 
 
 def _lookup(ids: pa.Array, source_ids: pa.Array) -> tuple[np.ndarray, np.ndarray]:

@@ -45,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--max-report must be >= 0, got {args.max_report}")
     with audit_target(args.path, args.revision) as target:
         built = read_folder(target.folder, config=args.config, manifest=not args.no_manifest, ignore=target.ignore)
+        if built.kind == "tenets" and args.config:  # a tenet build's checks span every config
+            built = read_folder(target.folder, manifest=not args.no_manifest, ignore=target.ignore)
         out, ok = run_tenets(args, built) if built.kind == "tenets" else run_spl(args, built)
         if target.repo_id:
             out["repo_id"], out["revision"] = target.repo_id, target.revision
