@@ -35,14 +35,26 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 
+@pytest.fixture(scope="module")
+def loaded() -> dict[str, list[str]]:
+    """The modules each layer's imports load, probed in fresh interpreters running side by side."""
+    procs = {layer: subprocess.Popen([sys.executable, "-c", PROBE, *modules], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+             for layer, (modules, _) in LAYERS.items()}
+    out = {}
+    for layer, proc in procs.items():
+        stdout, stderr = proc.communicate(timeout=300)
+        assert proc.returncode == 0, stderr
+        out[layer] = json.loads(stdout)
+    return out
+
+
 @pytest.mark.parametrize("layer", sorted(LAYERS))
-def test_layer_imports_no_model_code_and_no_sibling_layer(layer):
-    modules, forbidden_packages = LAYERS[layer]
-    proc = subprocess.run([sys.executable, "-c", PROBE, *modules], capture_output=True, text=True, check=True)
-    loaded = json.loads(proc.stdout)
-    model = sorted({m.split(".")[0] for m in loaded if m.split(".")[0] in MODEL})
+def test_layer_imports_no_model_code_and_no_sibling_layer(loaded, layer):
+    _, forbidden_packages = LAYERS[layer]
+    model = sorted({m.split(".")[0] for m in loaded[layer] if m.split(".")[0] in MODEL})
     assert model == [], f"{layer} layer imports model code: {model}"
-    forbidden = sorted(m for m in loaded if any(m == f or m.startswith(f + ".") for f in forbidden_packages))
+    forbidden = sorted(m for m in loaded[layer] if any(m == f or m.startswith(f + ".") for f in forbidden_packages))
     assert forbidden == [], f"{layer} layer imports {forbidden}"
 
 
