@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  {d['config']}/{d['split']} row {d['row']} ({d['pair_id']}): {', '.join(d['fields'])}")
             for failure in prov["failures"]:
                 print(f"  FAILED: {failure}")
+        print(f"audit {'passed' if ok else 'FAILED'}: {target.describe()}")
     return 0 if ok else 1
 
 
