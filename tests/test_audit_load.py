@@ -167,3 +167,14 @@ def test_load_built_refuses_an_incomplete_folder(built_spl, tmp_path):
     with pytest.raises(ValueError, match="derivations/ultrachat: no file matches"):
         load_built(str(folder))
     assert pq.read_metadata(built_spl / SPL_FILE).num_rows == 48
+
+
+def test_two_folders_with_the_same_name_are_each_read_from_their_own_files(built_spl, tmp_path, capsys):
+    """The cached reader mixed up folders by name: a partial 'out' spoiled the audit of a complete one."""
+    partial = copy_build(built_spl, tmp_path / "a" / "out")
+    for p in sorted((partial / "preferences").glob("*.parquet"))[1:]:
+        p.unlink()
+    complete = copy_build(built_spl, tmp_path / "b" / "out")
+    assert _audit(capsys, str(partial))[0] == 1
+    code, out = _audit(capsys, str(complete))
+    assert code == 0 and out["rows"] == 216 and out["failures"] == []

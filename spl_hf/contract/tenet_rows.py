@@ -89,7 +89,8 @@ def json_string_bodies(values: pa.Array) -> pa.Array:
     """Each string as ``json.dumps(ensure_ascii=False)`` writes it, without the enclosing quotes."""
     out = values
     for raw, escaped in _JSON_ESCAPES:
-        out = pc.replace_substring(out, raw, escaped)
+        if pc.any(pc.match_substring(out, raw)).as_py():  # a search is cheaper than a rewrite
+            out = pc.replace_substring(out, raw, escaped)
     if pc.any(pc.match_substring_regex(out, "[\\x00-\\x07\\x0b\\x0e-\\x1f]")).as_py():
         for ch in _OTHER_CONTROL:
             out = pc.replace_substring(out, ch, f"\\u{ord(ch):04x}")
