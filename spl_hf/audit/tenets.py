@@ -217,8 +217,10 @@ def audit_folder(built: BuiltFolder, max_report: int = 1000) -> TenetAuditReport
     bad_scores = np.flatnonzero(s_raw != scores.column("score").to_numpy())
     ids = pc.binary_join_element_wise(scores.column("pair_id"), scores.column("tenet"), "/")
     report.mismatch_count += len(bad_scores)
+    score_starts = np.cumsum([0] + [t.num_rows for _, _, t in score_splits])
     for i in bad_scores[:max_report]:
-        flag("judge_scores", "train", int(i), ids[int(i)].as_py(), ["score"])
+        k = int(np.searchsorted(score_starts, i, side="right") - 1)
+        flag("judge_scores", score_splits[k][1], int(i - score_starts[k]), ids[int(i)].as_py(), ["score"])
     report.rows += scores.num_rows
 
     row_splits = _typed([s for s in built.splits if s.config != "judge_scores"], ROW_FEATURES, report.failures)
