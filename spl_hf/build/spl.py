@@ -20,7 +20,7 @@ import yaml
 from datasets import Dataset
 from datasets.table import InMemoryTable
 
-from spl_hf.audit.tables import CompositionTables, composition_tables
+from spl_hf.contract.composition import CompositionTables, composition_tables
 from spl_hf.derive.derivation import derive_table
 from spl_hf.derive.features import derived_features
 from spl_hf.derive.pairs import pairs_from_records, read_jsonl

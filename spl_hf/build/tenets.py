@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from datasets import Features, Value
 
 from spl_hf.assign import (
     DEFAULT_STRATEGY,
@@ -31,9 +30,17 @@ from spl_hf.assign import (
     read_table,
     verify_certificate,
 )
-from spl_hf.backends.judge import pair_input_hash, scores_from_probs
-from spl_hf.derive.digest import combine, hash_array
-from spl_hf.derive.features import MESSAGES
+from spl_hf.contract.scores import scores_from_probs
+from spl_hf.contract.tenet_rows import (
+    CERTIFICATE_FILE,
+    DIGEST_DERIVATION,
+    JUDGE_FIELDS,
+    ROW_FEATURES,
+    SCORE_FEATURES,
+    check_inputs,
+    row_digests,
+    score_index,
+)
 from spl_hf.hub.card import CARD_INPUTS, card_inputs, render_card
 from spl_hf.hub.folder import DEFAULT_MAX_SHARD_SIZE, ConfigData, write_dataset_folder
 from spl_hf.outputs import guard_dir
@@ -41,56 +48,8 @@ from spl_hf.sources import ADAPTERS
 from spl_hf.sources.transcript import DEFAULT_CLIP_CHARS, OMITTED_MARKER
 from spl_hf.tenets import default_tenets, load_tenets
 
-CERTIFICATE_FILE = "assignment_certificate.json"
 LICENSE_FILE = "LICENSE.md"
 LICENSE_ORDER = ("cc-by-nc-4.0", "cc-by-4.0", "odc-by", "mit")  # most restrictive first
-
-JUDGE_FIELDS = {
-    "p_a_first": Value("float64"),
-    "p_a_second": Value("float64"),
-    "mass_first": Value("float64"),
-    "mass_second": Value("float64"),
-    "model_id": Value("string"),
-    "model_revision": Value("string"),
-    "template_hash": Value("string"),
-    "input_sha256": Value("string"),  # sha256 of the judged conversation and responses (A/B order)
-}
-ROW_FEATURES = Features(
-    {
-        "tenet": Value("string"),
-        "source": Value("string"),
-        "scenario_id": Value("string"),
-        "score": Value("float64"),
-        "prompt": MESSAGES,
-        "chosen": MESSAGES,
-        "rejected": MESSAGES,
-        "derivation": {
-            "pair_id": Value("string"),
-            "prompt_id": Value("string"),
-            "row_id": Value("int64"),
-            "chosen_side": Value("string"),
-            "judge": JUDGE_FIELDS,
-            "threshold": Value("float64"),
-            "capacity": Value("int64"),
-            "seed": Value("int64"),
-            "digest": Value("string"),
-        },
-    }
-)
-SCORE_FEATURES = Features(
-    {
-        "pair_id": Value("string"),
-        "prompt_id": Value("string"),
-        "source": Value("string"),
-        "tenet": Value("string"),
-        "score": Value("float64"),
-        **JUDGE_FIELDS,
-    }
-)
-# Row fields folded into the digest (all but the digest itself).
-DIGEST_TOP = ("tenet", "source", "scenario_id", "score", "prompt", "chosen", "rejected")
-DIGEST_DERIVATION = ("pair_id", "prompt_id", "row_id", "chosen_side", "judge", "threshold", "capacity", "seed")
-
 
 @dataclass
 class TenetBuildConfig:
@@ -146,61 +105,12 @@ class TenetBuildResult:
         return d
 
 
-def row_digests(table: pa.Table) -> pa.Array:
-    der = table.column("derivation").combine_chunks()
-    hashes = [hash_array(table.column(c)) for c in DIGEST_TOP]
-    hashes += [hash_array(pc.struct_field(der, f)) for f in DIGEST_DERIVATION]
-    return combine(hashes)
-
-
 def _message(content: pa.Array) -> pa.Array:
     n = len(content)
     values = pa.StructArray.from_arrays(
         [pa.array(np.full(n, "assistant", dtype=object), pa.string()), content], names=["role", "content"]
     )
     return pa.ListArray.from_arrays(pa.array(np.arange(n + 1, dtype=np.int32)), values)
-
-
-def score_index(scores: pa.Table) -> dict[tuple[str, str], int]:
-    """(pair_id, tenet) -> row of the judge score table."""
-    return {k: i for i, k in enumerate(zip(scores.column("pair_id").to_pylist(), scores.column("tenet").to_pylist()))}
-
-
-def oriented_input_hashes(prompt: pa.Array, chosen: pa.Array, rejected: pa.Array, side: list) -> list[str]:
-    """The judged-input hash implied by a published row: its texts put back in A/B order."""
-    out = []
-    for p, c, r, s in zip(prompt.to_pylist(), chosen.to_pylist(), rejected.to_pylist(), side):
-        c_text, r_text = (c or [{}])[0].get("content"), (r or [{}])[0].get("content")
-        a, b = (c_text, r_text) if s == "a" else (r_text, c_text)
-        out.append(pair_input_hash(p or [], a or "", b or ""))
-    return out
-
-
-def check_inputs(pairs: pa.Table, scores: pa.Table, source: str) -> None:
-    """Pairs and scores must describe the same judged texts; raises naming the rows."""
-    pair_ids = pairs.column("pair_id").to_pylist()
-    seen: dict[str, int] = {}
-    dup = [(i, p) for i, p in enumerate(pair_ids) if seen.setdefault(p, i) != i]
-    if dup:
-        raise ValueError(f"pair rows repeat pair_ids: {dup[:5]}")
-    pair_index = {p: i for i, p in enumerate(pair_ids)}
-    s_pairs = scores.column("pair_id").to_pylist()
-    absent = [(i, p) for i, p in enumerate(s_pairs) if p not in pair_index]
-    if absent:
-        raise ValueError(f"{source}: score rows name pairs absent from the pair rows: {absent[:5]}")
-    rows = pa.array([pair_index[p] for p in s_pairs], pa.int64())
-    wrong_prompt = np.flatnonzero(~np.asarray(pc.equal(scores.column("prompt_id"),
-                                                       pairs.column("prompt_id").take(rows)).fill_null(False)))
-    if len(wrong_prompt):
-        raise ValueError(f"{source}: score rows {wrong_prompt[:5].tolist()} have a prompt_id that differs "
-                         "from their pair row")
-    hashes = [pair_input_hash(m, a, b) for m, a, b in zip(
-        pairs.column("prompt").to_pylist(), pairs.column("response_a").to_pylist(), pairs.column("response_b").to_pylist())]
-    expected = pa.array(hashes, pa.string()).take(rows)
-    wrong_text = np.flatnonzero(~np.asarray(pc.equal(scores.column("input_sha256"), expected).fill_null(False)))
-    if len(wrong_text):
-        raise ValueError(f"{source}: score rows {wrong_text[:5].tolist()} were judged on other texts than "
-                         "their pair rows hold (input_sha256 differs)")
 
 
 def assemble_rows(pairs: pa.Table, scores: pa.Table, assignment: pa.Table, cfg: TenetBuildConfig) -> pa.Table:
