@@ -227,3 +227,61 @@ def test_custom_tenets_need_their_statements(tmp_path):
     tenets.write_text("tenets:\n" + "".join(f"  my_{t}: a custom statement about {t}\n" for t in TENETS))
     result = build_tenets(TenetBuildConfig(**{**cfg.__dict__, "tenets_file": str(tenets)}))
     assert "a custom statement about" in (result.path / "README.md").read_text()
+
+
+def test_build_uses_a_given_assignment_after_verifying_its_certificate(built, tmp_path):
+    """`spl-hf assign` then `tenets build --assignment`: the same release as solving inside the build."""
+    from spl_hf.assign import (
+        AssignConfig,
+        assign_tenets,
+        certificate_path,
+        read_table,
+        write_certificate,
+        write_table,
+    )
+
+    result, _ = built
+    pairs, scores, _ = _inputs(tmp_path)
+    solved = assign_tenets(read_table(scores), AssignConfig(capacity=2, threshold=0.3))
+    given = tmp_path / "assignment.parquet"
+    write_table(solved.assignment, given)
+    write_certificate(solved.certificate, certificate_path(given))
+    cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3,
+                           assignment=str(given), output_dir=str(tmp_path / "ds"))
+    out = build_tenets(cfg)
+    assert out.certificate_ok and out.tenets_kept == result.tenets_kept and out.objective == result.objective
+    files = sorted(p.relative_to(out.path) for p in out.path.rglob("*") if p.is_file())
+    assert len(files) > 4 and sorted(p.relative_to(result.path) for p in result.path.rglob("*") if p.is_file()) == files
+    for rel in files:  # the report (and so the manifest) holds network sizes only a solve has
+        if rel.name not in ("build_report.json", "MANIFEST.sha256"):
+            assert (out.path / rel).read_bytes() == (result.path / rel).read_bytes(), rel
+
+    # An assignment whose certificate does not match the scores is refused, naming the file.
+    tampered = solved.assignment.set_column(3, "score", pa.array([0.99] * solved.assignment.num_rows))
+    bad = tmp_path / "bad.parquet"
+    write_table(tampered, bad)
+    write_certificate(solved.certificate, certificate_path(bad))
+    with pytest.raises(ValueError, match="bad.parquet: the certificate does not verify"):
+        build_tenets(TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3,
+                                      assignment=str(bad), output_dir=str(tmp_path / "ds2")))
+    # Settings of the build that disagree with those of the given assignment are named.
+    with pytest.raises(ValueError, match="assignment.parquet: solved with capacity=2, the build is set to capacity=3"):
+        build_tenets(TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=3, threshold=0.3,
+                                      assignment=str(given), output_dir=str(tmp_path / "ds3")))
+    with pytest.raises(FileNotFoundError):
+        build_tenets(TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3,
+                                      assignment=str(tmp_path / "none.parquet"), output_dir=str(tmp_path / "ds4")))
+
+
+def test_strategy_is_a_build_setting_recorded_in_certificate_and_card(tmp_path):
+    pairs, scores, _ = _inputs(tmp_path)
+    cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3,
+                           strategy="prefilter+one-at-a-time", output_dir=str(tmp_path / "ds"))
+    out = build_tenets(cfg)
+    cert = json.loads((out.path / "assignment_certificate.json").read_text())
+    assert cert["strategy"] == "prefilter+one-at-a-time"
+    assert "prefilter+one-at-a-time" in (out.path / "README.md").read_text()
+    assert TenetBuildConfig(pairs="p", scores="s").strategy == "prefilter+bounded"
+    with pytest.raises(ValueError, match="strategy must be one of"):
+        build_tenets(TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3,
+                                      strategy="greedy", output_dir=str(tmp_path / "ds2")))

@@ -20,7 +20,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from datasets import Features, Value
 
-from spl_hf.assign import AssignConfig, assign_tenets, read_table, verify_certificate
+from spl_hf.assign import (
+    DEFAULT_STRATEGY,
+    STRATEGIES,
+    AssignConfig,
+    assign_tenets,
+    certificate_path,
+    given_assignment,
+    read_certificate,
+    read_table,
+    verify_certificate,
+)
 from spl_hf.backends.judge import pair_input_hash, scores_from_probs
 from spl_hf.derive.digest import combine, hash_array
 from spl_hf.derive.features import MESSAGES
@@ -87,6 +97,17 @@ class TenetBuildConfig:
     threshold: float = field(default=0.5, metadata={"help": "Minimum |score| for a pair to be eligible."})
     solver: str = field(default="ortools", metadata={"help": "ortools (fast) or networkx (reference)."})
     seed: int = field(default=42, metadata={"help": "Seed of the deterministic tie-break."})
+    strategy: str = field(
+        default=DEFAULT_STRATEGY,
+        metadata={"help": f"How unsaturated tenets are dropped, one of {', '.join(STRATEGIES)} (see `spl-hf assign`)."},
+    )
+    assignment: str | None = field(
+        default=None,
+        metadata={
+            "help": "An assignment file from `spl-hf assign`, with its certificate next to it "
+            "(<file>.certificate.json): verified against --scores and used instead of solving."
+        },
+    )
     output_dir: str = field(default="out/tenets", metadata={"help": "Folder to write the dataset repository to."})
     repo_id: str = field(default="spl-hf/tenet-dpo", metadata={"help": "Hub repo id used in the card."})
     pretty_name: str = field(default="Per-tenet judge-scored DPO pairs", metadata={"help": "Card title."})
@@ -245,10 +266,26 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
     if len(off):
         raise ValueError(f"{cfg.scores}: rows {off[:5].tolist()} have a score that is not p_a_first - p_a_second")
     check_inputs(pairs, scores, cfg.scores)
-    result = assign_tenets(
-        scores.select(["pair_id", "prompt_id", "tenet", "score"]),
-        AssignConfig(capacity=cfg.capacity, threshold=cfg.threshold, solver=cfg.solver, seed=cfg.seed),
-    )
+    if cfg.assignment:  # solved by `spl-hf assign`: used only once its certificate verifies here
+        cert = read_certificate(certificate_path(cfg.assignment))
+        result = given_assignment(
+            scores.select(["pair_id", "prompt_id", "tenet", "score"]), read_table(cfg.assignment), cert, cfg.assignment
+        )
+        differ = [k for k in ("capacity", "threshold", "seed") if getattr(result.config, k) != getattr(cfg, k)]
+        if differ:
+            raise ValueError(
+                f"{cfg.assignment}: solved with "
+                + ", ".join(f"{k}={getattr(result.config, k)!r}" for k in differ)
+                + ", the build is set to "
+                + ", ".join(f"{k}={getattr(cfg, k)!r}" for k in differ)
+            )
+    else:
+        result = assign_tenets(
+            scores.select(["pair_id", "prompt_id", "tenet", "score"]),
+            AssignConfig(
+                capacity=cfg.capacity, threshold=cfg.threshold, solver=cfg.solver, seed=cfg.seed, strategy=cfg.strategy
+            ),
+        )
     check = verify_certificate(scores.select(["pair_id", "prompt_id", "tenet", "score"]), result)
     if not check.ok:  # a solver or reduction bug: publish nothing rather than an unproven split
         raise RuntimeError(f"the assignment's certificate does not verify: {list(check.failures)[:5]}")
@@ -287,7 +324,7 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         threshold=cfg.threshold,
         threshold_note=cfg.threshold_note,
         seed=cfg.seed,
-        solver=cfg.solver,
+        solver=result.config.solver,
         strategy=summary["strategy"],
         scale=summary["scale"],
         objective=round(result.objective, 6),
