@@ -43,10 +43,10 @@ class ReleaseSettings:
     hub_revision: str | None = field(default=None, metadata={"help": "Branch to publish to (default: main)."})
     private: bool = field(default=False, metadata={"help": "Create the Hub repo as private."})
     pretty_name: str = field(default="", metadata={"help": "Card title (default: the builder's)."})
-    heldout: list[str] = field(
+    heldout_files: list[str] = field(
         default_factory=list,
-        metadata={"help": "Held-out prompt sets removed from training prompts, as 'source=path' (prompt sources "
-                  "such as or_bench_hard_1k, or_bench_toxic, xstest)."},
+        metadata={"help": "Files of the held-out prompt sets named by 'heldout', as 'set=path' or 'set=org/name@sha' "
+                  "(prompt sources such as or_bench_hard_1k, or_bench_toxic, xstest)."},
     )
     dry_run: bool = field(
         default=False, metadata={"help": "Validate the inputs and print the stage plan without running a model."}

@@ -71,7 +71,7 @@ class SPLRelease:
         if not self.cfg.prompt_sources:
             raise ValueError("prompt_sources: name at least one prompt source")
         self.sources = parse_sources(self.cfg.prompt_sources, PROMPT_SOURCES, prompt_sample_paths(), "prompt_sources")
-        self.heldout = parse_sources(self.cfg.heldout, PROMPT_SOURCES, {}, "heldout") if self.cfg.heldout else []
+        self.heldout = parse_sources(self.cfg.heldout_files, PROMPT_SOURCES, {}, "heldout") if self.cfg.heldout_files else []
         self.sizes = {k: _positive_int(v, f"pool_sizes {k}") for k, v in
                       parse_assignments(self.cfg.pool_sizes, "pool_sizes").items()}
         unknown = sorted(set(self.sizes) - {s.source for s in self.sources})
@@ -159,9 +159,9 @@ class SPLRelease:
     def _decontaminate(self, prompts_dir: Path, out: Path) -> dict[str, Any]:
         import pyarrow.parquet as pq
 
-        from spl_hf.release.decontam_stage import decontaminate_prompts
+        from spl_hf.release.decontam_stage import decontaminate_rows
 
-        kept, counts = decontaminate_prompts(pq.read_table(prompts_dir / "prompts.parquet"), self.heldout,
+        kept, counts = decontaminate_rows(pq.read_table(prompts_dir / "prompts.parquet"), self.heldout,
                                              self.decontam, out, self.log)
         pq.write_table(kept, out / "prompts.parquet")
         return counts

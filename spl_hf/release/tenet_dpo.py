@@ -68,7 +68,7 @@ class TenetRelease:
         from spl_hf.tenets import default_tenets, load_tenets, select_tenets
 
         self.pools = parse_sources(self.cfg.pools, ADAPTERS, sample_paths(), "pools")
-        self.heldout = parse_sources(self.cfg.heldout, PROMPT_SOURCES, {}, "heldout") if self.cfg.heldout else []
+        self.heldout = parse_sources(self.cfg.heldout_files, PROMPT_SOURCES, {}, "heldout") if self.cfg.heldout_files else []
         tenet_set = load_tenets(self.cfg.tenets_file) if self.cfg.tenets_file else default_tenets()
         self.tenets = select_tenets(self.cfg.tenets, tenet_set)
         # Refuse a bad output folder now, not after hours of judging.
@@ -163,10 +163,10 @@ class TenetRelease:
     def _decontaminate(self, read_dir: Path, out: Path) -> dict[str, Any]:
         import pyarrow.parquet as pq
 
-        from spl_hf.release.decontam_stage import decontaminate_pairs
+        from spl_hf.release.decontam_stage import decontaminate_rows
 
         pairs = pq.read_table(read_dir / "pairs.parquet")
-        kept, counts = decontaminate_pairs(pairs, self.heldout, self.decontam, out, self.log)
+        kept, counts = decontaminate_rows(pairs, self.heldout, self.decontam, out, self.log)
         pq.write_table(kept, out / "pairs.parquet")
         return counts
 
