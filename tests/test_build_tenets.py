@@ -83,17 +83,23 @@ def test_audit_reproduces_and_catches_edits(built, tmp_path):
     assert report.ok and report.rows == report.reproduced == 2 * result.rows + judged
     edited = tmp_path / "edited"
     shutil.copytree(result.path, edited)
-    path = edited / "all" / "train-00000-of-00001.parquet"
-    table = pq.read_table(path)
-    data = table.to_pylist()
-    data[0]["derivation"]["judge"]["p_a_first"] = 1 - data[0]["derivation"]["judge"]["p_a_first"]
-    data[1]["chosen"], data[1]["rejected"] = data[1]["rejected"], data[1]["chosen"]
-    pq.write_table(pa.Table.from_pylist(data, schema=table.schema), path)
+    # `all` lists the per-tenet files in order: row 0 of the first two files are `all` rows 0 and n0.
+    first, second = _all_files(edited)[:2]
+    n0 = pq.read_metadata(first).num_rows
+
+    def flip_judge(data):
+        data[0]["derivation"]["judge"]["p_a_first"] = 1 - data[0]["derivation"]["judge"]["p_a_first"]
+
+    def swap(data):
+        data[0]["chosen"], data[0]["rejected"] = data[0]["rejected"], data[0]["chosen"]
+
+    _rewrite(first, flip_judge)
+    _rewrite(second, swap)
     bad = audit_tenet_build(str(edited))
-    fields = {(m["config"], m["row"]): m["fields"] for m in bad.mismatches}
+    fields = {(m["config"], m["row"]): m["fields"] for m in bad.mismatches if m["config"] == "all"}
     assert "judge" in fields[("all", 0)] and "digest" in fields[("all", 0)]
-    assert fields[("all", 1)] == ["digest", "texts"]
-    assert bad.mismatch_count == 2
+    assert fields[("all", n0)] == ["digest", "texts"]
+    assert bad.mismatch_count == 4  # each edited row, once in `all` and once in its tenet config
 
 
 def test_audit_catches_a_tampered_certificate(built, tmp_path):
@@ -172,7 +178,7 @@ def test_audit_catches_swapped_texts_even_with_a_recomputed_digest(built, tmp_pa
 
     result, _ = built
     edited = _copy(result, tmp_path, "swap")
-    path = edited / "all" / "train-00000-of-00001.parquet"
+    path = _all_files(edited)[0]
     table = pq.read_table(path)
     rows = table.to_pylist()
     rows[0]["chosen"], rows[0]["rejected"] = rows[0]["rejected"], rows[0]["chosen"]
@@ -181,18 +187,45 @@ def test_audit_catches_swapped_texts_even_with_a_recomputed_digest(built, tmp_pa
         rows[i]["derivation"]["digest"] = d
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
     report = audit_tenet_build(str(edited))
-    assert [(m["config"], m["row"], m["fields"]) for m in report.mismatches] == [("all", 0, ["texts"])]
+    assert [(m["config"], m["row"], m["fields"]) for m in report.mismatches] == [
+        ("all", 0, ["texts"]), (path.parent.name, 0, ["texts"])
+    ]
 
 
 def test_audit_requires_per_tenet_configs_to_partition_all(built, tmp_path):
+    import yaml
+
     result, _ = built
     edited = _copy(result, tmp_path, "dup")
-    tenet = result.tenets_kept[0]
-    shard = sorted((edited / tenet).glob("*.parquet"))[0]
-    _rewrite(shard, lambda rows: rows.append(rows[0]))
+    # A card whose `all` leaves out one per-tenet file no longer covers every row.
+    readme = edited / "README.md"
+    _, front, body = readme.read_text().split("---", 2)
+    meta = yaml.safe_load(front)
+    entry = next(c for c in meta["configs"] if c["config_name"] == "all")
+    entry["data_files"][0]["path"] = entry["data_files"][0]["path"][:-1]
+    readme.write_text("---\n" + yaml.safe_dump(meta, sort_keys=False) + "---" + body)
     report = audit_tenet_build(str(edited))
     assert not report.certificate_ok
     assert any("must partition 'all'" in f for f in report.certificate_failures)
+
+
+def test_a_repeated_row_fails_the_certificate(built, tmp_path):
+    result, _ = built
+    edited = _copy(result, tmp_path, "dup")
+    shard = sorted((edited / result.tenets_kept[0]).glob("*.parquet"))[0]
+    _rewrite(shard, lambda rows: rows.append(rows[0]))
+    report = audit_tenet_build(str(edited))
+    assert not report.certificate_ok and report.certificate_failures
+
+
+def _all_files(folder):
+    """The data files of `all`'s train split, in the order the card lists them."""
+    import yaml
+
+    meta = yaml.safe_load((folder / "README.md").read_text().split("---", 2)[1])
+    entry = next(c for c in meta["configs"] if c["config_name"] == "all")
+    (train,) = entry["data_files"]
+    return [f for pattern in train["path"] for f in sorted(folder.glob(pattern + ".parquet"))]
 
 
 def test_build_rejects_pairs_that_are_not_the_judged_texts(tmp_path):

@@ -9,6 +9,7 @@ import pyarrow as pa
 import yaml
 from datasets import get_dataset_config_names, load_dataset
 
+from spl_hf.hub.folder import union_splits
 from spl_hf.rules.rulebase import RuleBase, default_rulebase, load_rulebase
 
 
@@ -22,12 +23,17 @@ class LoadedSplit:
 def load_built(path: str, config: str | None = None) -> list[LoadedSplit]:
     """Every split of ``config`` (or of every config) as Arrow tables, read with ``load_dataset``."""
     names = [config] if config else get_dataset_config_names(path)
+    covered = union_splits(card_yaml(path), within_config=True)  # e.g. preferences/train: rows seen once
     out = []
     for name in names:
         # No split-size verification: an edited file must reach the audit and be reported, not
         # stop the load with a size mismatch against the card.
-        dd = load_dataset(path, name, verification_mode="no_checks")
+        # Always re-read the files: datasets may reuse an Arrow cache built from another folder of the
+        # same name, and an audit must see the bytes on disk.
+        dd = load_dataset(path, name, verification_mode="no_checks", download_mode="force_redownload")
         for split, ds in dd.items():
+            if split in covered.get(name, ()):
+                continue
             out.append(LoadedSplit(name, split, ds.data.table))
     return out
 

@@ -34,12 +34,14 @@ from spl_hf.assign import (
 from spl_hf.backends.judge import pair_input_hash, scores_from_probs
 from spl_hf.derive.digest import combine, hash_array
 from spl_hf.derive.features import MESSAGES
-from spl_hf.hub.card import render_card
-from spl_hf.hub.folder import ConfigData, write_dataset_folder
+from spl_hf.hub.card import CARD_INPUTS, card_inputs, render_card
+from spl_hf.hub.folder import DEFAULT_MAX_SHARD_SIZE, ConfigData, write_dataset_folder
 from spl_hf.sources import ADAPTERS
+from spl_hf.sources.transcript import DEFAULT_CLIP_CHARS, OMITTED_MARKER
 from spl_hf.tenets import default_tenets, load_tenets
 
 CERTIFICATE_FILE = "assignment_certificate.json"
+LICENSE_FILE = "LICENSE.md"
 LICENSE_ORDER = ("cc-by-nc-4.0", "cc-by-4.0", "odc-by", "mit")  # most restrictive first
 
 JUDGE_FIELDS = {
@@ -116,6 +118,9 @@ class TenetBuildConfig:
     )
     tenets_file: str | None = field(
         default=None, metadata={"help": "YAML of tenet statements, if the judge used others than the 49 built in."}
+    )
+    max_shard_size: str = field(
+        default=DEFAULT_MAX_SHARD_SIZE, metadata={"help": "Largest parquet shard (Arrow size), e.g. 500MB."}
     )
 
 
@@ -292,10 +297,15 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
     result_check = check.ok
     rows = assemble_rows(pairs, scores, result.assignment, cfg)
     source_order = list(dict.fromkeys(pairs.column("source").to_pylist()))
-    configs = [ConfigData("all", ROW_FEATURES, {"train": rows}, default=True)]
+    per_tenet = []
     for tenet in result.kept_tenets:
         per = rows.filter(pc.equal(rows.column("tenet"), tenet))
-        configs.append(ConfigData(tenet, ROW_FEATURES, _split_by(per, "source", source_order)))
+        per_tenet.append(ConfigData(tenet, ROW_FEATURES, _split_by(per, "source", source_order)))
+    # `all` stores nothing itself: its `train` split lists every per-tenet file (rows keep `tenet`).
+    union = [(c.name, s) for c in per_tenet for s in c.splits]
+    everything = ConfigData("all", ROW_FEATURES, {}, default=True, unions={"train": union}) if union else (
+        ConfigData("all", ROW_FEATURES, {"train": rows}, default=True))  # no tenet kept: an empty split
+    configs = [everything, *per_tenet]
     configs.append(ConfigData("judge_scores", SCORE_FEATURES, {"train": scores}))
     per_source = {s: t.num_rows for s, t in _split_by(rows, "source", source_order).items()}
     tenet_set = load_tenets(cfg.tenets_file) if cfg.tenets_file else default_tenets()
@@ -307,12 +317,13 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         {ADAPTERS[s].license if s in ADAPTERS else "unknown" for s in per_source},
         key=lambda lic: (LICENSE_ORDER.index(lic) if lic in LICENSE_ORDER else -1, lic),
     )
-    license_ = pool_licenses[0] if pool_licenses else "other"
+    known = bool(pool_licenses) and "unknown" not in pool_licenses
+    license_ = pool_licenses[0] if known else "other"
     summary = result.summary()
-    readme = render_card(
-        "tenet_dataset.md.j2",
-        configs,
+    card_kwargs: dict = dict(
         license=license_,
+        license_name=None if known else "tenet-pool-licenses",
+        license_link=None if known else LICENSE_FILE,
         pretty_name=cfg.pretty_name,
         tags=["dpo", "preference", "values", "alignment", "recorded-derivation"],
         repo_id=cfg.repo_id,
@@ -332,8 +343,15 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         judged=scores.num_rows,
         eligible=int((np.abs(recomputed) >= cfg.threshold).sum()),
         license_note=f"{license_} — the most restrictive licence among the source pools used "
-        f"({', '.join(pool_licenses)}).",
+        f"({', '.join(pool_licenses)})." if known else "The pools' licences are listed in "
+        f"[{LICENSE_FILE}]({LICENSE_FILE}): " + ", ".join(pool_licenses) + ".",
         model_ids=sorted(set(scores.column("model_id").to_pylist())),
+        clip_chars=DEFAULT_CLIP_CHARS,
+        omitted_marker=OMITTED_MARKER,
+    )
+    readme = render_card("tenet_dataset.md.j2", configs, **card_kwargs)
+    license_text = "# Licences\n\nRows keep the licences of their source pools:\n\n" + "".join(
+        f"- `{s}`: {ADAPTERS[s].license if s in ADAPTERS else 'unknown'}\n" for s in per_source
     )
     report = {"kind": "tenets", **summary, "certificate_ok": result_check, "rows_per_source": per_source}
     written = write_dataset_folder(
@@ -343,7 +361,10 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         {
             CERTIFICATE_FILE: json.dumps(result.certificate.to_dict(), separators=(",", ":")) + "\n",
             "build_report.json": json.dumps(report, indent=2, sort_keys=True, default=str) + "\n",
+            CARD_INPUTS: card_inputs("tenet_dataset.md.j2", configs, **card_kwargs),
+            LICENSE_FILE: license_text,
         },
+        max_shard_size=cfg.max_shard_size,
     )
     return TenetBuildResult(
         written.path,

@@ -25,6 +25,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("label", "spl_hf.cli.label", "assign SPL attributes with an LM labeler"),
     ("judge", "spl_hf.cli.judge", "score response pairs per tenet with an LM judge (both orderings)"),
     ("generate", "spl_hf.cli.generate", "generate candidate responses per prompt under named instructions"),
+    ("report", "spl_hf.cli.report", "refusal statistics across seeds (figures) and the judge comparison"),
+    ("agreement", "spl_hf.cli.agreement", "agreement of model attribute labels with a human rater panel"),
+    ("hub", "spl_hf.cli.hub", "a local Hub server for offline tests of publishing pipelines"),
+    ("publish", "spl_hf.cli.publish", "audit a built dataset folder and push it to the Hub in one commit"),
+    ("card", "spl_hf.cli.card", "regenerate the dataset card of a build without rebuilding it"),
     ("demo", "spl_hf.cli.demo", "run the main job on the embedded defaults, writing under out/demo"),
 )
 
