@@ -249,11 +249,11 @@ class SPLRelease:
         return {"ok": report.ok, "rows": report.rows, "reproduced": report.reproduced}
 
     def _publish(self, out: Path) -> dict[str, Any]:
-        from spl_hf.hub.publish import publish_folder
+        from spl_hf.hub.publish import publish
 
         c = self.cfg
-        result = publish_folder(c.output_dir, c.repo_id, revision=c.hub_revision, private=c.private)
-        (out / "publish.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+        result = publish(c.output_dir, c.repo_id, revision=c.hub_revision, private=c.private)
+        (out / "publish.json").write_text(json.dumps({**result.to_json(), "load": result.load_line()}, indent=2) + "\n", encoding="utf-8")
         return {"repo_id": result.repo_id, "commit_sha": result.commit_sha}
 
 

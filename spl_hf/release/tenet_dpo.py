@@ -260,11 +260,11 @@ class TenetRelease:
                 "certificate_ok": report.certificate_ok}
 
     def _publish(self, out: Path) -> dict[str, Any]:
-        from spl_hf.hub.publish import publish_folder
+        from spl_hf.hub.publish import publish
 
-        result = publish_folder(self.cfg.output_dir, self.cfg.repo_id, revision=self.cfg.hub_revision,
+        result = publish(self.cfg.output_dir, self.cfg.repo_id, revision=self.cfg.hub_revision,
                                 private=self.cfg.private)
-        (out / "publish.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+        (out / "publish.json").write_text(json.dumps({**result.to_json(), "load": result.load_line()}, indent=2) + "\n", encoding="utf-8")
         return {"repo_id": result.repo_id, "commit_sha": result.commit_sha}
 
     def _write_report(self, runner: StageRunner) -> dict[str, Any]:
