@@ -21,7 +21,7 @@ def _step(title: str) -> float:
 
 def demo_spl(out: Path) -> bool:
     t0 = _step("SPL: derive preference pairs from the shipped sample of recorded attribute assignments")
-    result = build_spl(SPLBuildConfig(output_dir=str(out / "spl")))
+    result = build_spl(SPLBuildConfig(output_dir=str(out / "spl"), overwrite=True))  # the demo folder is ours
     print(f"wrote {result.path}: {result.total} candidate pairs, {result.labeled} labeled "
           f"(rule base {result.rulebase_id} {result.rulebase_hash[:12]})")
     print(result.tables.to_markdown())
@@ -134,7 +134,7 @@ def demo_tenets(out: Path, backend) -> bool:
           "setting for the 135M judge, not the card's 0.5) and the per-tenet dataset")
     result = build_tenets(TenetBuildConfig(
         pairs=str(work / "pairs.parquet"), scores=str(work / "scores.parquet"), capacity=DEMO_CAPACITY,
-        threshold=DEMO_THRESHOLD, output_dir=str(work / "dataset"), repo_id="spl-hf/tenet-dpo-demo",
+        threshold=DEMO_THRESHOLD, output_dir=str(work / "dataset"), overwrite=True, repo_id="spl-hf/tenet-dpo-demo",
         pretty_name="Per-tenet DPO pairs (demo, embedded 135M judge)",
         threshold_note="Demo build: the embedded 135M judge's order-averaged scores are tiny, so the "
         f"threshold is {DEMO_THRESHOLD} instead of 0.5; these labels illustrate the pipeline only.",

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 
 
 def read_rows(path: str | Path, limit: int | None = None, line_key: str | None = None) -> list[dict[str, Any]]:
@@ -18,18 +20,29 @@ def read_rows(path: str | Path, limit: int | None = None, line_key: str | None =
     """
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
+        raise FileNotFoundError(f"{path}: no such file" if not path.exists() else f"{path}: not a file")
+    with path.open("rb") as fh:
+        if fh.read(len(LFS_POINTER)) == LFS_POINTER:
+            raise ValueError(f"{path}: a Git LFS pointer, not the data (run `git lfs pull` in its repository)")
     if path.suffix == ".parquet":
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pq.read_table(path)
+        try:
+            table = pq.read_table(path)
+        except pa.ArrowException as exc:
+            raise ValueError(f"{path}: cannot read parquet ({exc})") from None
         if limit is not None:
             table = table.slice(0, limit)
         return table.to_pylist()
     if path.suffix in (".jsonl", ".json"):
         rows = []
-        with path.open() as fh:
-            for n, line in enumerate(fh, 1):
+        with path.open("rb") as fh:
+            for n, raw in enumerate(fh, 1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise ValueError(f"{path}:{n}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
                 if limit is not None and len(rows) >= limit:
                     break
                 if not line.strip():
@@ -54,12 +67,27 @@ def require_columns(rows: Sequence[dict[str, Any]], columns: Sequence[str], path
             raise ValueError(f"{path}: row {i} lacks column(s) {', '.join(missing)}")
 
 
+def _temp_beside(path: Path) -> Path:
+    """A new empty hidden sibling, created with mode 0666 minus the umask (mkstemp would give 0600)."""
+    while True:
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.partial")
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            return tmp
+        except FileExistsError:
+            continue
+
+
 def write_rows(path: str | Path, rows: Sequence[dict[str, Any]]) -> None:
-    """Write via a temporary file and rename, so readers never see a half-written output."""
+    """Write via a temporary file and rename, so readers never see a half-written output.
+
+    The caller checks the path first (:func:`spl_hf.outputs.guard_file`).
+    """
     path = Path(path)
+    if path.suffix not in (".parquet", ".jsonl", ".json"):
+        raise ValueError(f"{path}: unsupported output type (use .parquet or .jsonl)")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    os.close(fd)
+    tmp = _temp_beside(path)
     try:
         if path.suffix == ".parquet":
             import pyarrow as pa

@@ -48,6 +48,12 @@ class JudgeConfig:
     commit_every: int = field(default=1, metadata={"help": "pairs per cache transaction"})
     progress: bool = field(default=True, metadata={"help": "show a tqdm progress bar"})
 
+    def __post_init__(self) -> None:
+        for name in ("chunk_size", "commit_every"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
 
 @dataclass(frozen=True)
 class PairInput:

@@ -26,6 +26,7 @@ from spl_hf.derive.features import derived_features
 from spl_hf.derive.pairs import pairs_from_records, read_jsonl
 from spl_hf.hub.card import CARD_INPUTS, card_inputs, render_card
 from spl_hf.hub.folder import DEFAULT_MAX_SHARD_SIZE, ConfigData, write_dataset_folder
+from spl_hf.outputs import guard_dir
 from spl_hf.rules.rulebase import RuleBase, default_rulebase, load_rulebase
 
 SAMPLE = "<embedded sample>"
@@ -53,7 +54,9 @@ class SPLBuildConfig:
     )
     rulebase: str | None = field(default=None, metadata={"help": "Rule base YAML; default: the packaged one."})
     margin: int = field(default=1, metadata={"help": "Minimum rank difference for a label."})
-    output_dir: str = field(default="out/spl", metadata={"help": "Folder to write the dataset repository to."})
+    output_dir: str = field(
+        default="out/spl", metadata={"help": "Folder to write the dataset repository to.", "aliases": ["--out"]}
+    )
     repo_id: str = field(
         default="spl-hf/spl-sample", metadata={"help": "Hub repo id used in the card's loading example."}
     )
@@ -61,6 +64,9 @@ class SPLBuildConfig:
     batch_size: int = field(default=1024, metadata={"help": "Rows per Arrow batch in the derivation map."})
     max_shard_size: str = field(
         default=DEFAULT_MAX_SHARD_SIZE, metadata={"help": "Largest parquet shard (Arrow size), e.g. 500MB."}
+    )
+    overwrite: bool = field(
+        default=False, metadata={"help": "Replace output_dir when it holds an earlier spl_hf build (never other files)."}
     )
 
 
@@ -104,7 +110,12 @@ def split_by_source(table: pa.Table) -> dict[str, pa.Table]:
     return {s: table.filter(pc.equal(table.column("source"), s)) for s in order}
 
 
+def _inputs(cfg: SPLBuildConfig) -> list[str]:
+    return [p for p in (cfg.prompts, cfg.candidates, cfg.rulebase) if p and p != SAMPLE]
+
+
 def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
+    guard_dir(cfg.output_dir, overwrite=cfg.overwrite, inputs=_inputs(cfg))  # before any work
     rb = load_rulebase(cfg.rulebase) if cfg.rulebase else default_rulebase()
     rb_text = Path(cfg.rulebase).read_text() if cfg.rulebase else rb.to_yaml()
     prompts_path = _sample("spl_prompts.jsonl") if cfg.prompts == SAMPLE else Path(cfg.prompts)
@@ -164,7 +175,9 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
         cfg.output_dir,
         configs,
         readme,
-        {
+        overwrite=cfg.overwrite,
+        inputs=_inputs(cfg),
+        extra_files={
             "rulebase.yaml": rb_text,
             "schema.yaml": yaml.safe_dump(rb.schema.to_dict(), sort_keys=False, width=100),
             "build_report.json": json.dumps(report, indent=2, sort_keys=True) + "\n",

@@ -36,6 +36,7 @@ from spl_hf.derive.digest import combine, hash_array
 from spl_hf.derive.features import MESSAGES
 from spl_hf.hub.card import CARD_INPUTS, card_inputs, render_card
 from spl_hf.hub.folder import DEFAULT_MAX_SHARD_SIZE, ConfigData, write_dataset_folder
+from spl_hf.outputs import guard_dir
 from spl_hf.sources import ADAPTERS
 from spl_hf.sources.transcript import DEFAULT_CLIP_CHARS, OMITTED_MARKER
 from spl_hf.tenets import default_tenets, load_tenets
@@ -110,7 +111,9 @@ class TenetBuildConfig:
             "(<file>.certificate.json): verified against --scores and used instead of solving."
         },
     )
-    output_dir: str = field(default="out/tenets", metadata={"help": "Folder to write the dataset repository to."})
+    output_dir: str = field(
+        default="out/tenets", metadata={"help": "Folder to write the dataset repository to.", "aliases": ["--out"]}
+    )
     repo_id: str = field(default="spl-hf/tenet-dpo", metadata={"help": "Hub repo id used in the card."})
     pretty_name: str = field(default="Per-tenet judge-scored DPO pairs", metadata={"help": "Card title."})
     threshold_note: str = field(
@@ -124,6 +127,9 @@ class TenetBuildConfig:
     )
     sft: bool = field(
         default=False, metadata={"help": "Also write the companion 'sft' config: messages = prompt + chosen, same rows."}
+    )
+    overwrite: bool = field(
+        default=False, metadata={"help": "Replace output_dir when it holds an earlier spl_hf build (never other files)."}
     )
 
 
@@ -262,6 +268,7 @@ def _split_by(table: pa.Table, column: str, order: list[str]) -> dict[str, pa.Ta
 
 
 def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
+    guard_dir(cfg.output_dir, overwrite=cfg.overwrite, inputs=(cfg.pairs, cfg.scores, cfg.tenets_file, cfg.assignment))
     pairs = read_table(cfg.pairs, ("pair_id", "prompt_id", "source", "row_id", "prompt", "response_a", "response_b"))
     scores = read_table(cfg.scores, tuple(SCORE_FEATURES))
     missing = [c for c in SCORE_FEATURES if c not in scores.column_names]
@@ -319,7 +326,7 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
     statements = {t.name: t.statement for t in tenet_set.tenets}
     unknown = [t for t in result.kept_tenets if t not in statements]
     if unknown:
-        raise ValueError(f"kept tenets without a statement (give --tenets-file): {unknown}")
+        raise ValueError(f"kept tenets without a statement (give tenets_file / --tenets_file): {unknown}")
     pool_licenses = sorted(
         {ADAPTERS[s].license if s in ADAPTERS else "unknown" for s in per_source},
         key=lambda lic: (LICENSE_ORDER.index(lic) if lic in LICENSE_ORDER else -1, lic),
@@ -365,7 +372,9 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         cfg.output_dir,
         configs,
         readme,
-        {
+        overwrite=cfg.overwrite,
+        inputs=(cfg.pairs, cfg.scores, cfg.tenets_file, cfg.assignment),
+        extra_files={
             CERTIFICATE_FILE: json.dumps(result.certificate.to_dict(), separators=(",", ":")) + "\n",
             "build_report.json": json.dumps(report, indent=2, sort_keys=True, default=str) + "\n",
             CARD_INPUTS: card_inputs("tenet_dataset.md.j2", configs, **card_kwargs),

@@ -122,9 +122,21 @@ def _update_manifest(folder: Path, digests: Mapping[str, str]) -> None:
         lines.append(f"{digests.get(rel, digest)}  {rel}\n")
     manifest.write_text("".join(lines))
 
+# Where people edit the templates: found in a source checkout or an editable install. An installed
+# wheel carries copies under spl_hf/hub/templates (setup.py's build_py step).
+CARDS_DIR = Path(__file__).resolve().parents[2] / "cards"
+
 
 def _template_text(template: str | Path) -> str:
     path = Path(template)
     if path.is_file():
-        return path.read_text()
-    return resources.files("spl_hf.hub").joinpath("templates", str(template)).read_text()
+        return path.read_text(encoding="utf-8")
+    packaged = resources.files("spl_hf.hub").joinpath("templates", str(template))
+    if packaged.is_file():
+        return packaged.read_text(encoding="utf-8")
+    local = CARDS_DIR / str(template)
+    if local.is_file():
+        return local.read_text(encoding="utf-8")
+    raise FileNotFoundError(
+        f"card template {template!r}: not a file, not in the installed package, nor in {CARDS_DIR}"
+    )

@@ -4,7 +4,8 @@ The layout is the one ``Dataset.push_to_hub`` produces (``<config>/<split>-NNNNN
 ``data/`` for a config named ``default``) plus a README whose YAML lists every config, so
 ``load_dataset(folder, config)`` reads it locally and the same folder uploads unchanged.
 The folder is written next to its destination and moved into place at the end, so an
-interrupted build never leaves a half-written dataset behind.
+interrupted build never leaves a half-written dataset behind; only a folder spl_hf wrote is
+ever replaced (see :mod:`spl_hf.outputs`).
 """
 
 from __future__ import annotations
@@ -13,15 +14,24 @@ import hashlib
 import itertools
 import os
 import re
+import secrets
 import shutil
-import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets import Features
+
+from spl_hf.outputs import (
+    MARKER,
+    OutputError,
+    guard_dir,
+    mark_output,
+    owned_by_spl_hf,
+    written_by_live_process,
+)
 
 _SPLIT = re.compile(r"^\w+(\.\w+)*$")
 MANIFEST = "MANIFEST.sha256"
@@ -180,19 +190,73 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+TEMP_TAG = ".spl_hf-"  # temp siblings are ".<name>.spl_hf-new-XXXX" / ".<name>.spl_hf-old-XXXX"
+
+
+def _temp_sibling(out: Path, role: str) -> Path:
+    """A fresh hidden sibling of ``out``; created by ``mkdir`` so it honours the umask (mkdtemp: 0700)."""
+    while True:
+        path = out.with_name(f".{out.name}{TEMP_TAG}{role}-{secrets.token_hex(4)}")
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+
+
+def _our_temps(out: Path, role: str = "") -> list[Path]:
+    prefix = f".{out.name}{TEMP_TAG}{role}"
+    if not out.parent.is_dir():
+        return []
+    return sorted(
+        p for p in out.parent.iterdir()
+        if p.name.startswith(prefix) and p.is_dir() and not p.is_symlink() and owned_by_spl_hf(p)
+    )
+
+
+def _recover_and_clean(out: Path) -> None:
+    """Undo what a killed earlier run left: restore a build moved aside, delete our stale temp folders.
+
+    A run killed between moving the old build aside and moving the new one in leaves ``out`` missing
+    and the old build complete (manifest intact) in an ``-old-`` sibling: put it back first.
+    """
+    if not out.exists():
+        for old in reversed(_our_temps(out, "old-")):
+            if (old / MANIFEST).is_file() and not verify_manifest(old):
+                os.rename(old, out)
+                break
+    for stale in _our_temps(out):
+        if not written_by_live_process(stale):  # a concurrent build's folder is not stale
+            shutil.rmtree(stale)
+
+
 def write_dataset_folder(
     out_dir: str | Path,
     configs: list[ConfigData],
     readme: str,
     extra_files: Mapping[str, str] | None = None,
     max_shard_size: str | int = DEFAULT_MAX_SHARD_SIZE,
+    *,
+    overwrite: bool = False,
+    inputs: Iterable[str | Path] = (),
 ) -> WrittenFolder:
-    """Write configs as parquet shards, the README and extra text files; then a SHA-256 manifest."""
+    """Write configs as parquet shards, the README and extra text files; then a SHA-256 manifest.
+
+    ``out_dir`` must be new, empty, or (with ``overwrite``) an earlier spl_hf build; inputs may not
+    lie in it (see :func:`spl_hf.outputs.guard_dir`). The build is written to a hidden sibling and
+    swapped in (old aside, new in, old deleted), so at every instant a complete build sits at
+    ``out_dir`` or aside, never a half-deleted one.
+    """
     validate_layout(configs)
-    out = Path(out_dir)
+    inputs = tuple(inputs)
+    out = guard_dir(out_dir, overwrite=overwrite, inputs=inputs)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    _recover_and_clean(out)
+    out = guard_dir(out_dir, overwrite=overwrite, inputs=inputs)  # a restored build needs --overwrite too
+    tmp = _temp_sibling(out, "new")
     try:
+        # The marker makes the partial folder recognisably ours, so a later run may remove it.
+        mark_output(tmp, "partial dataset build")
         files: dict[str, str] = {}
         for c in configs:
             schema = c.features.arrow_schema
@@ -207,28 +271,55 @@ def write_dataset_folder(
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             (tmp / rel).write_text(text, encoding="utf-8")
         for p in sorted(tmp.rglob("*")):
-            if p.is_file():
+            if p.is_file() and p.name != MARKER:
                 files[p.relative_to(tmp).as_posix()] = sha256_file(p)
-        (tmp / MANIFEST).write_text("".join(f"{h}  {rel}\n" for rel, h in files.items()))
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
+        (tmp / MANIFEST).write_text("".join(f"{h}  {rel}\n" for rel, h in files.items()), encoding="utf-8")
+        (tmp / MARKER).unlink()  # the manifest now identifies the folder
+        _swap_in(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return WrittenFolder(out, files)
 
 
+def _swap_in(new: Path, out: Path) -> None:
+    if not out.exists():
+        os.rename(new, out)
+        return
+    if any(out.iterdir()) and not owned_by_spl_hf(out):  # changed since the guard: never remove it
+        raise OutputError(f"{out}: now holds files spl_hf did not write; the new build was not moved in")
+    old = _temp_sibling(out, "old")
+    old.rmdir()
+    os.rename(out, old)
+    try:
+        os.rename(new, out)
+    except BaseException:
+        os.rename(old, out)  # put the previous build back
+        raise
+    shutil.rmtree(old)
+
+
 def verify_manifest(folder: str | Path) -> list[str]:
-    """Files whose SHA-256 differs from the manifest (or that are missing); empty when intact."""
+    """Files that differ from the manifest, are missing, or are not listed; empty when intact.
+
+    A folder without a manifest reports the manifest itself as missing: nothing in it can be
+    vouched for. A malformed manifest line raises ``ValueError`` naming the line.
+    """
     folder = Path(folder)
     manifest = folder / MANIFEST
     if not manifest.is_file():
-        return []
-    bad = []
-    for line in manifest.read_text().splitlines():
-        digest, rel = line.split("  ", 1)
+        return [MANIFEST]
+    bad, listed = [], set()
+    for n, line in enumerate(manifest.read_text(encoding="utf-8").splitlines(), 1):
+        digest, sep, rel = line.partition("  ")
+        if not sep or not re.fullmatch(r"[0-9a-f]{64}", digest) or not rel:
+            raise ValueError(f"{manifest}:{n}: malformed manifest line (want '<sha256>  <path>')")
+        listed.add(rel)
         path = folder / rel
         if not path.is_file() or sha256_file(path) != digest:
             bad.append(rel)
+    unlisted = sorted(
+        p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p != manifest
+    )
+    bad += [rel for rel in unlisted if rel not in listed]
     return bad
