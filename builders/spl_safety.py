@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from spl_hf.release.cli import main_spl_safety
+from spl_hf.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main_spl_safety())
+    sys.exit(main(["release", "spl", *sys.argv[1:]]))

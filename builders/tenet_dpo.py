@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from spl_hf.release.cli import main_tenet_dpo
+from spl_hf.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main_tenet_dpo())
+    sys.exit(main(["release", "tenets", *sys.argv[1:]]))

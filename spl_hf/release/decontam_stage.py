@@ -13,10 +13,9 @@ import pyarrow.parquet as pq
 from spl_hf.release.pools import SourceSpec
 
 
-def heldout_table(specs: list[SourceSpec], names: list[str]) -> pa.Table:
-    """Prompt rows of every held-out set the config names; a set without a file is an error."""
-    from spl_hf.sources import SourceOptions, read_prompt_pool
-
+def check_heldout(config: Any, specs: list[SourceSpec]) -> None:
+    """Every held-out set the config names has a file, and every file a set (checked before any work)."""
+    names = list(config.heldout)
     given = {s.source: s for s in specs}
     missing = [n for n in names if n not in given]
     if missing:
@@ -25,6 +24,13 @@ def heldout_table(specs: list[SourceSpec], names: list[str]) -> pa.Table:
     unused = sorted(set(given) - set(names))
     if unused:
         raise ValueError(f"heldout_files names {unused}, which 'heldout' does not list")
+
+
+def heldout_table(specs: list[SourceSpec], names: list[str]) -> pa.Table:
+    """Prompt rows of every held-out set the config names."""
+    from spl_hf.sources import SourceOptions, read_prompt_pool
+
+    given = {s.source: s for s in specs}
     tables = [read_prompt_pool(n, given[n].location, SourceOptions(revision=given[n].revision)).prompts.data.table
               for n in names]
     return pa.concat_tables(tables)

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from spl_hf.release.config import ModelSettings, ReleaseSettings, parse_assignments
-from spl_hf.release.pools import SourceSpec, parse_sources, prompt_sample_paths
+from spl_hf.release.decontam_stage import check_heldout
+from spl_hf.release.pools import SourceSpec, heldout_sample_paths, parse_sources, prompt_sample_paths
 from spl_hf.release.stages import StageRunner, fingerprint
 from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, written_here
 
@@ -34,20 +35,23 @@ class SPLReleaseConfig(ReleaseSettings, ModelSettings):
     rulebase: str | None = field(default=None, metadata={"help": "Rule base YAML (default: the packaged one)."})
     margin: int = field(default=1, metadata={"help": "Minimum rank difference for a label."})
     labeler_mode: str = field(default="constrained", metadata={"help": "constrained (default) or json labeling."})
+    recorded_prompts: str | None = field(
+        default=None,
+        metadata={"help": "Prompt records with recorded attributes (JSON Lines, as `spl-hf derive` reads), or "
+                  "'sample' for the shipped sample; with recorded_candidates the release derives from these "
+                  "instead of generating and labeling."},
+    )
+    recorded_candidates: str | None = field(
+        default=None, metadata={"help": "Candidate records with recorded attributes, or 'sample'."}
+    )
 
 
-def _classes() -> tuple[type, ...]:
+def recipe_classes() -> tuple[type, ...]:
+    """The config dataclasses whose fields a recipe of this release holds."""
     from spl_hf.backends.generate import GenerationConfig
     from spl_hf.decontam import DecontamConfig
 
     return (SPLReleaseConfig, GenerationConfig, DecontamConfig)
-
-
-def parse_recipe(argv: list[str] | None = None):
-    """(SPLReleaseConfig, GenerationConfig, DecontamConfig) from --config YAML and flags."""
-    from spl_hf.release.recipe import parse
-
-    return parse(_classes(), argv)
 
 
 def draw(ids: list[str], n: int, seed: int) -> set[str]:
@@ -68,10 +72,15 @@ class SPLRelease:
     def __post_init__(self) -> None:
         from spl_hf.sources import PROMPT_SOURCES
 
-        if not self.cfg.prompt_sources:
-            raise ValueError("prompt_sources: name at least one prompt source")
+        recorded = (self.cfg.recorded_prompts, self.cfg.recorded_candidates)
+        if any(recorded) and not all(recorded):
+            raise ValueError("recorded_prompts and recorded_candidates go together")
+        self.recorded = all(recorded)
+        if self.recorded == bool(self.cfg.prompt_sources):
+            raise ValueError("give either prompt_sources (generate and label) or recorded_prompts and "
+                             "recorded_candidates (derive from recorded attributes)")
         self.sources = parse_sources(self.cfg.prompt_sources, PROMPT_SOURCES, prompt_sample_paths(), "prompt_sources")
-        self.heldout = parse_sources(self.cfg.heldout_files, PROMPT_SOURCES, {}, "heldout") if self.cfg.heldout_files else []
+        self.heldout = parse_sources(self.cfg.heldout_files, PROMPT_SOURCES, heldout_sample_paths(), "heldout_files") if self.cfg.heldout_files else []
         self.sizes = {k: _positive_int(v, f"pool_sizes {k}") for k, v in
                       parse_assignments(self.cfg.pool_sizes, "pool_sizes").items()}
         unknown = sorted(set(self.sizes) - {s.source for s in self.sources})
@@ -82,11 +91,31 @@ class SPLRelease:
         from spl_hf.rules import default_rulebase, load_rulebase
 
         self.rulebase = load_rulebase(self.cfg.rulebase) if self.cfg.rulebase else default_rulebase()
-        check_output(self.cfg, [p.location for p in self.sources + self.heldout if p.is_local])
+        if not self.recorded:
+            check_heldout(self.decontam, self.heldout)
+        check_output(self.cfg, [p.location for p in self.sources + self.heldout if p.is_local] + self.records())
+
+    def records(self) -> list[str]:
+        """The recorded prompt and candidate files (empty when the release generates and labels)."""
+        if not self.recorded:
+            return []
+        from spl_hf.build.spl import _sample
+
+        names = {"recorded_prompts": "spl_prompts.jsonl", "recorded_candidates": "spl_candidates.jsonl"}
+        out = []
+        for key, sample in names.items():
+            value = getattr(self.cfg, key)
+            path = _sample(sample) if value == "sample" else Path(value)
+            if not path.is_file():
+                raise FileNotFoundError(f"{key}: {value} does not exist")
+            out.append(str(path))
+        return out
 
     def run(self) -> dict[str, Any]:
         c = self.cfg
         runner = StageRunner(Path(c.run_dir), log=self.log)
+        if self.recorded:
+            return self._run_recorded(runner)
         if c.dry_run:
             key, path, done = runner.plan("prompts", self._prompt_settings())
             plan = {"sources": [asdict(s) for s in self.sources], "pool_sizes": self.sizes,
@@ -113,6 +142,10 @@ class SPLRelease:
                              "output_dir": c.output_dir, "repo_id": c.repo_id, "pretty_name": c.pretty_name},
                              lambda d: self._write(labeled.path, d),
                              still_valid=lambda d: written_here(d, c.output_dir))
+        return self._finish(runner, written)
+
+    def _finish(self, runner: StageRunner, written: Any) -> dict[str, Any]:
+        c = self.cfg
         audited = runner.run("audit", {"write": written.key, "manifest": manifest_hash(c.output_dir)}, self._audit)
         if not audited.counts.get("ok"):
             raise RuntimeError(f"the audit of {c.output_dir} failed: {audited.counts}")
@@ -124,6 +157,21 @@ class SPLRelease:
         path.write_text(json.dumps(report, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
         self.log(f"run report: {path}")
         return report
+
+    def _run_recorded(self, runner: StageRunner) -> dict[str, Any]:
+        c = self.cfg
+        prompts, candidates = self.records()
+        if c.dry_run:
+            plan = {"recorded_prompts": prompts, "recorded_candidates": candidates, "rulebase": self.rulebase.id,
+                    "stages": ["write", "audit"] + (["publish"] if c.repo_id else [])}
+            self.log(json.dumps(plan, indent=2))
+            return plan
+        written = runner.run("write", {"prompts": fingerprint(prompts), "candidates": fingerprint(candidates),
+                             "rulebase": self.rulebase.hash, "margin": c.margin, "output_dir": c.output_dir,
+                             "repo_id": c.repo_id, "pretty_name": c.pretty_name},
+                             lambda d: self._write_records(prompts, candidates, d),
+                             still_valid=lambda d: written_here(d, c.output_dir))
+        return self._finish(runner, written)
 
     def _prompt_settings(self) -> dict[str, Any]:
         return {"sources": {s.source: s.identity() for s in self.sources}, "sizes": self.sizes,
@@ -227,11 +275,14 @@ class SPLRelease:
                 "computed": stats.get("computed"), "cached": stats.get("cached")}
 
     def _write(self, label_dir: Path, out: Path) -> dict[str, Any]:
+        return self._write_records(str(label_dir / "prompts.jsonl"), str(label_dir / "candidates.jsonl"), out)
+
+    def _write_records(self, prompts: str, candidates: str, out: Path) -> dict[str, Any]:
         from spl_hf.build.spl import SPLBuildConfig, build_spl
 
         c = self.cfg
         result = build_spl(SPLBuildConfig(
-            prompts=str(label_dir / "prompts.jsonl"), candidates=str(label_dir / "candidates.jsonl"),
+            prompts=prompts, candidates=candidates,
             rulebase=c.rulebase, margin=c.margin, output_dir=c.output_dir, overwrite=True,
             repo_id=c.repo_id or "ORG/NAME", pretty_name=c.pretty_name or "SPL safety preference pairs",
         ))
@@ -279,4 +330,5 @@ def _positive_int(value: str, what: str) -> int:
     return n
 
 
-__all__ = ["SPLRelease", "SPLReleaseConfig", "draw", "fingerprint", "parse_recipe"]
+def make_release(cfg: SPLReleaseConfig, generation: Any, decontam: Any) -> SPLRelease:
+    return SPLRelease(cfg, generation, decontam)

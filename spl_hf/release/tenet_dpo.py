@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from spl_hf.release.config import ModelSettings, ReleaseSettings
-from spl_hf.release.pools import SourceSpec, parse_sources
+from spl_hf.release.decontam_stage import check_heldout
+from spl_hf.release.pools import SourceSpec, heldout_sample_paths, parse_sources
 from spl_hf.release.stages import StageRunner, fingerprint
 from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, written_here
 
@@ -38,14 +39,8 @@ class TenetReleaseConfig(ReleaseSettings, ModelSettings):
     sft: bool = field(default=True, metadata={"help": "Also write the companion 'sft' config (prompt + chosen)."})
 
 
-def parse_recipe(argv: list[str] | None = None):
-    """(TenetReleaseConfig, AssignConfig, JudgeConfig, DecontamConfig) from --config YAML and flags."""
-    from spl_hf.release.recipe import parse
-
-    return parse(_classes(), argv)
-
-
-def _classes() -> tuple[type, ...]:
+def recipe_classes() -> tuple[type, ...]:
+    """The config dataclasses whose fields a recipe of this release holds."""
     from spl_hf.assign import AssignConfig
     from spl_hf.backends.judge import JudgeConfig
     from spl_hf.decontam import DecontamConfig
@@ -68,9 +63,10 @@ class TenetRelease:
         from spl_hf.tenets import default_tenets, load_tenets, select_tenets
 
         self.pools = parse_sources(self.cfg.pools, ADAPTERS, sample_paths(), "pools")
-        self.heldout = parse_sources(self.cfg.heldout_files, PROMPT_SOURCES, {}, "heldout") if self.cfg.heldout_files else []
+        self.heldout = parse_sources(self.cfg.heldout_files, PROMPT_SOURCES, heldout_sample_paths(), "heldout_files") if self.cfg.heldout_files else []
         tenet_set = load_tenets(self.cfg.tenets_file) if self.cfg.tenets_file else default_tenets()
         self.tenets = select_tenets(self.cfg.tenets, tenet_set)
+        check_heldout(self.decontam, self.heldout)
         # Refuse a bad output folder now, not after hours of judging.
         check_output(self.cfg, [p.location for p in self.pools + self.heldout if p.is_local])
 
@@ -280,3 +276,7 @@ def _registry_order(specs: list[SourceSpec]) -> list[SourceSpec]:
 
     order = list(ADAPTERS)
     return sorted(specs, key=lambda s: order.index(s.source))
+
+
+def make_release(cfg: TenetReleaseConfig, assign: Any, judge: Any, decontam: Any) -> TenetRelease:
+    return TenetRelease(cfg, assign, judge, decontam)
