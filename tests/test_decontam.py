@@ -97,7 +97,7 @@ def test_near_duplicate_threshold():
     rows = pair_rows([last, middle])
     overlaps = {}
     for threshold in (0.95, 0.9, 0.5, 0.05):
-        result = decontaminate(rows, HELDOUT, DecontamConfig(threshold=threshold))
+        result = decontaminate(rows, HELDOUT, DecontamConfig(overlap_threshold=threshold))
         overlaps[threshold] = result.removed.column("overlap").to_pylist()
     assert overlaps[0.95] == [] and overlaps[0.9] == [0.9] and overlaps[0.5] == [0.9]
     assert sorted(overlaps[0.05]) == [0.3, 0.9]
@@ -150,7 +150,7 @@ def test_bad_inputs_are_clear_errors():
     with pytest.raises(ValueError, match="no prompts of the held-out sets \\['harmbench'\\]"):
         decontaminate(pair_rows(["x"]), HELDOUT, DecontamConfig(heldout=["harmbench"]))
     with pytest.raises(ValueError, match="threshold must be in"):
-        DecontamConfig(threshold=0)
+        DecontamConfig(overlap_threshold=0)
     with pytest.raises(ValueError, match="ngram_size"):
         DecontamConfig(ngram_size=0)
     with pytest.raises(ValueError, match="lacks column 'prompt'"):
@@ -162,9 +162,9 @@ def test_bad_inputs_are_clear_errors():
 
 def test_config_parses_with_hf_argument_parser():
     (cfg,) = HfArgumentParser(DecontamConfig).parse_args_into_dataclasses(
-        ["--heldout", "or_bench_hard_1k", "xstest", "--threshold", "0.7", "--ngram_size", "5"]
+        ["--heldout", "or_bench_hard_1k", "xstest", "--overlap_threshold", "0.7", "--ngram_size", "5"]
     )
-    assert cfg.heldout == ["or_bench_hard_1k", "xstest"] and cfg.threshold == 0.7 and cfg.ngram_size == 5
+    assert cfg.heldout == ["or_bench_hard_1k", "xstest"] and cfg.overlap_threshold == 0.7 and cfg.ngram_size == 5
     (default,) = HfArgumentParser(DecontamConfig).parse_args_into_dataclasses([])
     assert default.heldout == ["or_bench_hard_1k", "or_bench_toxic"] and default.near_duplicates
 

@@ -84,6 +84,9 @@ class TenetBuildConfig:
     max_shard_size: str = field(
         default=DEFAULT_MAX_SHARD_SIZE, metadata={"help": "Largest parquet shard (Arrow size), e.g. 500MB."}
     )
+    sft: bool = field(
+        default=False, metadata={"help": "Also write the companion 'sft' config: messages = prompt + chosen, same rows."}
+    )
     overwrite: bool = field(
         default=False, metadata={"help": "Replace output_dir when it holds an earlier spl_hf build (never other files)."}
     )
@@ -224,6 +227,10 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         ConfigData("all", ROW_FEATURES, {"train": rows}, default=True))  # no tenet kept: an empty split
     configs = [everything, *per_tenet]
     configs.append(ConfigData("judge_scores", SCORE_FEATURES, {"train": scores}))
+    if cfg.sft:
+        from spl_hf.build.sft import sft_config
+
+        configs.append(sft_config(per_tenet))
     per_source = {s: t.num_rows for s, t in _split_by(rows, "source", source_order).items()}
     tenet_set = load_tenets(cfg.tenets_file) if cfg.tenets_file else default_tenets()
     statements = {t.name: t.statement for t in tenet_set.tenets}

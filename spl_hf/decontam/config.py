@@ -23,7 +23,7 @@ class DecontamConfig:
     ngram_size: int = field(
         default=8, metadata={"help": "Words per n-gram of the near-duplicate pass (texts shorter form one gram)."}
     )
-    threshold: float = field(
+    overlap_threshold: float = field(
         default=0.5,
         metadata={
             "help": "Near-duplicate when the shared distinct n-grams are at least this fraction of the "
@@ -40,8 +40,8 @@ class DecontamConfig:
             raise ValueError(f"heldout names a set twice: {self.heldout!r}")
         if isinstance(self.ngram_size, bool) or not isinstance(self.ngram_size, int) or self.ngram_size < 1:
             raise ValueError(f"ngram_size must be a positive integer, got {self.ngram_size!r}")
-        if not 0.0 < float(self.threshold) <= 1.0:
-            raise ValueError(f"threshold must be in (0, 1], got {self.threshold!r}")
+        if not 0.0 < float(self.overlap_threshold) <= 1.0:
+            raise ValueError(f"overlap_threshold must be in (0, 1], got {self.overlap_threshold!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -87,7 +87,7 @@ class HeldoutIndex:
                 shared.update(self.postings.get(g, ()))
             for k, c in shared.items():
                 overlap = round(c / min(len(grams), len(self.grams[k])), 6)
-                if overlap >= self.config.threshold:
+                if overlap >= self.config.overlap_threshold:
                     cand = (1, -overlap, k)
                     best = cand if best is None or cand < best else best
         if best is None:
