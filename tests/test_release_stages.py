@@ -41,7 +41,7 @@ def test_a_stage_that_fails_midway_leaves_no_finished_stage(tmp_path):
 
     with pytest.raises(KeyboardInterrupt):
         runner.run("judge", {"x": 1}, dies)
-    key, path, done = runner.plan("judge", {"x": 1})
+    _key, path, done = runner.plan("judge", {"x": 1})
     assert not done and not path.exists()
     calls: list[str] = []
     outcome = runner.run("judge", {"x": 1}, _writer(calls, "complete"))
