@@ -61,12 +61,13 @@ def test_flags_override_the_recipe():
     from spl_hf.configs import apply_config, configs_from_args
 
     path = REPO / "recipes" / "tenets" / "constitution_v3.yaml"
-    argv = ["tenets", "build", "--config", str(path), "--capacity", "7", "--tenets-file", "t.yaml"]
+    argv = ["release", "tenets", "--config", str(path), "--capacity", "7", "--tenets-file", "t.yaml"]
     parser = build_parser()
     args = parser.parse_args(argv)
     apply_config(args)
-    (cfg,) = configs_from_args(parser.parse_args(argv))
-    assert cfg.capacity == 7 and cfg.tenets_file == "t.yaml" and cfg.seed == 42
+    release, assign, *_ = configs_from_args(parser.parse_args(argv))
+    assert assign.capacity == 7 and release.tenets_file == "t.yaml" and assign.seed == 42
+    assert release.tenets == "all" and len(release.pools) == 8
 
 
 def test_unknown_key_fails(tmp_path):

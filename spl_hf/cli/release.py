@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     module = importlib.import_module(args._release_module)
     release = module.make_release(*configs_from_args(args))
     report = release.run()
-    if release.cfg.dry_run:
+    if release.cfg.dry_run or not report:  # a dry run printed its plan; ranks other than 0 print nothing
         return 0
     stages = {s["name"]: ("skipped" if s["skipped"] else f"{s['seconds']:.1f} s") for s in report.get("stages", [])}
     print(json.dumps({"output_dir": report.get("output_dir"), "stages": stages}, indent=2))

@@ -88,21 +88,20 @@ class TenetRelease:
                             lambda d: self._judge(clean.path, d, ranks), parallel=True)
         assigned = runner.run("assign", {"scores": content(judged, "scores.parquet"), "assign": asdict(self.assign)},
                               lambda d: self._assign(judged.path, d))
-        report: dict[str, Any] = {}
-        if ranks.is_main:
-            written = runner.run("write", self._write_settings(clean, judged, assigned),
-                                 lambda d: self._write(clean.path, judged.path, assigned.path, d),
-                                 still_valid=lambda d: written_here(d, self.cfg.output_dir))
-            audited = runner.run("audit", {"write": written.key, "manifest": manifest_hash(self.cfg.output_dir)},
-                                 lambda d: self._audit(d))
-            if not audited.counts.get("ok"):
-                raise RuntimeError(f"the audit of {self.cfg.output_dir} failed: {audited.counts}")
-            if self.cfg.repo_id:
-                runner.run("publish", {"write": written.key, "repo_id": self.cfg.repo_id,
-                                       "revision": self.cfg.hub_revision, "private": self.cfg.private},
-                           lambda d: self._publish(d))
-            report = self._write_report(runner)
-        return report
+        # Every rank walks every stage (only rank 0 does the work of the ordinary ones), so the
+        # stage barriers line up across processes.
+        written = runner.run("write", self._write_settings(clean, judged, assigned),
+                             lambda d: self._write(clean.path, judged.path, assigned.path, d),
+                             still_valid=lambda d: written_here(d, self.cfg.output_dir))
+        audited = runner.run("audit", {"write": written.key, "manifest": manifest_hash(self.cfg.output_dir)},
+                             lambda d: self._audit(d))
+        if not audited.counts.get("ok"):
+            raise RuntimeError(f"the audit of {self.cfg.output_dir} failed: {audited.counts}")
+        if self.cfg.repo_id:
+            runner.run("publish", {"write": written.key, "repo_id": self.cfg.repo_id,
+                                   "revision": self.cfg.hub_revision, "private": self.cfg.private},
+                       lambda d: self._publish(d))
+        return self._write_report(runner) if ranks.is_main else {}
 
     def plan(self, runner: StageRunner) -> dict[str, Any]:
         """The stages with the keys they would have; later keys need earlier outputs, so only 'read' is known."""
