@@ -38,6 +38,22 @@ RECIPE_KINDS: dict[str, RecipeKind] = {
 }
 
 
+RECIPES_DIR = Path(__file__).resolve().parents[1] / "recipes"  # a source checkout or editable install
+
+
+def recipe_path(relative: str) -> Path:
+    """A shipped recipe (``"tenets/demo.yaml"``): from ``recipes/`` of a checkout, else the installed copy."""
+    local = RECIPES_DIR / relative
+    if local.is_file():
+        return local
+    from importlib import resources
+
+    packaged = resources.files("spl_hf.data").joinpath("recipes", *relative.split("/"))
+    if packaged.is_file():
+        return Path(str(packaged))
+    raise FileNotFoundError(f"recipe {relative!r}: not in {RECIPES_DIR} nor in the installed package")
+
+
 def recipe_kind(path: str | Path) -> str:
     kind = Path(path).parent.name
     if kind not in RECIPE_KINDS:
