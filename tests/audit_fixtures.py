@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 from spl_hf.contract import pair_input_hash
 
@@ -37,16 +38,25 @@ def tenet_inputs(tmp: Path, seed: int = 0) -> tuple[Path, Path]:
     return tmp / "pairs.parquet", tmp / "scores.parquet"
 
 
+def _build(tmp: Path, **kwargs) -> Path:
+    from spl_hf.build.tenets import TenetBuildConfig, build_tenets
+
+    pairs, scores = tenet_inputs(tmp)
+    cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3,
+                           output_dir=str(tmp / "ds"), **kwargs)
+    return build_tenets(cfg).path
+
+
 @pytest.fixture(scope="session")
 def built_tenets(tmp_path_factory) -> Path:
     """A tenet build of the sample pools (treat as read-only; copy before editing)."""
-    from spl_hf.build.tenets import TenetBuildConfig, build_tenets
+    return _build(tmp_path_factory.mktemp("audit_tenets"))
 
-    tmp = tmp_path_factory.mktemp("audit_tenets")
-    pairs, scores = tenet_inputs(tmp)
-    cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3,
-                           output_dir=str(tmp / "ds"))
-    return build_tenets(cfg).path
+
+@pytest.fixture(scope="session")
+def built_tenets_sft(tmp_path_factory) -> Path:
+    """The same build with the companion 'sft' config (treat as read-only; copy before editing)."""
+    return _build(tmp_path_factory.mktemp("audit_tenets_sft"), sft=True)
 
 
 def copy_build(src: Path, dest: Path) -> Path:
@@ -75,3 +85,39 @@ def reseal(folder: Path) -> None:
 def data_file(folder: Path, config: str, split: str = "train") -> Path:
     (path,) = sorted((folder / config).glob(f"{split}-*.parquet"))
     return path
+
+
+def tenet_files(folder: Path, min_rows: int = 1) -> list[Path]:
+    """The per-tenet data files (the only copy of each row: 'all' lists them), sorted, with at least ``min_rows``."""
+    return [p for p in sorted(folder.glob("*/*.parquet"))
+            if p.parent.name not in ("all", "judge_scores", "sft") and pq.read_metadata(p).num_rows >= min_rows]
+
+
+def card_meta(folder: Path) -> tuple[dict, str]:
+    """The README's front matter and body."""
+    _head, meta, body = (folder / "README.md").read_text().split("---\n", 2)
+    return yaml.safe_load(meta), body
+
+
+def write_card(folder: Path, meta: dict, body: str) -> None:
+    (folder / "README.md").write_text(f"---\n{yaml.safe_dump(meta, sort_keys=False)}---\n{body}")
+
+
+def all_paths(meta: dict) -> list[str]:
+    """The data-file patterns the card lists for 'all/train' (editable in place)."""
+    (entry,) = [c for c in meta["configs"] if c["config_name"] == "all"]
+    (train,) = [d for d in entry["data_files"] if d["split"] == "train"]
+    return train["path"]
+
+
+def store_all_itself(folder: Path) -> None:
+    """Rewrite a build to the layout where 'all' stores its rows in its own file (as before the Hub
+    layout listed the per-tenet files): same rows, same order."""
+    meta, body = card_meta(folder)
+    files = [f for pat in all_paths(meta) for f in sorted(folder.glob(pat))]
+    (folder / "all").mkdir()
+    pq.write_table(pa.concat_tables([pq.read_table(f) for f in files]), folder / "all" / "train-00000-of-00001.parquet")
+    (entry,) = [c for c in meta["configs"] if c["config_name"] == "all"]
+    entry["data_files"] = [{"split": "train", "path": "all/train-*"}]
+    write_card(folder, meta, body)
+    reseal(folder)

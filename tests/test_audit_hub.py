@@ -12,7 +12,7 @@ import pytest
 
 import spl_hf.audit.hub as hub
 from spl_hf.cli import main
-from tests.audit_fixtures import built_tenets, copy_build, data_file, rewrite  # noqa: F401
+from tests.audit_fixtures import built_tenets, copy_build, rewrite, tenet_files  # noqa: F401
 
 
 @pytest.fixture
@@ -44,11 +44,16 @@ def test_a_hub_revision_is_audited_like_a_local_folder(fake_hub, built_tenets, t
     assert not seen[0].exists()  # the snapshot lived in a temporary folder, removed after the audit
 
     tampered = copy_build(built_tenets, tmp_path / "v2")
-    rewrite(data_file(tampered, "all"), lambda rows: rows.reverse())
+    shard = tenet_files(tampered)[0]
+
+    def swap(rows):
+        rows[0]["chosen"], rows[0]["rejected"] = rows[0]["rejected"], rows[0]["chosen"]
+
+    rewrite(shard, swap)
     repos[("org/tenets", "v2")] = tampered
     assert main(["audit", "org/tenets", "--revision", "v2", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
-    assert out["manifest_mismatches"] == [data_file(tampered, "all").relative_to(tampered).as_posix()]
+    assert out["manifest_mismatches"] == [shard.relative_to(tampered).as_posix()]
 
 
 def test_a_hub_id_needs_a_revision_and_a_failed_download_is_a_clear_error(fake_hub, built_spl, capsys):

@@ -9,7 +9,7 @@ import yaml
 from spl_hf.audit.card import read_card
 from spl_hf.audit.load import read_folder
 from spl_hf.cli import main
-from tests.audit_fixtures import built_tenets, copy_build, data_file, rewrite  # noqa: F401
+from tests.audit_fixtures import built_tenets, copy_build, rewrite, tenet_files  # noqa: F401
 
 SPL_FILE = "derivations/ultrachat-00000-of-00001.parquet"
 
@@ -43,11 +43,14 @@ def test_an_edit_in_a_tenet_build_is_found_after_a_prior_audit(built_tenets, tmp
     def swap(rows):
         rows[0]["chosen"], rows[0]["rejected"] = rows[0]["rejected"], rows[0]["chosen"]
 
-    rewrite(data_file(folder, "all"), swap)
+    shard = tenet_files(folder)[0]  # 'all' lists the per-tenet files: the row is stored here only
+    rewrite(shard, swap)
     code, out = _audit(capsys, str(folder))
-    assert code == 1 and out["mismatch_count"] == 1
-    assert out["mismatches"][0]["config"] == "all" and "texts" in out["mismatches"][0]["fields"]
-    assert out["manifest_mismatches"] == [data_file(folder, "all").relative_to(folder).as_posix()]
+    # One stored row, served by two configs: reported under each, with the same fields.
+    assert code == 1 and out["mismatch_count"] == 2
+    assert sorted(m["config"] for m in out["mismatches"]) == sorted(["all", shard.parent.name])
+    assert all("texts" in m["fields"] for m in out["mismatches"])
+    assert out["manifest_mismatches"] == [shard.relative_to(folder).as_posix()]
 
 
 def test_a_missing_manifest_fails_unless_waived_and_the_waiver_says_what_is_unchecked(built_spl, tmp_path, capsys):
@@ -72,12 +75,34 @@ def test_a_partial_folder_fails(built_spl, tmp_path, capsys):
     assert len(missing) == 5 and all(f.startswith("derivations/") for f in missing)
 
 
-def test_row_counts_must_match_the_card(built_spl, tmp_path, capsys):
+def test_row_counts_must_match_the_recorded_counts(built_spl, tmp_path, capsys):
     folder = copy_build(built_spl, tmp_path / "short")
     rewrite(folder / SPL_FILE, lambda rows: rows.pop())
     code, out = _audit(capsys, str(folder), "--no-manifest")
     assert code == 1 and out["mismatch_count"] == 0  # every remaining row reproduces...
-    assert "derivations/ultrachat: 47 rows on disk, the card declares 48" in out["failures"]  # ...but one is gone
+    assert "derivations/ultrachat: 47 rows on disk, build_report.json declares 48" in out["failures"]  # ...one is gone
+    # A card that states split sizes (dataset_info num_examples) is held to them, before the build report.
+    meta = read_card(folder).meta
+    (info,) = [i for i in meta["dataset_info"] if i["config_name"] == "derivations"]
+    info["splits"] = [{"name": "ultrachat", "num_examples": 46}]
+    body = (folder / "README.md").read_text().split("---\n", 2)[2]
+    (folder / "README.md").write_text(f"---\n{yaml.safe_dump(meta, sort_keys=False)}---\n{body}")
+    code, out = _audit(capsys, str(folder), "--no-manifest")
+    assert code == 1 and "derivations/ultrachat: 47 rows on disk, the card declares 46" in out["failures"]
+
+
+def test_a_file_declared_twice_in_one_split_fails(built_spl, tmp_path, capsys):
+    """`datasets` reads a file once per pattern that matches it: a repeated file would serve its rows twice."""
+    folder = copy_build(built_spl, tmp_path / "twice")
+    meta = read_card(folder).meta
+    (train,) = [d for d in meta["configs"][0]["data_files"] if d["split"] == "train"]
+    train["path"].append(train["path"][0])
+    body = (folder / "README.md").read_text().split("---\n", 2)[2]
+    (folder / "README.md").write_text(f"---\n{yaml.safe_dump(meta, sort_keys=False)}---\n{body}")
+    code, out = _audit(capsys, str(folder), "--no-manifest")
+    assert code == 1
+    assert ("preferences/train: preferences/ultrachat-00000-of-00001.parquet is declared more than once "
+            "(datasets would read its rows twice)") in out["failures"]
 
 
 def test_undeclared_and_unlisted_files_fail(built_spl, tmp_path, capsys):
@@ -87,7 +112,7 @@ def test_undeclared_and_unlisted_files_fail(built_spl, tmp_path, capsys):
     code, out = _audit(capsys, str(folder))
     assert code == 1
     # The extra shard matches the split's pattern, so its rows are read and the count check fails too.
-    assert "derivations/ultrachat: 96 rows on disk, the card declares 48" in out["failures"]
+    assert "derivations/ultrachat: 96 rows on disk, build_report.json declares 48" in out["failures"]
     assert sorted(out["unlisted_files"]) == ["derivations/ultrachat-00001-of-00001.parquet", "notes.txt"]
     stray = copy_build(built_spl, tmp_path / "stray")
     (stray / "leftover").mkdir()
@@ -103,7 +128,8 @@ def test_card_data_files_in_every_hub_form(built_spl, tmp_path):
     text = readme.read_text()
     _head, meta, body = text.split("---\n", 2)
     meta = yaml.safe_load(meta)
-    sources = [e["split"] for e in meta["configs"][0]["data_files"]]
+    sources = [e["split"] for e in meta["configs"][0]["data_files"] if isinstance(e["path"], str)]  # not 'train'
+    assert sources and len(sources) == len(meta["configs"][0]["data_files"]) - 1
     meta["configs"][0]["data_files"] = [{"split": "train", "path": [f"preferences/{s}-*" for s in sources]}]
     meta["configs"][1]["data_files"] = {s: f"derivations/{s}-*.parquet" for s in sources}
     meta["configs"].append({"config_name": "everything", "data_files": "derivations/*.parquet"})

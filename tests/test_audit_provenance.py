@@ -10,7 +10,7 @@ from spl_hf.cli import main
 from spl_hf.contract import pair_input_hash, row_digests
 from spl_hf.contract.tenet_rows import ROW_FEATURES
 from spl_hf.sources import sample_paths
-from tests.audit_fixtures import built_tenets, copy_build, data_file, reseal, rewrite  # noqa: F401
+from tests.audit_fixtures import built_tenets, copy_build, data_file, reseal, rewrite, tenet_files  # noqa: F401
 
 
 def _audit(capsys, *argv) -> tuple[int, dict]:
@@ -57,7 +57,7 @@ def test_a_consistent_forgery_of_a_tenet_build_is_caught_only_by_its_sources(bui
     assert clean["provenance"]["differing"] == 0 and clean["provenance"]["rows_checked"] == 16
 
     folder = copy_build(built_tenets, tmp_path / "forged")
-    first = pq.read_table(data_file(folder, "all")).to_pylist()[0]
+    first = pq.read_table(tenet_files(folder)[0]).to_pylist()[0]
     pair_id, tenet = first["derivation"]["pair_id"], first["tenet"]
     _forge_tenet_row(folder, pair_id, tenet, "A forged reply the source never contained.")
     code, selfcheck = _audit(capsys, str(folder))
@@ -77,7 +77,7 @@ def test_unified_pair_rows_serve_as_sources_and_missing_pools_fail(built_tenets,
     code, out = _audit(capsys, str(built_tenets), "--sources", str(tmp_path / "pairs.parquet"))
     assert code == 0 and out["provenance"]["rows_checked"] == 16
 
-    released = {r["source"] for r in pq.read_table(data_file(built_tenets, "all")).to_pylist()}
+    released = {r["source"] for f in tenet_files(built_tenets) for r in pq.read_table(f).to_pylist()}
     some = sorted(released)[0]
     code, out = _audit(capsys, str(built_tenets), "--sources", f"{some}={sample_paths()[some]}")
     assert code == 1

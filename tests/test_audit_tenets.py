@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,19 @@ from spl_hf.audit.load import read_folder
 from spl_hf.audit.tenets import audit_tenet_build, check_rows
 from spl_hf.cli import main
 from spl_hf.contract import CERTIFICATE_FILE, ROW_FEATURES, SCORE_FEATURES
-from tests.audit_fixtures import built_tenets, copy_build, data_file, rewrite  # noqa: F401
+from tests.audit_fixtures import (  # noqa: F401
+    all_paths,
+    built_tenets,
+    built_tenets_sft,
+    card_meta,
+    copy_build,
+    data_file,
+    reseal,
+    rewrite,
+    store_all_itself,
+    tenet_files,
+    write_card,
+)
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_audit_tenets.py"
 
@@ -86,7 +99,8 @@ def test_vectorised_checks_equal_the_per_row_baseline(built_tenets, seed):  # no
 
 def test_a_repeated_judge_score_key_is_a_mismatch(built_tenets, tmp_path):  # noqa: F811
     folder = copy_build(built_tenets, tmp_path / "dup")
-    first = pq.read_table(data_file(folder, "all")).to_pylist()[0]
+    shard = tenet_files(folder)[0]
+    first = pq.read_table(shard).to_pylist()[0]
     key = (first["derivation"]["pair_id"], first["tenet"])
 
     def repeat(rows):
@@ -94,16 +108,22 @@ def test_a_repeated_judge_score_key_is_a_mismatch(built_tenets, tmp_path):  # no
 
     rewrite(data_file(folder, "judge_scores"), repeat)
     report = audit_tenet_build(folder, manifest=False)
-    flagged = {(m["config"], m["row"]): m["fields"] for m in report.mismatches}
-    assert flagged[("all", 0)] == ["judge"]
+    # The row is flagged in each config that serves it ('all' lists its file), and no other row is.
+    assert sorted((m["config"], m["id"], m["fields"]) for m in report.mismatches) == sorted(
+        [("all", first["scenario_id"], ["judge"]), (shard.parent.name, first["scenario_id"], ["judge"])])
+    assert [m["row"] for m in report.mismatches if m["config"] == shard.parent.name] == [0]
     assert not report.ok
 
 
-@pytest.mark.parametrize("missing", ["judge_scores", "all", "certificate", "report_and_certificate"])
+@pytest.mark.parametrize("missing", ["judge_scores", "tenet", "certificate", "report_and_certificate"])
 def test_a_tenet_build_with_files_missing_fails_cleanly(built_tenets, tmp_path, capsys, missing):  # noqa: F811
     folder = copy_build(built_tenets, tmp_path / missing)
-    if missing in ("judge_scores", "all"):
+    if missing == "judge_scores":
         data_file(folder, missing).unlink()
+    elif missing == "tenet":  # a per-tenet file, which 'all' lists too: both configs lose its rows
+        shard = tenet_files(folder)[0]
+        shard.unlink()
+        tenet, split = shard.parent.name, shard.name.split("-")[0]
     else:
         (folder / CERTIFICATE_FILE).unlink()
         if missing == "report_and_certificate":
@@ -112,8 +132,11 @@ def test_a_tenet_build_with_files_missing_fails_cleanly(built_tenets, tmp_path, 
     out = json.loads(capsys.readouterr().out)
     assert out["kind"] == "tenets" and not out["certificate_ok"]
     text = " ".join(out["failures"] + out["certificate_failures"])
-    if missing in ("judge_scores", "all"):
+    if missing == "judge_scores":
         assert f"{missing}/train: no file matches" in text
+    elif missing == "tenet":
+        assert f"{tenet}/{split}: no file matches '{tenet}/{split}-*'" in text
+        assert f"all/train: no file matches '{tenet}/{split}-*'" in text
     else:
         assert f"{CERTIFICATE_FILE} is missing" in text
     assert any("missing or differs from MANIFEST.sha256" in f for f in out["failures"])
@@ -132,6 +155,9 @@ def test_a_partial_tenet_build_gives_no_traceback_from_the_command_line(built_te
 
 def test_a_per_tenet_row_is_checked_even_when_its_all_row_is_intact(built_tenets, tmp_path):  # noqa: F811
     folder = copy_build(built_tenets, tmp_path / "tenet_edit")
+    store_all_itself(folder)  # 'all' with its own copy of the rows, so the two can differ
+    clean = audit_tenet_build(folder)
+    assert clean.ok and clean.mismatch_count == 0 and clean.certificate_ok, clean.to_dict()
     tenet = sorted(p.parent.name for p in folder.glob("*/*.parquet")
                    if p.parent.name not in ("all", "judge_scores"))[0]
     shard = sorted((folder / tenet).glob("*.parquet"))[0]
@@ -143,3 +169,97 @@ def test_a_per_tenet_row_is_checked_even_when_its_all_row_is_intact(built_tenets
     report = audit_tenet_build(folder, manifest=False)
     assert [(m["config"], m["row"], m["fields"]) for m in report.mismatches] == [(tenet, 0, ["digest", "texts"])]
     assert report.rows == report.reproduced + 1
+
+
+@pytest.mark.parametrize("edit", ["drop", "repeat", "own_copy"])
+def test_all_must_list_every_per_tenet_file_exactly_once(built_tenets, tmp_path, edit):  # noqa: F811
+    folder = copy_build(built_tenets, tmp_path / edit)
+    meta, body = card_meta(folder)
+    paths = all_paths(meta)
+    if edit == "drop":  # rows served by a tenet config but not by 'all'
+        paths.pop()
+    elif edit == "repeat":  # datasets would serve a file's rows twice in 'all'; a deduplicating reader would not see it
+        paths.append(paths[0])
+    else:  # 'all' mixes a file of its own with the per-tenet files
+        (folder / "all").mkdir()
+        shutil.copyfile(tenet_files(folder)[0], folder / "all" / "train-00000-of-00001.parquet")
+        paths.append("all/train-*")
+    write_card(folder, meta, body)
+    reseal(folder)
+    report = audit_tenet_build(folder)
+    assert not report.ok and not report.certificate_ok
+    assert any("'all' must list every per-tenet file exactly once" in f for f in report.certificate_failures)
+
+
+def test_a_row_removed_from_a_resealed_tenet_build_fails_the_recorded_count(built_tenets, tmp_path):  # noqa: F811
+    folder = copy_build(built_tenets, tmp_path / "short")
+    expected = sum(json.loads((folder / "build_report.json").read_text())["rows_per_source"].values())
+    rewrite(tenet_files(folder)[0], lambda rows: rows.pop(0))
+    reseal(folder)
+    report = audit_tenet_build(folder)
+    assert f"all/train: {expected - 1} rows on disk, build_report.json declares {expected}" in report.failures
+    assert not report.ok
+
+
+def _sft_file(folder: Path) -> Path:
+    return data_file(folder, "sft")
+
+
+def test_an_sft_build_audits_clean_and_counts_its_rows(built_tenets_sft):  # noqa: F811
+    report = audit_tenet_build(built_tenets_sft)
+    assert report.ok and report.certificate_ok, report.to_dict()
+    sft_rows = pq.read_metadata(_sft_file(built_tenets_sft)).num_rows
+    assert sft_rows == sum(pq.read_metadata(f).num_rows for f in tenet_files(built_tenets_sft)) > 0
+    assert report.rows == report.reproduced == audit_tenet_build(built_tenets_sft).rows
+    without = sum(len(s.table) for s in read_folder(built_tenets_sft).splits if s.config != "sft")
+    assert report.rows == without + sft_rows
+
+
+@pytest.mark.parametrize("edit", ["message", "role", "extra_turn", "tenet", "source", "swap", "unknown_id"])
+def test_every_sft_row_is_prompt_plus_chosen_of_its_all_row(built_tenets_sft, tmp_path, edit):  # noqa: F811
+    folder = copy_build(built_tenets_sft, tmp_path / edit)
+
+    def tamper(rows):
+        if edit == "message":
+            rows[1]["messages"][-1]["content"] += " (edited)"
+        elif edit == "role":
+            rows[1]["messages"][0]["role"] = "system"
+        elif edit == "extra_turn":
+            rows[1]["messages"].append(dict(rows[1]["messages"][-1]))
+        elif edit == "tenet":
+            rows[1]["tenet"] = rows[0]["tenet"] if rows[0]["tenet"] != rows[1]["tenet"] else "other"
+        elif edit == "source":
+            rows[1]["source"] += "x"
+        elif edit == "swap":
+            rows[0], rows[1] = rows[1], rows[0]
+        else:
+            rows[1]["scenario_id"] += "x"
+
+    rewrite(_sft_file(folder), tamper)
+    reseal(folder)
+    report = audit_tenet_build(folder)
+    assert not report.ok
+    got = [(m["config"], m["split"], m["row"], m["fields"]) for m in report.mismatches]
+    field_of = {"message": "messages", "role": "messages", "extra_turn": "messages", "tenet": "tenet",
+                "source": "source", "unknown_id": "scenario_id"}
+    if edit == "swap":
+        assert got == [("sft", "train", 0, ["order"]), ("sft", "train", 1, ["order"])]
+    else:
+        assert got == [("sft", "train", 1, [field_of[edit]])]
+    assert report.mismatch_count == len(got)
+    if edit == "unknown_id":  # its 'all' row now has no sft row
+        assert any("1 'all' rows have no sft row" in f for f in report.failures)
+
+
+@pytest.mark.parametrize("edit", ["drop", "duplicate"])
+def test_the_sft_rows_must_be_the_all_rows(built_tenets_sft, tmp_path, edit):  # noqa: F811
+    folder = copy_build(built_tenets_sft, tmp_path / edit)
+    n = pq.read_metadata(_sft_file(folder)).num_rows
+    rewrite(_sft_file(folder), lambda rows: rows.pop() if edit == "drop" else rows.append(rows[-1]))
+    reseal(folder)
+    report = audit_tenet_build(folder)
+    assert not report.ok
+    held = n - 1 if edit == "drop" else n + 1
+    assert any(f"'sft' holds {held} rows and 'all' {n}" in f for f in report.failures)
+    if edit == "duplicate":  # the repeat sits where no 'all' row of its id does
+        assert [(m["row"], m["fields"]) for m in report.mismatches] == [(n, ["order"])]

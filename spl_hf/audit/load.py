@@ -2,9 +2,10 @@
 
 No ``datasets`` cache is involved: the card's ``configs`` are resolved to files by globbing relative
 to the folder, and each parquet file is read with pyarrow. Completeness is part of reading: every
-declared config and split must have files, every data file on disk must be declared, row counts
-must equal the card's ``dataset_info``, and (unless waived) the SHA-256 manifest must list every
-file with its bytes.
+declared config and split must have files, no file may be declared twice in one split (``datasets``
+would read its rows twice), every data file on disk must be declared, row counts must equal those
+the card's ``dataset_info`` or else the build report records, and (unless waived) the SHA-256
+manifest must list every file with its bytes.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ class BuiltFolder:
     kind: str  # "tenets" or "spl"
     card: CardLayout
     splits: list[LoadedSplit] = field(default_factory=list)
+    # (config, split) -> the files its patterns match, in card order, a file matched twice listed twice.
+    files: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     manifest: ManifestCheck | None = None  # None with --no-manifest
     notes: list[str] = field(default_factory=list)
@@ -95,8 +98,31 @@ def _resolve(folder: Path, patterns: list[str], where: str, failures: list[str])
         )
         if not matched:
             failures.append(f"{where}: no file matches {pat!r} (a declared data file is missing)")
-        files.extend(f for f in matched if f not in files)
+        for rel in matched:
+            if rel in files:
+                failures.append(f"{where}: {rel} is declared more than once (datasets would read its rows twice)")
+        files.extend(matched)
     return files
+
+
+def recorded_counts(folder: Path, card: CardLayout) -> dict[tuple[str, str], tuple[int, str]]:
+    """Expected rows per (config, split) and who declares them: the card's ``dataset_info``, else the
+    build report (the Hub layout's card states no split sizes, see :func:`spl_hf.hub.folder.yaml_metadata`)."""
+    counts: dict[tuple[str, str], tuple[int, str]] = {}
+    report = folder / "build_report.json"
+    try:
+        data = json.loads(report.read_text(encoding="utf-8")) if report.is_file() else {}
+    except (ValueError, UnicodeDecodeError):
+        data = {}
+    data = data if isinstance(data, dict) else {}
+    spl_splits = data.get("splits") if "rulebase_hash" in data else None
+    if isinstance(spl_splits, dict):  # an SPL build records its derivation rows per source
+        counts.update({("derivations", s): (n, report.name) for s, n in spl_splits.items() if isinstance(n, int)})
+    per_source = data.get("rows_per_source") if data.get("kind") == "tenets" else None
+    if isinstance(per_source, dict) and all(isinstance(n, int) for n in per_source.values()):
+        counts[("all", "train")] = (sum(per_source.values()), report.name)  # a tenet build's 'all' rows
+    counts.update({key: (n, "the card") for key, n in card.num_examples.items()})
+    return counts
 
 
 def _read_split(folder: Path, files: list[str], where: str, cache: dict[str, pa.Table],
@@ -149,6 +175,8 @@ def read_folder(
     cache: dict[str, pa.Table] = {}
     resolved = {(name, split): _resolve(folder, patterns, f"{name}/{split}", out.failures)
                 for name, splits in card.configs.items() for split, patterns in splits.items()}
+    out.files = {key: tuple(files) for key, files in resolved.items()}
+    counts = recorded_counts(folder, card)
     for (name, split), files in resolved.items():
         where = f"{name}/{split}"
         declared.update(files)
@@ -156,12 +184,13 @@ def read_folder(
             continue
         if _union_within_config(name, split, resolved):
             continue  # e.g. SPL preferences/train: its rows are read (and audited) in their own splits
+        files = list(dict.fromkeys(files))  # a repeat is already a failure; its rows are read once
         table = _read_split(folder, files, where, cache, out.failures)
         if table is None:
             continue
-        expected = card.num_examples.get((name, split))
+        expected, declarer = counts.get((name, split), (None, ""))
         if expected is not None and expected != table.num_rows:
-            out.failures.append(f"{where}: {table.num_rows} rows on disk, the card declares {expected}")
+            out.failures.append(f"{where}: {table.num_rows} rows on disk, {declarer} declares {expected}")
         out.splits.append(LoadedSplit(name, split, table, tuple(files)))
     on_disk = folder_files(folder, ignore)
     out.failures += [f"{rel}: a data file no config of the card declares" for rel in on_disk

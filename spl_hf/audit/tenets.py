@@ -10,12 +10,14 @@ vectorised pass: rows meet their judge scores through one Arrow join on (pair_id
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from datasets import Features, Value
 
 from spl_hf.assign import verify_assignment
 from spl_hf.assign.certificate import Certificate
@@ -30,8 +32,15 @@ from spl_hf.contract.tenet_rows import (
     oriented_input_hashes_arrow,
     row_digests,
 )
+from spl_hf.derive.features import MESSAGES
 
 TOLERANCE = 1e-12
+# The optional companion config of `spl-hf build tenets --sft` (spl_hf.build.sft; audit never imports build).
+SFT_CONFIG = "sft"
+SFT_FEATURES = Features(
+    {"scenario_id": Value("string"), "tenet": Value("string"), "source": Value("string"), "messages": MESSAGES}
+)
+NOT_TENET_CONFIGS = ("all", "judge_scores", SFT_CONFIG)
 
 
 @dataclass
@@ -196,6 +205,85 @@ def _typed(splits: list, features, failures: list[str]) -> list[tuple[str, str, 
     return out
 
 
+def _check_all_files(built: BuiltFolder, failures: list[str]) -> None:
+    """When the card declares 'all' as other configs' files (the Hub layout), it must list exactly the
+    per-tenet files, each once: a card that drops a file hides rows, one that repeats a file serves
+    them twice (the row partition check cannot see a repeat, which the reader reads once)."""
+    all_files = [f for (c, _), files in built.files.items() if c == "all" for f in files]
+    if all(f.startswith("all/") for f in all_files):
+        return  # 'all' stores its rows itself: the row partition check compares them
+    tenet_files = [f for (c, _), files in built.files.items() if c not in NOT_TENET_CONFIGS for f in files]
+    listed, stored = Counter(all_files), Counter(tenet_files)
+    if listed != stored:
+        missing = sorted((stored - listed).elements())
+        extra = sorted(f for f in (listed - stored).elements() if f not in stored)
+        repeated = sorted({f for f, n in listed.items() if n > 1})
+        failures.append(
+            f"'all' lists {len(all_files)} files but the per-tenet configs hold {len(tenet_files)}: "
+            f"'all' must list every per-tenet file exactly once (missing {missing[:5]}, "
+            f"not per-tenet {extra[:5]}, repeated {repeated[:5]})"
+        )
+
+
+def _messages_differ(messages: pa.Array, prompt: pa.Array, chosen: pa.Array) -> np.ndarray:
+    """True where ``messages[i]`` is not ``prompt[i] + chosen[i]`` (a null list anywhere differs)."""
+    lp, lc = (pc.list_value_length(a).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+              for a in (prompt, chosen))
+    n = lp + lc
+    row_of = np.repeat(np.arange(len(n)), n)
+    k = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n)  # position within the expected row
+    off_p, off_c = (a.offsets.to_numpy()[:-1] for a in (prompt, chosen))
+    # Each expected row: its prompt's messages, then its chosen's (indices into prompt.values + chosen.values).
+    want = np.where(k < lp[row_of], off_p[row_of] + k, len(prompt.values) + off_c[row_of] + k - lp[row_of])
+    values = pa.concat_arrays([prompt.values, chosen.values]).take(pa.array(want, pa.int64()))
+    offsets = pa.array(np.concatenate([[0], np.cumsum(n)]), pa.int32())
+    expected = pa.ListArray.from_arrays(offsets, values, type=messages.type)
+    null = _mask(pc.and_(pc.and_(messages.is_valid(), prompt.is_valid()), chosen.is_valid()))
+    return null | differs(messages, expected)
+
+
+def _audit_sft(splits: list, all_table: pa.Table | None, report: TenetAuditReport, flag, max_report: int) -> None:
+    """The 'sft' rows must be the 'all' rows, in order, each with messages = prompt + chosen."""
+    typed = _typed(splits, SFT_FEATURES, report.failures)
+    if not typed or all_table is None:
+        if typed:
+            report.failures.append("'sft' cannot be checked: the 'all' rows could not be read")
+        return
+    sft = pa.concat_tables([t for _, _, t in typed])
+    n = sft.num_rows
+    ids = sft.column("scenario_id").combine_chunks()
+    ref_ids = all_table.column("scenario_id").combine_chunks()
+    index = pc.index_in(ids, value_set=ref_ids).to_numpy(zero_copy_only=False)
+    index = np.nan_to_num(index.astype(float), nan=-1).astype(np.int64)
+    found = index >= 0
+    take = pa.array(np.maximum(index, 0))
+    ref = all_table.take(take) if all_table.num_rows else None
+    checks = {"scenario_id": ~found}
+    if ref is None:
+        for name in ("tenet", "source", "messages", "order"):
+            checks[name] = np.zeros(n, dtype=bool)
+    else:
+        for name in ("tenet", "source"):
+            checks[name] = found & differs(sft.column(name).combine_chunks(), ref.column(name).combine_chunks())
+        checks["messages"] = found & _messages_differ(
+            sft.column("messages").combine_chunks(), ref.column("prompt").combine_chunks(),
+            ref.column("chosen").combine_chunks())
+        checks["order"] = found & (index != np.arange(n))
+    bad = np.logical_or.reduce(list(checks.values()))
+    report.rows += n
+    report.mismatch_count += int(bad.sum())
+    starts = np.cumsum([0] + [t.num_rows for _, _, t in typed])
+    for i in np.flatnonzero(bad)[: max(0, max_report - len(report.mismatches))]:
+        k = int(np.searchsorted(starts, i, side="right") - 1)
+        flag(SFT_CONFIG, typed[k][1], int(i - starts[k]), ids[int(i)].as_py(), [f for f, m in checks.items() if m[i]])
+    missing = pc.sum(pc.invert(pc.is_in(ref_ids, value_set=ids))).as_py() or 0
+    if n != all_table.num_rows or missing:
+        report.failures.append(
+            f"'sft' holds {n} rows and 'all' {all_table.num_rows} ({missing} 'all' rows have no sft row): "
+            "'sft' must hold the 'all' rows, each once, in the same order"
+        )
+
+
 def audit_folder(built: BuiltFolder, max_report: int = 1000) -> TenetAuditReport:
     """Audit the tenet build ``built`` (read by :func:`read_folder`)."""
     report = TenetAuditReport(failures=list(built.failures), notes=list(built.notes))
@@ -223,8 +311,13 @@ def audit_folder(built: BuiltFolder, max_report: int = 1000) -> TenetAuditReport
         flag("judge_scores", score_splits[k][1], int(i - score_starts[k]), ids[int(i)].as_py(), ["score"])
     report.rows += scores.num_rows
 
-    row_splits = _typed([s for s in built.splits if s.config != "judge_scores"], ROW_FEATURES, report.failures)
-    row_splits.sort(key=lambda split: split[0] != "all")  # 'all' first (stable): per-tenet rows repeat it
+    # Rows are audited under every config that serves them: 'all' (its own files, or in the Hub layout
+    # the per-tenet files it lists) first, then each tenet's, whose rows identical to theirs in 'all'
+    # take those verdicts (see _checks_once).
+    all_typed = _typed(built.config("all"), ROW_FEATURES, report.failures)
+    _check_all_files(built, cert_failures)
+    row_splits = all_typed + _typed(
+        [s for s in built.splits if s.config not in NOT_TENET_CONFIGS], ROW_FEATURES, report.failures)
     if row_splits:
         rows = pa.concat_tables([t for _, _, t in row_splits])
         checks = _checks_once(rows, sum(t.num_rows for c, _, t in row_splits if c == "all"), scores, cert)
@@ -255,12 +348,14 @@ def audit_folder(built: BuiltFolder, max_report: int = 1000) -> TenetAuditReport
                 f"per-tenet configs hold {len(tenet_ids)} rows ({pc.count_distinct(tenet_ids).as_py()} distinct) "
                 f"but 'all' holds {len(all_ids)}: the per-tenet configs must partition 'all'"
             )
+    all_table = pa.concat_tables([t for _, _, t in all_typed]) if all_typed else None
+    sft_splits = built.config(SFT_CONFIG)
+    if sft_splits:
+        _audit_sft(sft_splits, all_table, report, flag, max_report)
     report.reproduced = report.rows - report.mismatch_count
     if len(bad_scores):
         cert_failures.append(f"{len(bad_scores)} judge_scores rows have a score that is not p_a_first - p_a_second")
-    all_splits = [t for c, _, t in row_splits if c == "all"]
-    if cert is not None and all_splits and score_splits:
-        all_table = pa.concat_tables(all_splits)
+    if cert is not None and all_table is not None and score_splits:
         der = all_table.column("derivation").combine_chunks()
         assignment = pa.table({
             "pair_id": _field(der, "pair_id"),
