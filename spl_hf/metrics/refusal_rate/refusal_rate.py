@@ -6,9 +6,8 @@ adapts it to the ``evaluate`` interface. The configuration name chooses the matc
 
 import datasets
 import evaluate
-from spl_hf.refusal import MATCHERS
-from spl_hf.refusal import compute_refusal
-from spl_hf.refusal import get_matcher
+
+from spl_hf import refusal
 
 _CITATION = """\
 @inproceedings{rottger2024xstest,
@@ -34,7 +33,7 @@ _CITATION = """\
 _DESCRIPTION = (
     "Share of responses that a published keyword matcher marks as refusals, with the share of "
     "responses that stopped at the token limit and the refusal rate among those and among the "
-    "others. Configurations: " + ", ".join(MATCHERS) + " (harmbench is an alias of advbench). "
+    "others. Configurations: " + ", ".join(refusal.MATCHERS) + " (harmbench is an alias of advbench). "
     "Curly apostrophes and leading whitespace are normalised before matching."
 )
 
@@ -64,7 +63,7 @@ class RefusalRate(evaluate.Metric):
     def __init__(self, config_name=None, matcher=None, return_labels=False, **kwargs):
         # evaluate.load passes its own keywords through here; without this override the module's own
         # options (matcher, return_labels) would be dropped silently.
-        self.matcher = get_matcher(matcher or config_name)
+        self.matcher = refusal.get_matcher(matcher or config_name)
         self.return_labels = bool(return_labels)
         super().__init__(config_name=config_name, **kwargs)
 
@@ -86,7 +85,7 @@ class RefusalRate(evaluate.Metric):
     def _compute(self, predictions=None, at_limit=None, categories=None, return_labels=None, **kwargs):
         # **kwargs: evaluate.combine passes every keyword to every module.
         labels = self.return_labels if return_labels is None else bool(return_labels)
-        result = compute_refusal(predictions, at_limit, categories, self.matcher, return_labels=labels)
+        result = refusal.compute_refusal(predictions, at_limit, categories, self.matcher, return_labels=labels)
         out = result.to_dict()
         if categories is None:
             out.pop("per_category")

@@ -1,0 +1,41 @@
+"""Refusal evaluation of policies: prompt sets, resumable greedy generation, metrics per prompt set,
+the at-limit table across seeds, and an optional model-based refusal classifier.
+
+Heavy dependencies (torch, transformers, peft) load only when a model is loaded.
+"""
+
+from spl_hf.evaluation.collect import at_limit_table, collect_metrics, format_at_limit
+from spl_hf.evaluation.job import EvalTarget, evaluate_sets, plan_outputs
+from spl_hf.evaluation.prompts import DEFAULT_SETS, EvalPrompt, PromptSet, load_prompt_set, parse_prompt_sets
+from spl_hf.evaluation.run_folder import RunInfo, read_run
+from spl_hf.evaluation.runner import EvalConfig, RefusalEvaluator, refusal_metrics
+
+__all__ = [
+    "DEFAULT_SETS",
+    "EvalConfig",
+    "EvalPrompt",
+    "EvalTarget",
+    "PromptSet",
+    "RefusalEvaluator",
+    "RunInfo",
+    "at_limit_table",
+    "collect_metrics",
+    "evaluate_sets",
+    "format_at_limit",
+    "load_prompt_set",
+    "parse_prompt_sets",
+    "plan_outputs",
+    "read_run",
+    "refusal_metrics",
+]
+
+# The classifier needs only the backend interface; import it lazily with the backends it drives.
+__all__ += ["RefusalClassifier", "RefusalItem"]
+
+
+def __getattr__(name: str):  # pragma: no cover - trivial lazy import
+    if name in ("RefusalClassifier", "RefusalItem", "RefusalClass"):
+        from spl_hf.evaluation import classifier
+
+        return getattr(classifier, name)
+    raise AttributeError(f"module 'spl_hf.evaluation' has no attribute {name!r}")
