@@ -47,13 +47,23 @@ def _rate(k: int, n: int) -> float | None:
 
 
 def _bools(values: Any, n: int, field: str) -> np.ndarray:
-    arr = np.asarray(values.to_numpy(zero_copy_only=False) if hasattr(values, "to_numpy") else values)
+    if hasattr(values, "to_numpy"):
+        arr = np.asarray(values.to_numpy(zero_copy_only=False))
+    elif isinstance(values, np.ndarray):
+        arr = values
+    else:  # a plain sequence: keep each element's own type so "yes" is not coerced alongside booleans
+        seq = list(values)
+        arr = np.empty(len(seq), dtype=object)
+        arr[:] = seq
+        if all(type(v) is bool for v in seq):
+            arr = arr.astype(bool)
     if arr.ndim != 1 or len(arr) != n:
         raise ValueError(f"{field}: {arr.size} values for {n} predictions; one per prediction is required")
     if arr.dtype == bool:
         return arr
     ok = np.isin(arr, (0, 1)) if arr.dtype.kind in "iu" else np.array(
-        [isinstance(v, (bool, np.bool_)) for v in arr.tolist()], dtype=bool
+        [isinstance(v, (bool, np.bool_)) or (isinstance(v, (int, np.integer)) and v in (0, 1)) for v in arr.tolist()],
+        dtype=bool,
     )
     if not ok.all():
         i = int(np.argmin(ok))
