@@ -22,10 +22,13 @@ def random_responses(rng: np.random.Generator, n: int) -> list[str]:
     return out
 
 
+@pytest.mark.parametrize("as_arrow", [False, True])
 @pytest.mark.parametrize("matcher", list(MATCHERS))
-def test_vectorised_equals_per_item_reference(matcher: str) -> None:
+def test_vectorised_equals_per_item_reference(matcher: str, as_arrow: bool) -> None:
+    import pyarrow as pa
+
     texts = random_responses(np.random.default_rng(len(matcher)), 3000)
-    refused, index = match_array(texts, matcher)
+    refused, index = match_array(pa.array(texts) if as_arrow else texts, matcher)
     patterns = MATCHERS[matcher].patterns
     got = [patterns[i] if i >= 0 else None for i in index.tolist()]
     want = [match_one(t, matcher) for t in texts]

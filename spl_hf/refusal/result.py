@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from spl_hf.refusal.match import as_string_array, match_array
+from spl_hf.refusal.match import match_array
 from spl_hf.refusal.matchers import Matcher, get_matcher
 
 
@@ -85,12 +85,13 @@ def compute_refusal(
     ``ValueError`` naming the input and position.
     """
     m = get_matcher(matcher)
-    arr = as_string_array(predictions, "predictions")
-    n = len(arr)
+    if isinstance(predictions, str):
+        raise ValueError("predictions: expected a list of responses, got one string")
+    n = len(predictions)
     if n == 0:
         raise ValueError("predictions: empty; a refusal rate needs at least one response")
     limit = _bools(at_limit, n, "at_limit")
-    refused, index = match_array(arr, m)
+    refused, index = match_array(predictions, m)
     k = int(refused.sum())
     n_lim = int(limit.sum())
     k_lim = int((refused & limit).sum())
