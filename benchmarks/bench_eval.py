@@ -96,6 +96,7 @@ def bench_generation(n_prompts: int, max_new_tokens: int, batch_size: int, repea
     from spl_hf.backends import make_backend
     from spl_hf.backends.cache import ResultCache
     from spl_hf.evaluation import EvalConfig, RefusalEvaluator, load_prompt_set
+    from spl_hf.evaluation.prompts import PromptSet
 
     backend = make_backend("hf", None, threads=1)
     prompts = [
@@ -104,43 +105,49 @@ def bench_generation(n_prompts: int, max_new_tokens: int, batch_size: int, repea
     ][:n_prompts]
     tok, model = backend.tokenizer, backend.model
 
-    def bare() -> tuple[float, list[str]]:
-        texts = []
+    def bare(p) -> tuple[float, str]:
         t0 = time.perf_counter()
         with torch.inference_mode():
-            for p in prompts:
-                ids = tok.apply_chat_template(
-                    [{"role": "user", "content": p.text}], add_generation_prompt=True, return_tensors="pt",
-                    return_dict=True,
-                )
-                out = model.generate(**ids, max_new_tokens=max_new_tokens, do_sample=False, temperature=None,
-                                     top_p=None, top_k=None, pad_token_id=tok.eos_token_id)
-                texts.append(tok.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True))
-        return time.perf_counter() - t0, texts
+            ids = tok.apply_chat_template(
+                [{"role": "user", "content": p.text}], add_generation_prompt=True, return_tensors="pt",
+                return_dict=True,
+            )
+            out = model.generate(**ids, max_new_tokens=max_new_tokens, do_sample=False, temperature=None,
+                                 top_p=None, top_k=None, pad_token_id=tok.eos_token_id)
+            text = tok.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)
+        return time.perf_counter() - t0, text
 
-    def ours(bs: int) -> tuple[float, list[str]]:
+    def ours(chosen, bs: int, cache: ResultCache) -> tuple[float, list[str]]:
+        # The whole pipeline: render + length check, batching, cache lookups and commits, collection.
         ev = RefusalEvaluator(backend, EvalConfig(max_new_tokens=max_new_tokens, batch_size=bs, progress=False))
-        with tempfile.TemporaryDirectory() as tmp, ResultCache(Path(tmp) / "c.sqlite") as cache:
-            t0 = time.perf_counter()
-            items, _ = ev.prepare(prompts)
-            batches = ev.batches(items)
-            ev.run(batches, cache)
-            ps = type("PS", (), {"name": "bench", "prompts": prompts})()
-            rows = ev.collect(ps, batches, cache)
-            return time.perf_counter() - t0, [r["response"] for r in rows]
+        t0 = time.perf_counter()
+        items, _ = ev.prepare(chosen)
+        batches = ev.batches(items)
+        ev.run(batches, cache)
+        rows = ev.collect(PromptSet("bench", "bench", tuple(chosen), ()), batches, cache)
+        return time.perf_counter() - t0, [r["response"] for r in rows]
 
-    ours(1)  # warm-up (allocator, kernels)
-    t_bare, t_ours, t_batch = [], [], []
-    for _ in range(repeats):
-        tb, bare_texts = bare()
-        to, our_texts = ours(1)
-        tt, batch_texts = ours(batch_size)
-        t_bare.append(tb)
-        t_ours.append(to)
-        t_batch.append(tt)
-    same = sum(a == b for a, b in zip(bare_texts, our_texts))
-    same_b = sum(a == b for a, b in zip(our_texts, batch_texts))
-    b, o, bt = min(t_bare), min(t_ours), min(t_batch)
+    with tempfile.TemporaryDirectory() as tmp:
+        bare(prompts[0])  # warm-up (allocator, kernels)
+        t_bare, t_one, t_batch = [], [], []
+        for r in range(repeats):
+            with ResultCache(Path(tmp) / f"c{r}.sqlite") as cache, ResultCache(Path(tmp) / f"b{r}.sqlite") as bc:
+                tb = to = 0.0
+                bare_texts, one_texts = [], []
+                for p in prompts:  # interleaved prompt by prompt, so load changes hit both alike
+                    dt, text = bare(p)
+                    tb += dt
+                    bare_texts.append(text)
+                    dt, (text,) = ours([p], 1, cache)
+                    to += dt
+                    one_texts.append(text)
+                tt, batch_texts = ours(prompts, batch_size, bc)
+            t_bare.append(tb)
+            t_one.append(to)
+            t_batch.append(tt)
+    same = sum(a == b for a, b in zip(bare_texts, one_texts))
+    same_b = sum(a == b for a, b in zip(one_texts, batch_texts))
+    b, o, bt = min(t_bare), min(t_one), min(t_batch)
     print(f"generation, {len(prompts)} prompts, max_new_tokens={max_new_tokens}, embedded SmolLM2-135M, "
           f"1 thread, best of {repeats}:")
     print(f"  bare transformers loop   : {b:7.2f} s")

@@ -171,3 +171,29 @@ def test_bad_cli_input(tmp_path: Path, capsys) -> None:
     assert "--out is required unless --run" in capsys.readouterr().err
     assert main(["eval", "refusal", "--samples", "--matcher", "xtest", "--out", str(tmp_path / "o")]) == 2
     assert "unknown refusal matcher 'xtest'" in capsys.readouterr().err
+
+
+def test_demo_step_prints_the_refusal_table(tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
+    from spl_hf.evaluation.demo import DEMO_PROMPTS_PER_SET, demo_eval
+
+    run = make_run(tiny_model_dir, tmp_path / "run")
+    assert demo_eval(tmp_path / "demo", run, base_model=str(tiny_model_dir)) is True
+    text = capsys.readouterr().out
+    assert "matcher: default (" in text and "policy   prompt set" in text
+    for policy in ("base", "adapter"):
+        for ps in ("or_bench_hard_1k", "or_bench_toxic"):
+            assert f"{policy:<8} {ps}" in text
+            metrics = json.loads((tmp_path / "demo" / "eval" / policy / ps / "metrics.json").read_text())
+            assert metrics["n"] == DEMO_PROMPTS_PER_SET
+    assert "+adapter-sha256:" in json.loads(
+        (tmp_path / "demo" / "eval" / "adapter" / "or_bench_toxic" / "metrics.json").read_text()
+    )["model_revision"]
+
+
+def test_adapter_on_other_base_weights_is_refused(tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
+    run = make_run(tiny_model_dir, tmp_path / "runs" / "c" / "seed1")
+    record = json.loads((run / "run.json").read_text())
+    record["model"] = {"model_id": "x", "revision": "dir-sha256:0000"}
+    (run / "run.json").write_text(json.dumps(record))
+    assert main(["eval", "refusal", "--run", str(run), "--samples", "--limit", "1", "--max-new-tokens", "2"]) == 2
+    assert "adapter trained on base weights dir-sha256:0000" in capsys.readouterr().err

@@ -91,6 +91,8 @@ def run_refusal(args: argparse.Namespace) -> int:
     from spl_hf.evaluation.model import load_policy
 
     backend = load_policy(args.backend, model, adapter, threads=args.threads, max_length=args.max_length)
+    if run:
+        run.check_base(backend.info.revision)
     target = EvalTarget(model=model or "embedded", adapter=adapter, run=run)
     summaries = evaluate_sets(
         backend, prompt_sets, folders, config, target, args.cache or Path(out) / CACHE

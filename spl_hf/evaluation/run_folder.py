@@ -25,7 +25,16 @@ class RunInfo:
     model_name_or_path: str | None
     seed: int | None
     condition: str | None  # the parent folder's name in the runs/<condition>/seed<k> layout
-    dataset: dict[str, Any] = field(default_factory=dict)  # the record's dataset_* fields
+    dataset: dict[str, Any] = field(default_factory=dict)  # the record's dataset_* fields and train_split
+    base_revision: str | None = None  # the base weights' identity as recorded at training time
+
+    def check_base(self, revision: str) -> None:
+        """Refuse to evaluate the adapter on other base weights than it was trained on."""
+        if self.base_revision and not revision.startswith(self.base_revision):
+            raise ValueError(
+                f"{self.path / RUN_RECORD}: adapter trained on base weights {self.base_revision}, "
+                f"but {self.model_name_or_path!r} now resolves to {revision.split('+adapter')[0]}"
+            )
 
     @property
     def eval_dir(self) -> Path:
@@ -63,6 +72,8 @@ def read_run(path: str | Path) -> RunInfo:
         raise ValueError(f"{record_path}: 'seed' must be an integer, got {seed!r}")
     if seed is None:
         seed = _seed_from_name(run.resolve().name)
-    dataset = {k: v for k, v in record.items() if k.startswith("dataset")}
+    dataset = {k: v for k, v in record.items() if k.startswith("dataset") or k == "train_split"}
     condition = run.resolve().parent.name if _seed_from_name(run.resolve().name) is not None else None
-    return RunInfo(run, model, seed, condition, dataset)
+    base = record.get("model")
+    base_revision = base.get("revision") if isinstance(base, dict) else None
+    return RunInfo(run, model, seed, condition, dataset, base_revision)
