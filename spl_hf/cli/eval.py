@@ -49,6 +49,26 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
     r.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     r.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     r.set_defaults(func=run_refusal)
+    c = sub.add_parser(
+        "classify",
+        help="label saved responses with a model-based refusal classifier; agreement with the matcher",
+        description=(
+            "Label each response of an `eval refusal` responses.jsonl as full_compliance, full_refusal or "
+            "partial_refusal by constrained choice (letter probabilities), and report agreement with the "
+            "string matcher's verdicts stored in the file. Cached: a rerun computes nothing."
+        ),
+    )
+    c.add_argument("--responses", required=True, help="responses.jsonl written by `spl-hf eval refusal`")
+    c.add_argument("--model", default=None, help="classifier model (default: embedded SmolLM2-135M)")
+    c.add_argument("--threads", type=int, default=1)
+    c.add_argument("--max-length", type=int, default=None)
+    c.add_argument("--backend", choices=("hf", "vllm"), default="hf")
+    c.add_argument("--cache", required=True, help="sqlite result cache")
+    c.add_argument("--out", required=True, help="output labels (.jsonl or .parquet)")
+    c.add_argument("--overwrite", action="store_true", help="replace an existing output file")
+    c.add_argument("--no-progress", action="store_true")
+    c.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    c.set_defaults(func=run_classify)
     t = sub.add_parser(
         "at-limit",
         help="responses reaching the token limit per condition and seed (Table XIV)",
@@ -99,6 +119,35 @@ def run_refusal(args: argparse.Namespace) -> int:
     )
     _report(args, {"out": out, "model_id": backend.info.model_id, "model_revision": backend.info.revision,
                    "adapter": adapter, "sets": summaries})
+    return 0
+
+
+def run_classify(args: argparse.Namespace) -> int:
+    from spl_hf.backends import make_backend
+    from spl_hf.backends.cache import ResultCache
+    from spl_hf.backends.io import read_rows, write_rows
+    from spl_hf.evaluation.classify import classify_responses
+    from spl_hf.outputs import guard_file
+
+    guard_file(args.out, overwrite=args.overwrite, inputs=[args.responses, args.cache])
+    rows = read_rows(args.responses)
+    backend = make_backend(args.backend, args.model, threads=args.threads, max_length=args.max_length)
+    with ResultCache(args.cache) as cache:
+        summary = classify_responses(backend, rows, cache, not args.no_progress, args.responses)
+    write_rows(args.out, summary.pop("rows"))
+    summary.update(out=args.out, model_id=backend.info.model_id, model_revision=backend.info.revision)
+    if args.json:
+        print(json.dumps(summary, indent=2, sort_keys=True))
+        return 0
+    print(f"classes: {summary['classes']} (computed {summary['computed']}, cached {summary['cached']}, "
+          f"failed {len(summary['failures'])}) -> {args.out}")
+    ag = summary["agreement"]
+    if ag:
+        kappa = "undefined" if ag["cohen_kappa"] is None else f"{ag['cohen_kappa']:.3f}"
+        print(f"agreement with the string matcher: {ag['n_agree']}/{ag['n']} = {100 * ag['rate']:.1f}%, "
+              f"Cohen's kappa {kappa}; confusion (matcher rows, classifier columns): {ag['confusion']}")
+    for f in summary["failures"][:20]:
+        print(f"  failed: {f}", file=sys.stderr)
     return 0
 
 
