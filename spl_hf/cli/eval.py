@@ -36,7 +36,10 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
     r.add_argument("--samples", action="store_true", help="read sets given without a location from the shipped samples")
     r.add_argument("--revision", default=None, help="Hub revision (commit) to pin for sets read from the Hub")
     r.add_argument("--max-new-tokens", type=int, default=200)
-    r.add_argument("--batch-size", type=int, default=8, help="prompts generated together (1 = one at a time)")
+    r.add_argument(
+        "--batch-size", type=int, default=8,
+        help="prompts generated together (1 = one at a time; with vllm use hundreds: its scheduler batches)",
+    )
     r.add_argument("--system-prompt", default=None, help="system message placed before each prompt")
     r.add_argument("--matcher", default="default", help=f"refusal matcher: {MATCHER_IDS}")
     r.add_argument("--out", default=None, help="output folder (required unless --run)")
