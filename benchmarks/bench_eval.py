@@ -87,7 +87,7 @@ def bench_metric(n: int, repeats: int) -> None:
     t_mod = time.perf_counter() - t0
     assert out["n_refusals"] == res.n_refusals
     print(f"  {'evaluate module compute (keep_in_memory)':<41}: {t_mod:7.3f} s  {n / t_mod:>12,.0f} responses/s  "
-          "(most of it evaluate's own Arrow write/read of the inputs)")
+          "(most of it evaluate's own per-example encoding of the inputs)")
 
 
 def bench_generation(n_prompts: int, max_new_tokens: int, batch_size: int, repeats: int) -> None:

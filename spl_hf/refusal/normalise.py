@@ -7,8 +7,6 @@ emit a leading space or newline). Nothing else changes, so substring matchers se
 
 from __future__ import annotations
 
-from typing import Any
-
 # Typographic apostrophes/single quotes seen in model output, mapped to "'".
 APOSTROPHES = ("\u2019", "\u2018", "\u02bc", "\u2032", "\uff07")
 
@@ -18,12 +16,3 @@ def normalise(text: str) -> str:
         if a in text:
             text = text.replace(a, "'")
     return text.lstrip()
-
-
-def normalise_array(arr: Any) -> Any:
-    """The same normalisation over a pyarrow string array (vectorised)."""
-    import pyarrow.compute as pc
-
-    for a in APOSTROPHES:
-        arr = pc.replace_substring(arr, a, "'")
-    return pc.utf8_ltrim_whitespace(arr)
