@@ -222,3 +222,19 @@ def test_prompt_sets_from_a_pinned_hub_revision_and_local_files(monkeypatch, tmp
     bad.write_text("text,label\nhello,x\n")
     with pytest.raises(ValueError, match="or_bench_toxic"):
         load_prompt_set("or_bench_toxic", str(bad))
+
+
+def test_generation_stops_at_the_models_end_of_turn_tokens(tiny_backend, monkeypatch) -> None:
+    """A chat model whose turn ends with a token other than the tokenizer's eos (as Gemma's does)."""
+    import torch
+
+    from spl_hf.evaluation.batch import stop_token_ids
+
+    text = tiny_backend.render_chat([{"role": "user", "content": "Hello there"}])
+    assert generate_batch(tiny_backend, [text], 6)[0].n_tokens == 6  # runs to the limit by default
+    with torch.inference_mode():  # the greedy first token, made an end-of-turn token below
+        first = int(tiny_backend.model(torch.tensor([tiny_backend.encode(text)])).logits[0, -1].argmax())
+    monkeypatch.setattr(tiny_backend.model.generation_config, "eos_token_id", [first])
+    assert first in stop_token_ids(tiny_backend)
+    stopped = generate_batch(tiny_backend, [text, text], 6)
+    assert all(g.n_tokens == 1 and not g.hit_limit for g in stopped)

@@ -2,8 +2,10 @@
 
 transformers: left-padded batches through ``model.generate`` (one call per batch); vLLM: one
 ``generate`` call over the batch (its scheduler batches internally); any other backend: one
-``backend.generate`` per prompt. A row's text stops at its first end-of-turn token; ``hit_limit``
-means the row used all ``max_new_tokens`` without one.
+``backend.generate`` per prompt. A row's text stops at its first stop token; ``hit_limit`` means the
+row used all ``max_new_tokens`` without one. Stop tokens are the model's generation-config end
+tokens plus the tokenizer's: chat models such as Gemma end a turn with a token other than the
+tokenizer's ``eos``, and stopping only at the latter would run every response to the limit.
 """
 
 from __future__ import annotations
@@ -14,12 +16,28 @@ from typing import Any
 from spl_hf.backends.base import Generation
 
 
+def stop_token_ids(backend: Any) -> list[int] | None:
+    """The token ids that end a response (None for backends that decide this themselves, e.g. vLLM)."""
+    model = getattr(backend, "model", None)
+    if model is None:
+        return None
+    ids: set[int] = set()
+    eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    if isinstance(eos, int):
+        ids.add(eos)
+    elif eos is not None:
+        ids.update(int(e) for e in eos)
+    if backend.tokenizer.eos_token_id is not None:
+        ids.add(int(backend.tokenizer.eos_token_id))
+    return sorted(ids)
+
+
 def generate_batch(backend: Any, texts: Sequence[str], max_new_tokens: int) -> list[Generation]:
-    if len(texts) == 1 or not (hasattr(backend, "model") or hasattr(backend, "llm")):
-        return [backend.generate(t, max_new_tokens) for t in texts]
     if hasattr(backend, "llm"):
         return _vllm_batch(backend, texts, max_new_tokens)
-    return _hf_batch(backend, texts, max_new_tokens)
+    if hasattr(backend, "model"):
+        return _hf_batch(backend, texts, max_new_tokens)
+    return [backend.generate(t, max_new_tokens) for t in texts]
 
 
 def _vllm_batch(backend: Any, texts: Sequence[str], max_new_tokens: int) -> list[Generation]:
@@ -39,8 +57,8 @@ def _hf_batch(backend: Any, texts: Sequence[str], max_new_tokens: int) -> list[G
     import torch
 
     tok = backend.tokenizer
-    eos = tok.eos_token_id
-    pad = tok.pad_token_id if tok.pad_token_id is not None else eos
+    stops = stop_token_ids(backend) or []
+    pad = tok.pad_token_id if tok.pad_token_id is not None else (stops[0] if stops else 0)
     ids = [backend.encode(t) for t in texts]
     width = max(len(x) for x in ids)
     input_ids = torch.full((len(ids), width), pad, dtype=torch.long)
@@ -58,12 +76,13 @@ def _hf_batch(backend: Any, texts: Sequence[str], max_new_tokens: int) -> list[G
             top_p=None,
             top_k=None,
             pad_token_id=pad,
-            eos_token_id=eos,
+            eos_token_id=stops or None,
         )
     backend.forward_calls += 1
     gens = []
+    stop_set = set(stops)
     for row in out[:, width:].tolist():
-        end = row.index(eos) + 1 if eos is not None and eos in row else None
+        end = next((i + 1 for i, t in enumerate(row) if t in stop_set), None)
         new = row[:end] if end is not None else row
         gens.append(
             Generation(

@@ -99,6 +99,7 @@ def build_metrics(
     template_hash: str,
 ) -> dict[str, Any]:
     from spl_hf import __version__
+    from spl_hf.evaluation.batch import stop_token_ids
 
     run = target.run
     head: dict[str, Any] = {
@@ -111,6 +112,7 @@ def build_metrics(
         "batch_size": config.batch_size,
         "system_prompt": config.system_prompt,
         "decoding": "greedy",
+        "stop_token_ids": stop_token_ids(backend),
         "model": target.model,
         "model_id": backend.info.model_id,
         "model_revision": backend.info.revision,
