@@ -4,6 +4,7 @@ the at-limit table across seeds, and an optional model-based refusal classifier.
 Heavy dependencies (torch, transformers, peft) load only when a model is loaded.
 """
 
+from spl_hf.evaluation.classifier import RefusalClass, RefusalClassifier, RefusalItem
 from spl_hf.evaluation.collect import at_limit_table, collect_metrics, format_at_limit
 from spl_hf.evaluation.job import EvalTarget, evaluate_sets, plan_outputs
 from spl_hf.evaluation.prompts import DEFAULT_SETS, EvalPrompt, PromptSet, load_prompt_set, parse_prompt_sets
@@ -16,7 +17,10 @@ __all__ = [
     "EvalPrompt",
     "EvalTarget",
     "PromptSet",
+    "RefusalClass",
+    "RefusalClassifier",
     "RefusalEvaluator",
+    "RefusalItem",
     "RunInfo",
     "at_limit_table",
     "collect_metrics",
@@ -29,13 +33,3 @@ __all__ = [
     "refusal_metrics",
 ]
 
-# The classifier needs only the backend interface; import it lazily with the backends it drives.
-__all__ += ["RefusalClassifier", "RefusalItem"]
-
-
-def __getattr__(name: str):  # pragma: no cover - trivial lazy import
-    if name in ("RefusalClassifier", "RefusalItem", "RefusalClass"):
-        from spl_hf.evaluation import classifier
-
-        return getattr(classifier, name)
-    raise AttributeError(f"module 'spl_hf.evaluation' has no attribute {name!r}")
