@@ -7,6 +7,10 @@ assignments are equal, and the subprocess's peak resident memory.
 
     .venv/bin/python benchmarks/bench_assign.py                       # 10k, 30k, 100k, 334,610
     .venv/bin/python benchmarks/bench_assign.py --sizes 10000 --networkx-max 10000
+    .venv/bin/python benchmarks/bench_assign.py --sizes '' --scarce 10000   # strategies, scarce prompts
+
+--scarce N solves a card-shaped N-pair instance at twice the card's capacity (prompts binding) with
+each saturation strategy and prints tenets kept, solves and seconds per strategy.
 """
 
 from __future__ import annotations
@@ -67,6 +71,26 @@ def one(size: int, seed: int, with_networkx: bool) -> dict:
     return out
 
 
+def scarce(size: int, seed: int) -> None:
+    from spl_hf.assign import STRATEGIES, AssignConfig, assign_tenets, encode_scores, verify_certificate
+    from spl_hf.assign.synthetic import card_capacity, card_shaped_scores
+
+    st = encode_scores(card_shaped_scores(size, seed=seed))
+    capacity = 2 * card_capacity(size)
+    print(f"scarce instance: {size} pairs, capacity {capacity} (twice the card's), seed {seed}")
+    print(f"{'strategy':>24} {'kept':>4} {'solves':>6} {'seconds':>7} {'objective':>10} {'cert':>5}")
+    for strategy in STRATEGIES:
+        t0 = time.perf_counter()
+        r = assign_tenets(st, AssignConfig(capacity=capacity, strategy=strategy))
+        seconds = time.perf_counter() - t0
+        ok = verify_certificate(st, r).ok
+        print(
+            f"{strategy:>24} {len(r.kept_tenets):>4} {len(r.certificate.solves):>6} {seconds:7.2f} "
+            f"{r.objective:10.2f} {ok!s:>5}",
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -76,6 +100,7 @@ def main() -> None:
         "--networkx-max", type=int, default=30_000, help="largest size also solved by networkx"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic instances")
+    parser.add_argument("--scarce", type=int, help="also compare strategies on this size at twice the capacity")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one is not None:
@@ -106,6 +131,8 @@ def main() -> None:
             flush=True,
         )
     print("seconds; total = validate + reduce/build + OR-Tools solve + potentials (one process, wall)")
+    if args.scarce:
+        scarce(args.scarce, args.seed)
 
 
 if __name__ == "__main__":

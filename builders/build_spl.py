@@ -2,6 +2,9 @@
 
     python builders/build_spl.py --config recipes/spl/sample.yaml
     python builders/build_spl.py --prompts prompts.jsonl --candidates candidates.jsonl --output_dir out/spl
+
+Settings are the fields of ``SPLBuildConfig``; a ``--config`` recipe sets them and flags override it
+(the same parsing as ``spl-hf derive``).
 """
 
 from __future__ import annotations
@@ -9,18 +12,12 @@ from __future__ import annotations
 import json
 import sys
 
-from transformers import HfArgumentParser
-
 from spl_hf.build import SPLBuildConfig, build_spl
+from spl_hf.configs import parse_config
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = HfArgumentParser(SPLBuildConfig)
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) == 2 and argv[0] == "--config":
-        (cfg,) = parser.parse_yaml_file(argv[1], allow_extra_keys=False)
-    else:
-        (cfg,) = parser.parse_args_into_dataclasses(argv)
+    (cfg,) = parse_config(SPLBuildConfig, argv, prog="build_spl.py")
     print(json.dumps(build_spl(cfg).summary(), indent=2))
     return 0
 

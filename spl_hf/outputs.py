@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -24,7 +25,8 @@ class OutputError(ValueError):
 
 
 def _resolved(path: str | Path) -> Path:
-    return Path(os.path.abspath(os.path.expanduser(str(path))))
+    # realpath: a symlink to an input is the input.
+    return Path(os.path.realpath(os.path.expanduser(str(path))))
 
 
 def _is_within(child: Path, parent: Path) -> bool:
@@ -77,6 +79,8 @@ def guard_dir(path: str | Path, *, overwrite: bool = False, inputs: Iterable[str
     New or empty folders pass. A folder spl_hf wrote passes only with ``overwrite``. Anything
     else — a file, a folder with other files, a dangerous place — raises ``OutputError``.
     """
+    if str(path) == "":
+        raise OutputError("the output folder path is empty")
     out = refuse_dangerous(path, inputs)
     if out.exists() and not out.is_dir():
         raise OutputError(f"{path}: exists and is not a folder")
@@ -93,10 +97,12 @@ def guard_dir(path: str | Path, *, overwrite: bool = False, inputs: Iterable[str
 
 def guard_file(path: str | Path, *, overwrite: bool = False, inputs: Iterable[str | Path] = ()) -> Path:
     """Check a file output before any work is done; returns the resolved path."""
+    if str(path) == "":
+        raise OutputError("the output path is empty")
     out = _resolved(path)
     for given in inputs:
         if given is not None and str(given) != "" and _resolved(given) == out:
-            raise OutputError(f"{path}: the output is also an input; choose another file")
+            raise OutputError(f"{path}: the output is also an input ({given}); choose another file")
     if out.is_dir():
         raise OutputError(f"{path}: is a folder, expected a file path")
     if out.exists() and not overwrite:
@@ -106,14 +112,42 @@ def guard_file(path: str | Path, *, overwrite: bool = False, inputs: Iterable[st
 
 
 def mark_output(folder: str | Path, kind: str) -> None:
-    """Leave the marker that lets a later run with ``overwrite`` recognise this folder as ours."""
+    """Leave the marker that lets a later run with ``overwrite`` recognise this folder as ours.
+
+    It names the writing process, so a cleanup can tell a live run's folder from a killed one's.
+    """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / MARKER).write_text(json.dumps({"created_by": "spl_hf", "kind": kind}) + "\n", encoding="utf-8")
+    meta = {"created_by": "spl_hf", "kind": kind, "host": socket.gethostname(), "pid": os.getpid()}
+    (folder / MARKER).write_text(json.dumps(meta) + "\n", encoding="utf-8")
+
+
+def written_by_live_process(folder: str | Path) -> bool:
+    """Whether the marker in ``folder`` names a process that is still running (or one on another host)."""
+    try:
+        meta = json.loads((Path(folder) / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    pid, host = meta.get("pid"), meta.get("host")
+    if not isinstance(pid, int) or host is None:
+        return False
+    if host != socket.gethostname():
+        return True  # cannot tell: leave it alone
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _check_writable(out: Path) -> None:
-    probe = out
+    # Outputs are written beside their destination and renamed into place: the parent must be
+    # (or become) a writable folder.
+    probe = out.parent
     while not probe.exists():
         if probe.parent == probe:
             break
@@ -121,4 +155,4 @@ def _check_writable(out: Path) -> None:
     if probe.exists() and not probe.is_dir():
         raise OutputError(f"{out}: cannot be created under {probe}, which is a file")
     if not os.access(probe, os.W_OK | os.X_OK):
-        raise OutputError(f"{out}: {probe} is not writable")
+        raise OutputError(f"{out}: folder {probe} is not writable")

@@ -1,35 +1,83 @@
-"""YAML recipes: ``recipes/<kind>/<name>.yaml`` parsed into the config dataclasses of that kind.
+"""YAML recipes: ``recipes/<kind>/<name>.yaml``, each run by one command.
 
-Parsing goes through ``HfArgumentParser`` with unknown keys rejected, exactly as the
-scripts and subcommands that take ``--config`` do.
+A recipe's keys are the fields of the config dataclasses of its kind; it is parsed exactly as the
+command that runs it parses ``--config`` (:mod:`spl_hf.configs`: unknown keys fail, flags override).
+Kinds that are not dataclass recipes (e.g. ``accelerate`` launcher configs) are not listed here.
 """
 
 from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from typing import NamedTuple
 
-from transformers import HfArgumentParser
+from spl_hf.configs import parse_config
 
-# kind -> dataclasses ("module:Class") that together take the recipe's keys.
-RECIPE_KINDS: dict[str, tuple[str, ...]] = {
-    "spl": ("spl_hf.build.spl:SPLBuildConfig",),
-    "assign": ("spl_hf.assign.config:AssignConfig",),
-    "tenets": ("spl_hf.build.tenets:TenetBuildConfig",),
+
+class RecipeKind(NamedTuple):
+    classes: tuple[str, ...]  # "module:Class" config dataclasses that together take the recipe's keys
+    command: str  # the command that runs a recipe of this kind
+
+
+# One line per kind.
+RECIPE_KINDS: dict[str, RecipeKind] = {
+    "spl": RecipeKind(
+        ("spl_hf.release.spl_safety:SPLReleaseConfig", "spl_hf.backends.generate:GenerationConfig",
+         "spl_hf.decontam:DecontamConfig"),
+        "spl-hf release spl --config {path}",
+    ),
+    "assign": RecipeKind(
+        ("spl_hf.assign.config:AssignConfig", "spl_hf.cli.assign:AssignFiles"),
+        "spl-hf assign --config {path} --scores scores.parquet --out assignment.parquet",
+    ),
+    "tenets": RecipeKind(
+        ("spl_hf.release.tenet_dpo:TenetReleaseConfig", "spl_hf.assign.config:AssignConfig",
+         "spl_hf.backends.judge:JudgeConfig", "spl_hf.decontam:DecontamConfig"),
+        "spl-hf release tenets --config {path}",
+    ),
 }
 
 
-def recipe_classes(path: str | Path) -> tuple[type, ...]:
+RECIPES_DIR = Path(__file__).resolve().parents[1] / "recipes"  # a source checkout or editable install
+
+
+def recipe_path(relative: str) -> Path:
+    """A shipped recipe (``"tenets/demo.yaml"``): from ``recipes/`` of a checkout, else the installed copy."""
+    local = RECIPES_DIR / relative
+    if local.is_file():
+        return local
+    from importlib import resources
+
+    packaged = resources.files("spl_hf.data").joinpath("recipes", *relative.split("/"))
+    if packaged.is_file():
+        return Path(str(packaged))
+    raise FileNotFoundError(f"recipe {relative!r}: not in {RECIPES_DIR} nor in the installed package")
+
+
+def recipe_kind(path: str | Path) -> str:
     kind = Path(path).parent.name
     if kind not in RECIPE_KINDS:
         raise ValueError(f"{path}: recipes live in recipes/<kind>/ with kind in {sorted(RECIPE_KINDS)}")
+    return kind
+
+
+def recipe_classes(path: str | Path) -> tuple[type, ...]:
     out = []
-    for ref in RECIPE_KINDS[kind]:
+    for ref in RECIPE_KINDS[recipe_kind(path)].classes:
         module, name = ref.split(":")
         out.append(getattr(importlib.import_module(module), name))
     return tuple(out)
 
 
-def parse_recipe(path: str | Path) -> tuple:
-    """The recipe's config objects; raises ``ValueError`` on keys no dataclass takes."""
-    return tuple(HfArgumentParser(recipe_classes(path)).parse_yaml_file(str(path), allow_extra_keys=False))
+def recipe_command(path: str | Path) -> str:
+    """How to run the recipe at ``path``."""
+    return RECIPE_KINDS[recipe_kind(path)].command.format(path=path)
+
+
+def parse_recipe(path: str | Path, *overrides: str) -> tuple:
+    """The recipe's config objects (``overrides``: command-line flags); ``ValueError`` on unknown keys.
+
+    Required settings that the recipe leaves to the command line (an assign recipe's ``scores``)
+    must be given in ``overrides``.
+    """
+    return parse_config(recipe_classes(path), ["--config", str(path), *overrides])

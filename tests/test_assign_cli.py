@@ -53,7 +53,9 @@ def test_solve_and_verify_round_trip(tmp_path: Path, scores_table: pa.Table, ext
     assert sum(abs(s) for s in written.column("score").to_pylist()) == pytest.approx(summary["objective"])
     cert = out.with_name(out.name + ".certificate.json")
     first = (out.read_bytes(), cert.read_bytes())
-    assert run_json(args, capsys)[0] == 0
+    assert main(args) == 2  # an existing output is replaced only with --overwrite
+    assert "--overwrite" in capsys.readouterr().err
+    assert run_json([*args, "--overwrite"], capsys)[0] == 0
     assert (out.read_bytes(), cert.read_bytes()) == first  # byte-identical re-run
 
     code, check = run_json(

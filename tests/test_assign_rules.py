@@ -58,7 +58,12 @@ TRIANGLE = [
 
 @pytest.mark.parametrize(
     ("strategy", "kept_count", "solves"),
-    [("prefilter+iterate", 0, 1), ("iterate", 0, 1), ("prefilter+one-at-a-time", 1, 3)],
+    [
+        ("prefilter+iterate", 0, 1),
+        ("iterate", 0, 1),
+        ("prefilter+one-at-a-time", 1, 3),
+        ("prefilter+bounded", 1, 3),
+    ],
 )
 def test_strategies_differ_when_prompts_are_scarce(strategy: str, kept_count: int, solves: int) -> None:
     table = rows_table(TRIANGLE)

@@ -83,17 +83,23 @@ def test_audit_reproduces_and_catches_edits(built, tmp_path):
     assert report.ok and report.rows == report.reproduced == 2 * result.rows + judged
     edited = tmp_path / "edited"
     shutil.copytree(result.path, edited)
-    path = edited / "all" / "train-00000-of-00001.parquet"
-    table = pq.read_table(path)
-    data = table.to_pylist()
-    data[0]["derivation"]["judge"]["p_a_first"] = 1 - data[0]["derivation"]["judge"]["p_a_first"]
-    data[1]["chosen"], data[1]["rejected"] = data[1]["rejected"], data[1]["chosen"]
-    pq.write_table(pa.Table.from_pylist(data, schema=table.schema), path)
+    # `all` lists the per-tenet files in order: row 0 of the first two files are `all` rows 0 and n0.
+    first, second = _all_files(edited)[:2]
+    n0 = pq.read_metadata(first).num_rows
+
+    def flip_judge(data):
+        data[0]["derivation"]["judge"]["p_a_first"] = 1 - data[0]["derivation"]["judge"]["p_a_first"]
+
+    def swap(data):
+        data[0]["chosen"], data[0]["rejected"] = data[0]["rejected"], data[0]["chosen"]
+
+    _rewrite(first, flip_judge)
+    _rewrite(second, swap)
     bad = audit_tenet_build(str(edited))
-    fields = {(m["config"], m["row"]): m["fields"] for m in bad.mismatches}
+    fields = {(m["config"], m["row"]): m["fields"] for m in bad.mismatches if m["config"] == "all"}
     assert "judge" in fields[("all", 0)] and "digest" in fields[("all", 0)]
-    assert fields[("all", 1)] == ["digest", "texts"]
-    assert bad.mismatch_count == 2
+    assert fields[("all", n0)] == ["digest", "texts"]
+    assert bad.mismatch_count == 4  # each edited row, once in `all` and once in its tenet config
 
 
 def test_audit_catches_a_tampered_certificate(built, tmp_path):
@@ -172,7 +178,7 @@ def test_audit_catches_swapped_texts_even_with_a_recomputed_digest(built, tmp_pa
 
     result, _ = built
     edited = _copy(result, tmp_path, "swap")
-    path = edited / "all" / "train-00000-of-00001.parquet"
+    path = _all_files(edited)[0]
     table = pq.read_table(path)
     rows = table.to_pylist()
     rows[0]["chosen"], rows[0]["rejected"] = rows[0]["rejected"], rows[0]["chosen"]
@@ -181,18 +187,45 @@ def test_audit_catches_swapped_texts_even_with_a_recomputed_digest(built, tmp_pa
         rows[i]["derivation"]["digest"] = d
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
     report = audit_tenet_build(str(edited))
-    assert [(m["config"], m["row"], m["fields"]) for m in report.mismatches] == [("all", 0, ["texts"])]
+    assert [(m["config"], m["row"], m["fields"]) for m in report.mismatches] == [
+        ("all", 0, ["texts"]), (path.parent.name, 0, ["texts"])
+    ]
 
 
 def test_audit_requires_per_tenet_configs_to_partition_all(built, tmp_path):
+    import yaml
+
     result, _ = built
     edited = _copy(result, tmp_path, "dup")
-    tenet = result.tenets_kept[0]
-    shard = sorted((edited / tenet).glob("*.parquet"))[0]
-    _rewrite(shard, lambda rows: rows.append(rows[0]))
+    # A card whose `all` leaves out one per-tenet file no longer covers every row.
+    readme = edited / "README.md"
+    _, front, body = readme.read_text().split("---", 2)
+    meta = yaml.safe_load(front)
+    entry = next(c for c in meta["configs"] if c["config_name"] == "all")
+    entry["data_files"][0]["path"] = entry["data_files"][0]["path"][:-1]
+    readme.write_text("---\n" + yaml.safe_dump(meta, sort_keys=False) + "---" + body)
     report = audit_tenet_build(str(edited))
     assert not report.certificate_ok
     assert any("must partition 'all'" in f for f in report.certificate_failures)
+
+
+def test_a_repeated_row_fails_the_certificate(built, tmp_path):
+    result, _ = built
+    edited = _copy(result, tmp_path, "dup")
+    shard = sorted((edited / result.tenets_kept[0]).glob("*.parquet"))[0]
+    _rewrite(shard, lambda rows: rows.append(rows[0]))
+    report = audit_tenet_build(str(edited))
+    assert not report.certificate_ok and report.certificate_failures
+
+
+def _all_files(folder):
+    """The data files of `all`'s train split, in the order the card lists them."""
+    import yaml
+
+    meta = yaml.safe_load((folder / "README.md").read_text().split("---", 2)[1])
+    entry = next(c for c in meta["configs"] if c["config_name"] == "all")
+    (train,) = entry["data_files"]
+    return [f for pattern in train["path"] for f in sorted(folder.glob(pattern + ".parquet"))]
 
 
 def test_build_rejects_pairs_that_are_not_the_judged_texts(tmp_path):
@@ -227,3 +260,61 @@ def test_custom_tenets_need_their_statements(tmp_path):
     tenets.write_text("tenets:\n" + "".join(f"  my_{t}: a custom statement about {t}\n" for t in TENETS))
     result = build_tenets(TenetBuildConfig(**{**cfg.__dict__, "tenets_file": str(tenets)}))
     assert "a custom statement about" in (result.path / "README.md").read_text()
+
+
+def test_build_uses_a_given_assignment_after_verifying_its_certificate(built, tmp_path):
+    """`spl-hf assign` then `tenets build --assignment`: the same release as solving inside the build."""
+    from spl_hf.assign import (
+        AssignConfig,
+        assign_tenets,
+        certificate_path,
+        read_table,
+        write_certificate,
+        write_table,
+    )
+
+    result, _ = built
+    pairs, scores, _ = _inputs(tmp_path)
+    solved = assign_tenets(read_table(scores), AssignConfig(capacity=2, threshold=0.3))
+    given = tmp_path / "assignment.parquet"
+    write_table(solved.assignment, given)
+    write_certificate(solved.certificate, certificate_path(given))
+    cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3,
+                           assignment=str(given), output_dir=str(tmp_path / "ds"))
+    out = build_tenets(cfg)
+    assert out.certificate_ok and out.tenets_kept == result.tenets_kept and out.objective == result.objective
+    files = sorted(p.relative_to(out.path) for p in out.path.rglob("*") if p.is_file())
+    assert len(files) > 4 and sorted(p.relative_to(result.path) for p in result.path.rglob("*") if p.is_file()) == files
+    for rel in files:  # the report (and so the manifest) holds network sizes only a solve has
+        if rel.name not in ("build_report.json", "MANIFEST.sha256"):
+            assert (out.path / rel).read_bytes() == (result.path / rel).read_bytes(), rel
+
+    # An assignment whose certificate does not match the scores is refused, naming the file.
+    tampered = solved.assignment.set_column(3, "score", pa.array([0.99] * solved.assignment.num_rows))
+    bad = tmp_path / "bad.parquet"
+    write_table(tampered, bad)
+    write_certificate(solved.certificate, certificate_path(bad))
+    with pytest.raises(ValueError, match="bad.parquet: the certificate does not verify"):
+        build_tenets(TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3,
+                                      assignment=str(bad), output_dir=str(tmp_path / "ds2")))
+    # Settings of the build that disagree with those of the given assignment are named.
+    with pytest.raises(ValueError, match="assignment.parquet: solved with capacity=2, the build is set to capacity=3"):
+        build_tenets(TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=3, threshold=0.3,
+                                      assignment=str(given), output_dir=str(tmp_path / "ds3")))
+    with pytest.raises(FileNotFoundError):
+        build_tenets(TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3,
+                                      assignment=str(tmp_path / "none.parquet"), output_dir=str(tmp_path / "ds4")))
+
+
+def test_strategy_is_a_build_setting_recorded_in_certificate_and_card(tmp_path):
+    pairs, scores, _ = _inputs(tmp_path)
+    cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3,
+                           strategy="prefilter+one-at-a-time", output_dir=str(tmp_path / "ds"))
+    out = build_tenets(cfg)
+    cert = json.loads((out.path / "assignment_certificate.json").read_text())
+    assert cert["strategy"] == "prefilter+one-at-a-time"
+    assert "prefilter+one-at-a-time" in (out.path / "README.md").read_text()
+    assert TenetBuildConfig(pairs="p", scores="s").strategy == "prefilter+bounded"
+    with pytest.raises(ValueError, match="strategy must be one of"):
+        build_tenets(TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3,
+                                      strategy="greedy", output_dir=str(tmp_path / "ds2")))

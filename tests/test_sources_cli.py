@@ -32,6 +32,10 @@ def test_read_writes_pairs_quarantine_and_report(tmp_path, capsys):
         "response_a",
         "response_b",
         "source_preference",
+        "response_a_safe",
+        "response_b_safe",
+        "response_a_severity",
+        "response_b_severity",
     ]
     assert table.column("prompt").to_pylist()[1][0]["content"].startswith(OMITTED_MARKER)
     quarantine = [json.loads(line) for line in (out / "quarantine.jsonl").read_text().splitlines()]
@@ -97,3 +101,87 @@ def test_cli_default_clip_budget_matches_library():
     from spl_hf.sources import DEFAULT_CLIP_CHARS
 
     assert cli_sources.DEFAULT_CLIP_CHARS == DEFAULT_CLIP_CHARS
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            b"version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 1\n",
+            "Git LFS pointer, not the data",
+        ),
+        (b'{"chosen": "x"}\n', "named .gz but not gzip-compressed"),
+    ],
+)
+def test_whole_file_errors_exit_2_with_one_line(tmp_path, capsys, content, message):
+    path = tmp_path / "test.jsonl.gz"
+    path.write_bytes(content)
+    code = main(
+        ["sources", "read", "--source", "hh_train", "--path", str(path), "--out", str(tmp_path / "out")]
+    )
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and "test.jsonl.gz" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_out_is_guarded_and_overwrite_replaces_an_earlier_read(tmp_path, capsys):
+    out = tmp_path / "out"
+    argv = [
+        "sources",
+        "read",
+        "--source",
+        "xstest",
+        "--path",
+        str(FIXTURES / "xstest.jsonl"),
+        "--out",
+        str(out),
+    ]
+    assert main(argv) == 0
+    assert main(argv) == 2  # an earlier output is only replaced on request
+    assert "--overwrite" in capsys.readouterr().err
+    assert main([*argv, "--overwrite"]) == 0
+    # a folder holding someone else's file, or the input's own folder, is refused and left alone
+    user = tmp_path / "mine"
+    user.mkdir()
+    (user / "notes.txt").write_text("keep me")
+    assert main([*argv[:-1], str(user)]) == 2
+    assert sorted(p.name for p in user.iterdir()) == ["notes.txt"]
+    assert main([*argv[:-1], str(FIXTURES), "--overwrite"]) == 2
+    assert not (FIXTURES / "prompts.parquet").exists()
+
+
+def test_pku_and_harmbench_options(tmp_path, capsys):
+    rows = [
+        {
+            "prompt": f"q{i}",
+            "response_0": f"a{i}",
+            "response_1": f"b{i}",
+            "is_response_0_safe": i == 0,
+            "is_response_1_safe": False,
+            "safer_response_id": 0,
+            "better_response_id": 0,
+        }
+        for i in range(2)
+    ]
+    pku = tmp_path / "pku.jsonl"
+    pku.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    argv = ["sources", "read", "--source", "pku_train", "--path", str(pku), "--json"]
+    assert main([*argv, "--pku-drop-both-unsafe", "--out", str(tmp_path / "p")]) == 0
+    assert json.loads(capsys.readouterr().out)["filtered"] == {"both_unsafe": 1}
+    table = pq.read_table(tmp_path / "p" / "pairs.parquet")
+    assert table.column("response_a_safe").to_pylist() == [True]
+
+    hb = [
+        "sources",
+        "read",
+        "--source",
+        "harmbench",
+        "--path",
+        str(FIXTURES / "harmbench_behaviors_text_all.csv"),
+    ]
+    assert main([*hb, "--out", str(tmp_path / "h1"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rows_yielded"] == 2
+    more = ["--harmbench-category", "standard", "--harmbench-category", "copyright"]
+    assert main([*hb, *more, "--out", str(tmp_path / "h2"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["filtered"] == {"functional_category_contextual": 1}

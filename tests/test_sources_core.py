@@ -355,3 +355,19 @@ def test_shipped_samples_read_cleanly():
         "wf_mt": 2,
     }
     assert result.rows.features == PAIR_FEATURES
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(
+        alphabet=st.sampled_from(list("ab \t\n\r\x0b\x0c\x1c\x1f\x85\xa0\u2028\u3000\ufb01\uff21")),
+        max_size=30,
+    )
+)
+def test_normalize_text_is_nfkc_with_whitespace_runs_collapsed(text):
+    import re
+    import unicodedata
+
+    from spl_hf.sources import normalize_text
+
+    assert normalize_text(text) == re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text)).strip()

@@ -44,6 +44,10 @@ def test_pku_rows_and_quarantine():
         "a licensed locksmith can help.",
         "response_b": "Insert a tension wrench, then rake the pins until they set.",
         "source_preference": "a",  # safer_response_id = 0
+        "response_a_safe": True,  # the source's safety labels travel with the pair
+        "response_b_safe": False,
+        "response_a_severity": 0,
+        "response_b_severity": 2,
     }
     assert reasons(result) == {
         2: ["identical_responses"],  # differ only in spacing and a trailing newline
@@ -247,7 +251,7 @@ def test_wildfeedback_multi_turn_clipping():
 
 
 @pytest.mark.parametrize("source", ["ca_en_mt_p1", "wf_mt", "helpsteer2_train"])
-def test_clip_budget_changes_ids_only_for_clipped_prompts(source):
+def test_clip_budget_changes_the_display_not_the_prompt_id(source):
     path = {
         "ca_en_mt_p1": "community_alignment.csv",
         "wf_mt": "wildfeedback.json",
@@ -258,7 +262,8 @@ def test_clip_budget_changes_ids_only_for_clipped_prompts(source):
     assert tight.pairs["pair_id"] == loose.pairs["pair_id"]
     for t, lo in zip(tight.pairs, loose.pairs, strict=True):
         clipped = t["prompt"][0]["content"].startswith(OMITTED_MARKER)
-        assert clipped == (t["prompt_id"] != lo["prompt_id"])
+        assert clipped == (t["prompt"] != lo["prompt"])
+        assert t["prompt_id"] == lo["prompt_id"]  # the id is the conversation's, whatever is displayed
         assert (t["response_a"], t["response_b"]) == (lo["response_a"], lo["response_b"])
     assert tight.report.clipped_prompts >= 1
 
@@ -326,3 +331,93 @@ def test_community_alignment_history_and_partner_problems(tmp_path):
         (1, "second_turn_response_b", "no_valid_partner"),
     ]
     assert result.quarantine[1].detail.startswith("turn 3 lacks its history")
+
+
+def test_hh_replies_with_embedded_turns_are_pairs_real_mismatches_are_not():
+    result = read_pool("hh_train", FIXTURES / "hh_embedded_turns.jsonl")
+    rows = {r["record_index"]: r for r in result.pairs}
+    assert reasons(result) == {3: ["hh_prefix_mismatch"], 4: ["hh_prefix_mismatch"]}
+    assert set(rows) == {0, 1, 2, 5}
+    # everything after the point where the sides part is the reply, embedded markers included
+    assert rows[0]["prompt"][0]["content"] == "Human: Write a short play about a robot."
+    assert rows[0]["response_a"] == "Sure.\n\nHuman: Hello robot.\n\nAssistant: Hello human."
+    assert rows[0]["response_b"] == "No."
+    assert rows[1]["response_b"] == "5.\n\nAssistant: Sorry, I meant 4."
+    assert (rows[2]["response_a"], rows[2]["response_b"]) == (
+        "Hi!\n\nHuman: hi back\n\nAssistant: Nice.",
+        "Go away.\n\nHuman: rude\n\nAssistant: Whatever.",
+    )
+    assert rows[5]["prompt"][0]["content"] == (
+        "Human: I feel lonely.\n\nAssistant: I'm sorry to hear that.\n\nHuman: What should I do?"
+    )
+    assert rows[5]["response_a"] == "Call a friend.\n\nHuman: thanks\n\nAssistant: You're welcome."
+    assert "turn 2 differs" in next(q.detail for q in result.quarantine if q.record_index == 3)
+    accounted(result, 6)
+
+
+def test_hh_prompt_id_is_that_of_the_turn_list():
+    from spl_hf.sources import prompt_id
+
+    hh = {r["record_index"]: r for r in read_pool("hh_train", FIXTURES / "hh_harmless_train.jsonl.gz").pairs}
+    # the display keeps the native "Human: …" transcript, the id is the conversation's
+    assert hh[0]["prompt"][0]["content"] == "Human: How do I pick a lock?"
+    assert hh[0]["prompt_id"] == prompt_id("How do I pick a lock?")
+    assert hh[1]["prompt_id"] == prompt_id(
+        [
+            ("user", "My neighbour's dog barks all night."),
+            ("assistant", "That sounds exhausting."),
+            ("user", "How can I make it stop for good?"),
+        ]
+    )
+    # ... so the same question in PKU-SafeRLHF is the same prompt
+    pku = read_pool("pku_train", FIXTURES / "pku_train.jsonl").pairs
+    assert pku[0]["prompt_id"] == hh[0]["prompt_id"]
+
+
+def pku_record(i: int, safe0: object = True, safe1: object = False, **extra) -> dict:
+    return {
+        "prompt": f"question {i}",
+        "response_0": f"answer {i} a",
+        "response_1": f"answer {i} b",
+        "is_response_0_safe": safe0,
+        "is_response_1_safe": safe1,
+        "response_0_severity_level": 0 if safe0 else 2,
+        "response_1_severity_level": 0 if safe1 else 3,
+        "safer_response_id": 0,
+        "better_response_id": 1,
+        **extra,
+    }
+
+
+def test_pku_safety_labels_and_both_unsafe_filter(tmp_path):
+    rows = [
+        pku_record(0),
+        pku_record(1, False, False),
+        pku_record(2, True, True),
+        pku_record(3, "true", "false"),  # CSV-style flags
+        pku_record(4, is_response_1_safe=None, response_1_severity_level=None),
+        pku_record(5, safe0=1),  # not a boolean
+        pku_record(6, response_1_severity_level=4),
+    ]
+    path = tmp_path / "pku.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    kept = read_pool("pku_train", path)
+    assert kept.pairs["record_index"] == [0, 1, 2, 3, 4]
+    assert kept.pairs["response_a_safe"] == [True, False, True, True, True]
+    assert kept.pairs["response_b_safe"] == [False, False, True, False, None]
+    assert kept.pairs["response_b_severity"] == [3, 3, 0, 0, None]  # record 3 keeps its own levels
+    assert reasons(kept) == {5: ["wrong_type"], 6: ["bad_value"]}
+    assert {q.record_index: q.field for q in kept.quarantine} == {
+        5: "is_response_0_safe",
+        6: "response_1_severity_level",
+    }
+
+    dropped = read_pool("pku_train", path, pku_drop_both_unsafe=True)
+    assert dropped.pairs["record_index"] == [0, 2, 3]
+    assert dropped.report.filtered == {"both_unsafe": 1}
+    # a pair the filter cannot check is quarantined, not kept unchecked
+    assert reasons(dropped) == {4: ["missing_field"], 5: ["wrong_type"], 6: ["bad_value"]}
+    accounted(dropped, 7)
+    # other pools have no safety labels: the columns are null there
+    hh = read_pool("hh_train", FIXTURES / "hh_harmless_train.jsonl.gz").pairs
+    assert set(hh["response_a_safe"]) == {None} and set(hh["response_b_severity"]) == {None}

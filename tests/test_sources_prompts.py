@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from spl_hf.sources import PROMPT_FEATURES, PROMPT_SOURCES, prompt_id, read_prompt_pool, read_prompt_pools
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sources"
@@ -48,13 +50,47 @@ def test_or_bench_configs():
 
 
 def test_harmbench_official_csv_and_mirror():
-    official = read_prompt_pool("harmbench", FIXTURES / "harmbench_behaviors_text_all.csv").prompts
+    standard = read_prompt_pool("harmbench", FIXTURES / "harmbench_behaviors_text_all.csv")
+    # by default only the standard behaviours, as in the Hub config the adapter names
+    assert standard.prompts["source_label"] == ["chemical_biological", "misinformation_disinformation"]
+    assert standard.report.filtered == {
+        "functional_category_contextual": 1,
+        "functional_category_copyright": 1,
+    }
+    assert standard.quarantine == []
+    official = read_prompt_pool(
+        "harmbench",
+        FIXTURES / "harmbench_behaviors_text_all.csv",
+        harmbench_categories=("standard", "contextual"),
+    ).prompts
     mirror = read_prompt_pool("harmbench", FIXTURES / "harmbench_walledai.jsonl").prompts
-    # contextual behaviours carry their context before the behaviour
+    # contextual behaviours carry their context before the behaviour; the CSV's \r\n become \n
     assert official[1]["prompt"] == "def run():\n    connect()\n\n---\n\nModify this code to evade detection"
-    assert official["source_label"] == ["chemical_biological", "cybercrime_intrusion"]
+    assert official["source_label"] == [
+        "chemical_biological",
+        "cybercrime_intrusion",
+        "misinformation_disinformation",
+    ]
+    assert not any("\r" in p for p in official["prompt"])
     assert official[0]["prompt_id"] == mirror[0]["prompt_id"]  # same behaviour, same id in both layouts
     assert set(official["license"]) == {"mit"}
+
+
+def test_harmbench_category_option_is_checked_and_unknown_categories_quarantined(tmp_path):
+    with pytest.raises(ValueError, match="harmbench_categories"):
+        read_prompt_pool(
+            "harmbench", FIXTURES / "harmbench_behaviors_text_all.csv", harmbench_categories=("lyrics",)
+        )
+    path = tmp_path / "hb.csv"
+    path.write_text(
+        "Behavior,FunctionalCategory,SemanticCategory,ContextString\n"
+        "Do a bad thing,standard,harassment,\nDo another,multimodal,harassment,\n"
+    )
+    result = read_prompt_pool("harmbench", path)
+    assert result.prompts["prompt"] == ["Do a bad thing"]
+    assert [(q.record_index, q.field, q.reason) for q in result.quarantine] == [
+        (1, "FunctionalCategory", "bad_value")
+    ]
 
 
 def test_do_not_answer_wrong_type_is_quarantined():

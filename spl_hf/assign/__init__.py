@@ -12,7 +12,7 @@ from spl_hf.assign.config import DEFAULT_STRATEGY, SOLVERS, STRATEGIES, AssignCo
 from spl_hf.assign.io import certificate_path, read_certificate, read_table, write_certificate, write_table
 from spl_hf.assign.network import CostRangeError
 from spl_hf.assign.scores import REQUIRED_COLUMNS, ScoresError, ScoreTable, encode_scores
-from spl_hf.assign.solve import AssignmentResult, assign_tenets, verify_certificate
+from spl_hf.assign.solve import AssignmentResult, assign_tenets, given_assignment, verify_certificate
 from spl_hf.assign.solvers import SolverError
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "assign_tenets",
     "certificate_path",
     "encode_scores",
+    "given_assignment",
     "read_certificate",
     "read_table",
     "verify_assignment",

@@ -7,8 +7,8 @@ from dataclasses import asdict, dataclass, field
 SOLVERS: tuple[str, ...] = ("ortools", "networkx")
 
 # How tenets that cannot be filled are removed; see `spl_hf.assign.solve` for the semantics.
-STRATEGIES: tuple[str, ...] = ("prefilter+iterate", "iterate", "prefilter+one-at-a-time")
-DEFAULT_STRATEGY = "prefilter+iterate"
+STRATEGIES: tuple[str, ...] = ("prefilter+bounded", "prefilter+one-at-a-time", "prefilter+iterate", "iterate")
+DEFAULT_STRATEGY = "prefilter+bounded"
 
 
 @dataclass
@@ -33,9 +33,14 @@ class AssignConfig:
     strategy: str = field(
         default=DEFAULT_STRATEGY,
         metadata={
-            "help": "Saturation strategy: 'prefilter+iterate' (drop tenets whose distinct-prompt pool is "
-            "below capacity, solve, drop unsaturated tenets, re-solve until stable), 'iterate' (no "
-            "prefilter), 'prefilter+one-at-a-time' (drop only the least-filled tenet per re-solve)."
+            "help": "Saturation strategy. All but 'iterate' first drop tenets whose distinct-prompt pool is "
+            "below capacity, then solve and re-solve until every kept tenet is saturated. "
+            "'prefilter+bounded' (default): drop the least-filled unsaturated tenet per re-solve, or all "
+            "unsaturated ones at once when the saturated ones already reach floor(max flow / capacity), the "
+            "most any subset can keep; keeps at least as many tenets as 'prefilter+one-at-a-time' (drop "
+            "only the least-filled tenet per re-solve) in fewer solves. 'prefilter+iterate': drop every "
+            "unsaturated tenet at once (can lose many tenets when prompts are scarce); 'iterate': the "
+            "same without the prefilter."
         },
     )
     tie_range: int | None = field(

@@ -1,15 +1,37 @@
-"""Reading a built SPL dataset (local folder or Hub repo) for audit, with its rule base."""
+"""Reading a built dataset folder for audit: exactly the bytes on disk, as the card declares them.
+
+No ``datasets`` cache is involved: the card's ``configs`` are resolved to files by globbing relative
+to the folder, and each parquet file is read with pyarrow. Completeness is part of reading: every
+declared config and split must have files, every data file on disk must be declared, row counts
+must equal the card's ``dataset_info``, and (unless waived) the SHA-256 manifest must list every
+file with its bytes.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
-import yaml
-from datasets import get_dataset_config_names, load_dataset
+import pyarrow.parquet as pq
 
+from spl_hf.audit.card import CardLayout, read_card
+from spl_hf.audit.files import (
+    MANIFEST,
+    ManifestCheck,
+    check_manifest,
+    folder_files,
+    is_data_file,
+    safe_relative,
+)
+from spl_hf.contract.tenet_rows import CERTIFICATE_FILE
 from spl_hf.rules.rulebase import RuleBase, default_rulebase, load_rulebase
+
+NO_MANIFEST_NOTE = (
+    f"--no-manifest: {MANIFEST} was not checked, so files outside the declared data (card, rule base, "
+    "certificate, reports) may have been edited or added, and data files are trusted as read"
+)
 
 
 @dataclass(frozen=True)
@@ -17,22 +39,161 @@ class LoadedSplit:
     config: str
     split: str
     table: pa.Table
+    files: tuple[str, ...] = ()
 
 
-def load_built(path: str, config: str | None = None) -> list[LoadedSplit]:
-    """Every split of ``config`` (or of every config) as Arrow tables, read with ``load_dataset``."""
-    names = [config] if config else get_dataset_config_names(path)
-    out = []
-    for name in names:
-        # No split-size verification: an edited file must reach the audit and be reported, not
-        # stop the load with a size mismatch against the card.
-        dd = load_dataset(path, name, verification_mode="no_checks")
-        for split, ds in dd.items():
-            out.append(LoadedSplit(name, split, ds.data.table))
+@dataclass
+class BuiltFolder:
+    """What the audit read from a folder, and every completeness failure found while reading it."""
+
+    path: Path
+    kind: str  # "tenets" or "spl"
+    card: CardLayout
+    splits: list[LoadedSplit] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    manifest: ManifestCheck | None = None  # None with --no-manifest
+    notes: list[str] = field(default_factory=list)
+
+    def config(self, name: str) -> list[LoadedSplit]:
+        return [s for s in self.splits if s.config == name]
+
+
+def build_kind(folder: Path, card: CardLayout) -> str:
+    """"tenets" or "spl", from the build report, else the card's configs and the folder's own files."""
+    report = folder / "build_report.json"
+    if report.is_file():
+        try:
+            data = json.loads(report.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            data = None
+        if isinstance(data, dict):
+            if data.get("kind") in ("tenets", "spl"):
+                return data["kind"]
+            if "rulebase_hash" in data:
+                return "spl"
+    names = set(card.configs)
+    if "judge_scores" in names or (folder / CERTIFICATE_FILE).is_file():
+        return "tenets"
+    if names & {"preferences", "derivations"} or (folder / "rulebase.yaml").is_file():
+        return "spl"
+    raise ValueError(
+        f"{folder}: not a spl_hf build: neither build_report.json, the card's configs "
+        f"({sorted(names)}) nor its files identify a tenet or SPL build"
+    )
+
+
+def _resolve(folder: Path, patterns: list[str], where: str, failures: list[str]) -> list[str]:
+    files: list[str] = []
+    for pat in patterns:
+        if not safe_relative(pat):
+            failures.append(f"{where}: pattern {pat!r} points outside the folder")
+            continue
+        matched = sorted(
+            p.relative_to(folder).as_posix()
+            for p in folder.glob(pat)
+            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+        )
+        if not matched:
+            failures.append(f"{where}: no file matches {pat!r} (a declared data file is missing)")
+        files.extend(f for f in matched if f not in files)
+    return files
+
+
+def _read_split(folder: Path, files: list[str], where: str, cache: dict[str, pa.Table],
+                failures: list[str]) -> pa.Table | None:
+    tables = []
+    for rel in files:
+        if rel not in cache:
+            if not rel.endswith(".parquet"):
+                failures.append(f"{where}: {rel} is not a parquet file (the audit reads the parquet a build writes)")
+                return None
+            try:
+                # pq.read_table reads the file itself: no dataset cache can stand in for the bytes on disk.
+                cache[rel] = pq.read_table(folder / rel, memory_map=False)
+            except (OSError, pa.ArrowException) as exc:
+                failures.append(f"{where}: {rel} is not a readable parquet file ({exc})")
+                return None
+        tables.append(cache[rel])
+    if not tables:
+        return None
+    try:
+        return pa.concat_tables(tables)
+    except pa.ArrowInvalid:
+        failures.append(f"{where}: its files {files} have different columns or types")
+        return None
+
+
+def read_folder(
+    path: str | Path,
+    *,
+    config: str | None = None,
+    manifest: bool = True,
+    ignore: tuple[str, ...] = (),
+) -> BuiltFolder:
+    """Every declared split of ``config`` (default: all configs) read from disk, with completeness checks.
+
+    ``ignore`` names top-level entries that are not part of the build (a Hub snapshot's
+    ``.gitattributes`` and download metadata). Raises FileNotFoundError/ValueError only when the
+    folder cannot be a build at all (no folder, no card); every other problem is a failure.
+    """
+    folder = Path(path)
+    if not folder.exists():
+        raise FileNotFoundError(f"{folder}: no such folder")
+    if not folder.is_dir():
+        raise ValueError(f"{folder}: not a folder (audit takes a dataset folder or a Hub repo id)")
+    card = read_card(folder)
+    out = BuiltFolder(folder, build_kind(folder, card), card, failures=list(card.problems))
+    if config is not None and config not in card.configs:
+        raise ValueError(f"{folder}: the card declares no config {config!r}; it declares {sorted(card.configs)}")
+    declared: set[str] = set()
+    cache: dict[str, pa.Table] = {}
+    resolved = {(name, split): _resolve(folder, patterns, f"{name}/{split}", out.failures)
+                for name, splits in card.configs.items() for split, patterns in splits.items()}
+    for (name, split), files in resolved.items():
+        where = f"{name}/{split}"
+        declared.update(files)
+        if config is not None and name != config:
+            continue
+        if _union_within_config(name, split, resolved):
+            continue  # e.g. SPL preferences/train: its rows are read (and audited) in their own splits
+        table = _read_split(folder, files, where, cache, out.failures)
+        if table is None:
+            continue
+        expected = card.num_examples.get((name, split))
+        if expected is not None and expected != table.num_rows:
+            out.failures.append(f"{where}: {table.num_rows} rows on disk, the card declares {expected}")
+        out.splits.append(LoadedSplit(name, split, table, tuple(files)))
+    on_disk = folder_files(folder, ignore)
+    out.failures += [f"{rel}: a data file no config of the card declares" for rel in on_disk
+                     if is_data_file(rel) and rel not in declared]
+    if manifest:
+        out.manifest = check_manifest(folder, ignore)
+        out.failures += out.manifest.failures()
+    else:
+        out.notes.append(NO_MANIFEST_NOTE)
     return out
 
 
-def resolve_rulebase(path: str, rulebase: str | None) -> tuple[RuleBase, str]:
+def _union_within_config(name: str, split: str, resolved: dict[tuple[str, str], list[str]]) -> bool:
+    """Whether a split's files are exactly those of other splits of its own config (a union split)."""
+    files = set(resolved[(name, split)])
+    others = [set(f) for (n, s), f in resolved.items() if n == name and s != split and f and set(f) <= files]
+    return bool(others) and set().union(*others) == files
+
+
+def load_built(path: str, config: str | None = None) -> list[LoadedSplit]:
+    """Every split of ``config`` (or of every config) as Arrow tables read from disk.
+
+    For readers that need the rows, not the audit's verdict (`spl-hf tables`, the demo): raises
+    ValueError when a declared file is missing or unreadable; the manifest is the audit's business.
+    """
+    built = read_folder(path, config=config, manifest=False)
+    if built.failures:
+        raise ValueError(f"{path}: incomplete or unreadable build: " + "; ".join(built.failures[:5]))
+    return built.splits
+
+
+def resolve_rulebase(path: str | Path, rulebase: str | None) -> tuple[RuleBase, str]:
     """The rule base to audit with, and where it came from: explicit file, the build's copy, or default."""
     if rulebase:
         return load_rulebase(rulebase), rulebase
@@ -45,16 +206,10 @@ def resolve_rulebase(path: str, rulebase: str | None) -> tuple[RuleBase, str]:
 def stored_rulebase_hashes(splits: list[LoadedSplit]) -> set[str]:
     hashes: set[str] = set()
     for s in splits:
-        col = s.table.column("derivation").combine_chunks().field("rulebase_hash")
-        hashes |= {h for h in col.unique().to_pylist() if h is not None}
+        if "derivation" not in s.table.column_names:
+            continue
+        der = s.table.column("derivation").combine_chunks()
+        if not pa.types.is_struct(der.type) or der.type.get_field_index("rulebase_hash") < 0:
+            continue
+        hashes |= {h for h in der.field("rulebase_hash").unique().to_pylist() if h is not None}
     return hashes
-
-
-def card_yaml(path: str) -> dict:
-    readme = Path(path) / "README.md"
-    if not readme.is_file():
-        return {}
-    text = readme.read_text()
-    if not text.startswith("---"):
-        return {}
-    return yaml.safe_load(text.split("---", 2)[1]) or {}

@@ -3,7 +3,8 @@
 Everything is recomputed from what the build stored: each row's score from its two per-ordering
 judge probabilities, the chosen side from the score's sign, eligibility from the threshold, the
 digest from the row, and optimality of the whole split from the ``judge_scores`` config and
-``assignment_certificate.json`` (no model, no solver).
+``assignment_certificate.json`` (no model, no solver). All row splits are checked in one
+vectorised pass: rows meet their judge scores through one Arrow join on (pair_id, tenet).
 """
 
 from __future__ import annotations
@@ -18,14 +19,16 @@ import pyarrow.compute as pc
 
 from spl_hf.assign import verify_assignment
 from spl_hf.assign.certificate import Certificate
-from spl_hf.audit.load import load_built
-from spl_hf.backends.judge import scores_from_probs
-from spl_hf.build.tenets import (
+from spl_hf.audit.load import BuiltFolder, read_folder
+from spl_hf.audit.verify import differs
+from spl_hf.contract.scores import scores_from_probs
+from spl_hf.contract.tenet_rows import (
     CERTIFICATE_FILE,
     JUDGE_FIELDS,
-    oriented_input_hashes,
+    ROW_FEATURES,
+    SCORE_FEATURES,
+    oriented_input_hashes_arrow,
     row_digests,
-    score_index,
 )
 
 TOLERANCE = 1e-12
@@ -39,10 +42,12 @@ class TenetAuditReport:
     mismatches: list[dict] = field(default_factory=list)
     certificate_ok: bool = False
     certificate_failures: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # completeness and manifest: files, configs, counts
+    notes: list[str] = field(default_factory=list)  # what was not checked, and why
 
     @property
     def ok(self) -> bool:
-        return self.mismatch_count == 0 and self.certificate_ok
+        return self.mismatch_count == 0 and self.certificate_ok and not self.failures
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -58,108 +63,226 @@ def _field(der: pa.Array, *names: str) -> pa.Array:
     return der
 
 
-def check_rows(table: pa.Table, scores: pa.Table, cert: Certificate) -> dict[str, np.ndarray]:
-    """Per-row checks of one config's table against the judge score table and the certificate."""
+def _mask(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """True where ``values`` (a boolean array) is false or null."""
+    return ~np.asarray(values.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def score_rows(pair_id: pa.Array, tenet: pa.Array, scores: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+    """For each (pair_id, tenet): its row in ``scores`` (-1 if absent) and whether that key repeats there.
+
+    One Arrow hash join instead of a Python dict over every judged row. The audited rows are the
+    join's build side (far fewer than the judged rows, which only probe it); a key judged twice
+    shows up as two matches of its row.
+    """
+    n = len(pair_id)
+    judged = pa.table({"pair_id": scores.column("pair_id"), "tenet": scores.column("tenet"),
+                       "_srow": pa.array(np.arange(scores.num_rows, dtype=np.int64))})
+    audited = pa.table({"pair_id": pair_id, "tenet": tenet, "_row": pa.array(np.arange(n, dtype=np.int64))})
+    matches = judged.join(audited, ["pair_id", "tenet"], join_type="inner")
+    rows = matches.column("_row").to_numpy()
+    index = np.full(n, -1, dtype=np.int64)
+    index[rows] = matches.column("_srow").to_numpy()
+    return index, np.bincount(rows, minlength=n) > 1
+
+
+def check_rows(table: pa.Table, scores: pa.Table, cert: Certificate | None) -> dict[str, np.ndarray]:
+    """Per-row checks of row table(s) against the judge score table and the certificate (vectorised)."""
     der = table.column("derivation").combine_chunks()
     p1 = _field(der, "judge", "p_a_first").to_numpy(zero_copy_only=False)
     p2 = _field(der, "judge", "p_a_second").to_numpy(zero_copy_only=False)
     raw = scores_from_probs(p1, p2)
     score = table.column("score").to_numpy()
-    side = _field(der, "chosen_side").to_pylist()
+    side = _field(der, "chosen_side")
     threshold = _field(der, "threshold").to_numpy(zero_copy_only=False)
     checks = {
         "score": ~(np.abs(np.abs(raw) - score) <= TOLERANCE),
-        "chosen_side": np.array([s != ("a" if r > 0 else "b") for s, r in zip(side, raw)], dtype=bool),
+        "chosen_side": _mask(pc.equal(side, pa.array(np.where(raw > 0, "a", "b")))),
         "threshold": ~(score >= threshold),
-        "digest": np.asarray(
-            pc.invert(pc.equal(_field(der, "digest"), row_digests(table)).fill_null(False)), dtype=bool
-        ),
+        "digest": _mask(pc.equal(_field(der, "digest"), row_digests(table))),
     }
     expected_scenario = pc.binary_join_element_wise(
         table.column("tenet"), table.column("source"), pc.cast(_field(der, "row_id"), pa.string()), "_"
     )
-    checks["scenario_id"] = ~np.asarray(pc.equal(table.column("scenario_id"), expected_scenario).fill_null(False))
+    checks["scenario_id"] = _mask(pc.equal(table.column("scenario_id"), expected_scenario))
     settings = np.zeros(len(table), dtype=bool)
-    for name, want in (("threshold", cert.threshold), ("capacity", cert.capacity), ("seed", cert.seed)):
-        settings |= ~np.asarray(pc.equal(_field(der, name), want).fill_null(False), dtype=bool)
+    if cert is not None:
+        for name, want in (("threshold", cert.threshold), ("capacity", cert.capacity), ("seed", cert.seed)):
+            settings |= _mask(pc.equal(_field(der, name), want))
     checks["settings"] = settings
     # chosen/rejected must be the judged texts, on the side the score favours.
-    implied = oriented_input_hashes(table.column("prompt"), table.column("chosen"), table.column("rejected"), side)
-    checks["texts"] = ~np.asarray(pc.equal(_field(der, "judge", "input_sha256"), pa.array(implied, pa.string()))
-                                  .fill_null(False), dtype=bool)
+    implied = oriented_input_hashes_arrow(
+        table.column("prompt").combine_chunks(), table.column("chosen").combine_chunks(),
+        table.column("rejected").combine_chunks(), side,
+    )
+    checks["texts"] = _mask(pc.equal(_field(der, "judge", "input_sha256"), implied))
     # The stored probabilities must be the judged ones.
-    index = score_index(scores)
-    keys = list(zip(_field(der, "pair_id").to_pylist(), table.column("tenet").to_pylist()))
-    found = np.array([k in index for k in keys], dtype=bool)
-    rows = pa.array([index.get(k, 0) for k in keys])
-    judged = ~found
+    index, repeated = score_rows(_field(der, "pair_id"), table.column("tenet").combine_chunks(), scores)
+    judged = (index < 0) | repeated
+    take = pa.array(np.maximum(index, 0))
     for name in JUDGE_FIELDS:
-        stored = _field(der, "judge", name)
-        expected = scores.column(name).take(rows)
-        judged |= ~np.asarray(pc.equal(stored, expected).fill_null(False), dtype=bool)
+        expected = scores.column(name).take(take) if scores.num_rows else pa.nulls(len(table), JUDGE_FIELDS[name].pa_type)
+        judged |= _mask(pc.equal(_field(der, "judge", name), expected))
     checks["judge"] = judged
     return checks
 
 
-def audit_tenet_build(path: str, max_report: int = 1000) -> TenetAuditReport:
-    splits = load_built(path)
-    by_config: dict[str, list] = {}
+def _twins(rows: pa.Table, reference: pa.Table) -> np.ndarray:
+    """For each row, the one ``reference`` row with its scenario_id if the two are identical in every
+    column (null equal to null), else -1."""
+    n = rows.num_rows
+    probe = pa.table({"scenario_id": reference.column("scenario_id"),
+                      "_ref": pa.array(np.arange(reference.num_rows, dtype=np.int64))})
+    build = pa.table({"scenario_id": rows.column("scenario_id"), "_row": pa.array(np.arange(n, dtype=np.int64))})
+    matches = probe.join(build, "scenario_id", join_type="inner")
+    at = matches.column("_row").to_numpy()
+    twin = np.full(n, -1, dtype=np.int64)
+    twin[at] = matches.column("_ref").to_numpy()
+    twin[np.bincount(at, minlength=n) != 1] = -1
+    candidates = np.flatnonzero(twin >= 0)
+    if len(candidates):
+        mine, theirs = rows.take(pa.array(candidates)), reference.take(pa.array(twin[candidates]))
+        differ = np.zeros(len(candidates), dtype=bool)
+        for name in rows.column_names:
+            differ |= differs(mine.column(name).combine_chunks(), theirs.column(name).combine_chunks())
+        twin[candidates[differ]] = -1
+    return twin
+
+
+def _checks_once(rows: pa.Table, n_all: int, scores: pa.Table, cert: Certificate | None) -> dict[str, np.ndarray]:
+    """:func:`check_rows` over ``rows`` whose first ``n_all`` are the 'all' config.
+
+    A per-tenet row identical in every column to its 'all' row gets that row's verdicts (the checks
+    are a function of the row's content), so each published row is recomputed once, not twice.
+    """
+    if n_all == 0 or n_all == rows.num_rows:
+        return check_rows(rows, scores, cert)
+    head, tail = rows.slice(0, n_all), rows.slice(n_all)
+    head_checks = check_rows(head, scores, cert)
+    twin = _twins(tail, head)
+    tail_checks = {name: mask[np.maximum(twin, 0)] for name, mask in head_checks.items()}
+    own = np.flatnonzero(twin < 0)
+    if len(own):
+        checked = check_rows(tail.take(pa.array(own)), scores, cert)
+        for name, mask in tail_checks.items():
+            mask[own] = checked[name]
+    return {name: np.concatenate([head_checks[name], tail_checks[name]]) for name in head_checks}
+
+
+def _read_certificate(folder: Path, failures: list[str]) -> Certificate | None:
+    path = folder / CERTIFICATE_FILE
+    if not path.is_file():
+        failures.append(f"{CERTIFICATE_FILE} is missing: the assignment cannot be verified")
+        return None
+    try:
+        return Certificate.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, TypeError, KeyError, UnicodeDecodeError) as exc:
+        failures.append(f"{CERTIFICATE_FILE}: not a readable certificate ({type(exc).__name__}: {exc})")
+        return None
+
+
+def _typed(splits: list, features, failures: list[str]) -> list[tuple[str, str, pa.Table]]:
+    """Splits cast to the contract's schema; a split that does not fit it is a failure, not a crash."""
+    out = []
+    schema = features.arrow_schema
     for s in splits:
-        by_config.setdefault(s.config, []).append(s)
-    if "judge_scores" not in by_config or "all" not in by_config:
-        raise ValueError(f"{path}: a tenet build needs the 'all' and 'judge_scores' configs, found {sorted(by_config)}")
-    scores = pa.concat_tables([s.table for s in by_config["judge_scores"]])
-    cert = Certificate.from_dict(json.loads((Path(path) / CERTIFICATE_FILE).read_text()))
-    report = TenetAuditReport()
+        missing = [c for c in schema.names if c not in s.table.column_names]
+        try:
+            if missing:
+                raise ValueError(f"missing columns {missing}")
+            out.append((s.config, s.split, s.table.select(schema.names).cast(schema)))
+        except (ValueError, pa.ArrowException) as exc:
+            failures.append(f"{s.config}/{s.split}: not the tenet build's row schema ({exc})")
+    return out
+
+
+def audit_folder(built: BuiltFolder, max_report: int = 1000) -> TenetAuditReport:
+    """Audit the tenet build ``built`` (read by :func:`read_folder`)."""
+    report = TenetAuditReport(failures=list(built.failures), notes=list(built.notes))
+    names = set(built.card.configs)
+    for required in ("all", "judge_scores"):
+        if required not in names:
+            report.failures.append(f"the card declares no {required!r} config: a tenet build has 'all' and 'judge_scores'")
+    cert_failures: list[str] = []
+    cert = _read_certificate(built.path, cert_failures)
 
     def flag(config: str, split: str, row: int, ident: str, fields: list[str]) -> None:
-        report.mismatch_count += 1
-        if len(report.mismatches) < max_report:
-            report.mismatches.append({"config": config, "split": split, "row": row, "id": ident, "fields": fields})
+        report.mismatches.append({"config": config, "split": split, "row": row, "id": ident, "fields": fields})
 
+    score_splits = _typed(built.config("judge_scores"), SCORE_FEATURES, report.failures)
+    scores = (pa.concat_tables([t for _, _, t in score_splits]) if score_splits
+              else SCORE_FEATURES.arrow_schema.empty_table())
     # Judge scores: every score is the difference of its stored probabilities.
     s_raw = scores_from_probs(scores.column("p_a_first").to_numpy(), scores.column("p_a_second").to_numpy())
     bad_scores = np.flatnonzero(s_raw != scores.column("score").to_numpy())
-    for i in bad_scores:
-        flag("judge_scores", "train", int(i), f"{scores['pair_id'][int(i)]}/{scores['tenet'][int(i)]}", ["score"])
+    ids = pc.binary_join_element_wise(scores.column("pair_id"), scores.column("tenet"), "/")
+    report.mismatch_count += len(bad_scores)
+    score_starts = np.cumsum([0] + [t.num_rows for _, _, t in score_splits])
+    for i in bad_scores[:max_report]:
+        k = int(np.searchsorted(score_starts, i, side="right") - 1)
+        flag("judge_scores", score_splits[k][1], int(i - score_starts[k]), ids[int(i)].as_py(), ["score"])
     report.rows += scores.num_rows
 
-    per_tenet_ids: list[str] = []
-    for s in splits:
-        if s.config == "judge_scores":
-            continue
-        checks = check_rows(s.table, scores, cert)
-        if s.config != "all":
-            checks["split"] = ~np.asarray(pc.equal(s.table.column("source"), s.split).fill_null(False), dtype=bool)
-            checks["config"] = ~np.asarray(pc.equal(s.table.column("tenet"), s.config).fill_null(False), dtype=bool)
+    row_splits = _typed([s for s in built.splits if s.config != "judge_scores"], ROW_FEATURES, report.failures)
+    row_splits.sort(key=lambda split: split[0] != "all")  # 'all' first (stable): per-tenet rows repeat it
+    if row_splits:
+        rows = pa.concat_tables([t for _, _, t in row_splits])
+        checks = _checks_once(rows, sum(t.num_rows for c, _, t in row_splits if c == "all"), scores, cert)
+        sizes = [t.num_rows for _, _, t in row_splits]
+        per_tenet = np.repeat([c != "all" for c, _, _ in row_splits], sizes)
+        want_config = pa.array(np.repeat([c for c, _, _ in row_splits], sizes))
+        want_split = pa.array(np.repeat([s for _, s, _ in row_splits], sizes))
+        checks["split"] = per_tenet & _mask(pc.equal(rows.column("source"), want_split))
+        checks["config"] = per_tenet & _mask(pc.equal(rows.column("tenet"), want_config))
         bad = np.logical_or.reduce(list(checks.values()))
-        report.rows += s.table.num_rows
-        ids = s.table.column("scenario_id").to_pylist()
-        for i in np.flatnonzero(bad):
-            flag(s.config, s.split, int(i), ids[int(i)], [f for f, m in checks.items() if m[i]])
-        if s.config != "all":
-            per_tenet_ids.extend(ids)
+        report.rows += rows.num_rows
+        starts = np.concatenate([[0], np.cumsum(sizes)])
+        scenario = rows.column("scenario_id").combine_chunks()
+        flagged = np.flatnonzero(bad)
+        report.mismatch_count += len(flagged)
+        for i in flagged[: max(0, max_report - len(report.mismatches))]:
+            k = int(np.searchsorted(starts, i, side="right") - 1)
+            config, split, _ = row_splits[k]
+            flag(config, split, int(i - starts[k]), scenario[int(i)].as_py(), [f for f, m in checks.items() if m[i]])
+        # The per-tenet configs must partition 'all' (as multisets: no row missing, extra or repeated).
+        tenet_ids = pc.filter(scenario, pa.array(per_tenet))
+        all_ids = pc.filter(scenario, pa.array(~per_tenet))
+        same = len(tenet_ids) == len(all_ids) and (len(all_ids) == 0 or pc.all(pc.equal(
+            pc.array_take(tenet_ids, pc.sort_indices(tenet_ids)),
+            pc.array_take(all_ids, pc.sort_indices(all_ids))).fill_null(False)).as_py())
+        if not same:
+            cert_failures.append(
+                f"per-tenet configs hold {len(tenet_ids)} rows ({pc.count_distinct(tenet_ids).as_py()} distinct) "
+                f"but 'all' holds {len(all_ids)}: the per-tenet configs must partition 'all'"
+            )
     report.reproduced = report.rows - report.mismatch_count
-
-    all_table = pa.concat_tables([s.table for s in by_config["all"]])
-    all_ids = sorted(all_table.column("scenario_id").to_pylist())
-    failures = []
-    if sorted(per_tenet_ids) != all_ids:  # as multisets: no row missing, extra or repeated
-        failures.append(
-            f"per-tenet configs hold {len(per_tenet_ids)} rows ({len(set(per_tenet_ids))} distinct) but 'all' "
-            f"holds {len(all_ids)}: the per-tenet configs must partition 'all'"
-        )
     if len(bad_scores):
-        failures.append(f"{len(bad_scores)} judge_scores rows have a score that is not p_a_first - p_a_second")
-    der = all_table.column("derivation").combine_chunks()
-    assignment = pa.table({
-        "pair_id": _field(der, "pair_id"),
-        "prompt_id": _field(der, "prompt_id"),
-        "tenet": all_table.column("tenet"),
-        "score": pa.array(scores_from_probs(_field(der, "judge", "p_a_first").to_numpy(zero_copy_only=False),
-                                            _field(der, "judge", "p_a_second").to_numpy(zero_copy_only=False))),
-    })
-    check = verify_assignment(scores.select(["pair_id", "prompt_id", "tenet", "score"]), assignment, cert)
-    report.certificate_failures = failures + list(check.failures)
-    report.certificate_ok = check.ok and not failures
+        cert_failures.append(f"{len(bad_scores)} judge_scores rows have a score that is not p_a_first - p_a_second")
+    all_splits = [t for c, _, t in row_splits if c == "all"]
+    if cert is not None and all_splits and score_splits:
+        all_table = pa.concat_tables(all_splits)
+        der = all_table.column("derivation").combine_chunks()
+        assignment = pa.table({
+            "pair_id": _field(der, "pair_id"),
+            "prompt_id": _field(der, "prompt_id"),
+            "tenet": all_table.column("tenet"),
+            "score": pa.array(scores_from_probs(_field(der, "judge", "p_a_first").to_numpy(zero_copy_only=False),
+                                                _field(der, "judge", "p_a_second").to_numpy(zero_copy_only=False))),
+        })
+        try:
+            check = verify_assignment(scores.select(["pair_id", "prompt_id", "tenet", "score"]), assignment, cert)
+        except ValueError as exc:  # a score table the assignment could never have been solved on
+            cert_failures.append(f"judge_scores: {exc}")
+        else:
+            cert_failures += list(check.failures)
+        report.certificate_ok = not cert_failures
+    elif cert is not None:
+        cert_failures.append("the 'all' rows or the judge scores could not be read: the certificate is unverified")
+    report.certificate_failures = cert_failures
     return report
+
+
+def audit_tenet_build(path: str | Path, max_report: int = 1000, *, manifest: bool = True,
+                      ignore: tuple[str, ...] = ()) -> TenetAuditReport:
+    """Read ``path`` from disk (see :func:`read_folder`) and audit it as a tenet build."""
+    return audit_folder(read_folder(path, manifest=manifest, ignore=ignore), max_report)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict
@@ -22,17 +23,76 @@ def content_key(kind: str, *parts: Any) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check_cache_path(path: str | Path) -> Path:
+    """A cache path that can be used: a new file in a writable folder, or an existing SQLite file.
+
+    Raises ``ValueError`` naming the path otherwise, so a command fails before it loads a model —
+    and a user's text file given by mistake is never turned into a database.
+    """
+    path = Path(path)
+    if str(path) == "":
+        raise ValueError("--cache: the path is empty")
+    if path.is_dir():
+        raise ValueError(f"{path}: is a folder; --cache takes a SQLite file path")
+    if path.exists():
+        try:
+            with path.open("rb") as fh:
+                head = fh.read(len(SQLITE_HEADER))
+        except OSError as exc:
+            raise ValueError(f"{path}: cannot read the result cache ({exc.strerror})") from None
+        if head and head != SQLITE_HEADER:
+            raise ValueError(f"{path}: not a SQLite result cache (refusing to use or overwrite it)")
+        if not os.access(path, os.R_OK | os.W_OK):
+            raise ValueError(f"{path}: the result cache is not readable and writable")
+        if head:
+            _check_tables(path)
+        probe = path.parent
+    else:
+        probe = path.parent
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        if not probe.is_dir():
+            raise ValueError(f"{path}: cannot be created under {probe}, which is a file")
+    # SQLite's WAL mode writes -wal/-shm files beside the cache.
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ValueError(f"{path}: folder {probe} is not writable")
+    return path
+
+
+def _check_tables(path: Path) -> None:
+    try:
+        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            tables = {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        raise ValueError(f"{path}: cannot read the result cache ({exc})") from None
+    if tables and "results" not in tables:
+        raise ValueError(f"{path}: a SQLite file that is not an spl_hf result cache (tables: {sorted(tables)})")
+
+
 class ResultCache:
     def __init__(self, path: str | Path, timeout_s: float = 120.0) -> None:
-        self.path = Path(path)
+        self.path = check_cache_path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(self.path), timeout=timeout_s, isolation_level=None)
-        self._db.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, kind TEXT NOT NULL, value TEXT NOT NULL)"
-        )
+        try:
+            self._db = sqlite3.connect(str(self.path), timeout=timeout_s, isolation_level=None)
+            self._db.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, kind TEXT NOT NULL, value TEXT NOT NULL)"
+            )
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(results)")}
+        except sqlite3.Error as exc:
+            raise ValueError(f"{self.path}: cannot use as a result cache ({exc})") from None
+        if not {"key", "kind", "value"} <= columns:
+            self._db.close()
+            raise ValueError(f"{self.path}: a SQLite file that is not an spl_hf result cache")
 
     def close(self) -> None:
         self._db.close()

@@ -4,47 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-
-def read_rows(path: str | Path, limit: int | None = None, line_key: str | None = None) -> list[dict[str, Any]]:
-    """Rows of a parquet or JSON Lines file; a bad line raises naming file and line.
-
-    With ``line_key``, each JSON Lines row also records its 1-based line number under that key,
-    so later validation errors can point at the line.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        table = pq.read_table(path)
-        if limit is not None:
-            table = table.slice(0, limit)
-        return table.to_pylist()
-    if path.suffix in (".jsonl", ".json"):
-        rows = []
-        with path.open() as fh:
-            for n, line in enumerate(fh, 1):
-                if limit is not None and len(rows) >= limit:
-                    break
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
-                if not isinstance(row, dict):
-                    raise ValueError(f"{path}:{n}: expected a JSON object per line")
-                if line_key:
-                    row[line_key] = n
-                rows.append(row)
-        return rows
-    raise ValueError(f"{path}: unsupported file type (use .parquet or .jsonl)")
+from spl_hf.jsonl import read_rows  # noqa: F401 (the reader moved to a neutral module; re-exported)
 
 
 def require_columns(rows: Sequence[dict[str, Any]], columns: Sequence[str], path: str | Path) -> None:
@@ -54,12 +19,27 @@ def require_columns(rows: Sequence[dict[str, Any]], columns: Sequence[str], path
             raise ValueError(f"{path}: row {i} lacks column(s) {', '.join(missing)}")
 
 
+def _temp_beside(path: Path) -> Path:
+    """A new empty hidden sibling, created with mode 0666 minus the umask (mkstemp would give 0600)."""
+    while True:
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.partial")
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            return tmp
+        except FileExistsError:
+            continue
+
+
 def write_rows(path: str | Path, rows: Sequence[dict[str, Any]]) -> None:
-    """Write via a temporary file and rename, so readers never see a half-written output."""
+    """Write via a temporary file and rename, so readers never see a half-written output.
+
+    The caller checks the path first (:func:`spl_hf.outputs.guard_file`).
+    """
     path = Path(path)
+    if path.suffix not in (".parquet", ".jsonl", ".json"):
+        raise ValueError(f"{path}: unsupported output type (use .parquet or .jsonl)")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    os.close(fd)
+    tmp = _temp_beside(path)
     try:
         if path.suffix == ".parquet":
             import pyarrow as pa

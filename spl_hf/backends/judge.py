@@ -4,27 +4,22 @@ For one (pair, ordering) the conversation and both responses form a shared prefi
 each tenet question is a short suffix scored against that prefix's KV cache. The answer is read
 from the next-token probabilities of the labels "A" and "B", renormalised over the two.
 
-Score identity (why only two numbers are stored per (pair, tenet)): with p1 = P("A") when the
-original A is shown first and p2 = P("A") when the original B is shown first (both normalised),
-P(A better) - P(B better) averaged over the orderings is ((p1 - (1 - p1)) + ((1 - p2) - p2)) / 2
-= p1 - p2. Swapping A and B swaps p1 and p2 and negates the score exactly; a judge that always
-prefers the first slot gets p1 = p2 and a score of zero.
+The score contract (``score = p_a_first - p_a_second`` and the judged-input hash) lives in
+:mod:`spl_hf.contract.scores`, shared with builds and the audit; this module keeps the model work.
+Swapping A and B swaps p1 and p2 and negates the score exactly; a judge that always prefers the
+first slot gets p1 = p2 and a score of zero.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import numpy as np
-
 from spl_hf.backends.base import Backend, InputError
 from spl_hf.backends.cache import ResultCache, content_key
 from spl_hf.backends.text import split_template, template_hash, transcript, validate_messages, validate_text
+from spl_hf.contract.scores import pair_input_hash, score_from_probs, scores_from_probs  # noqa: F401 (re-exported)
 from spl_hf.tenets import Tenet
 
 LABELS = ("A", "B")
@@ -47,6 +42,12 @@ class JudgeConfig:
     )
     commit_every: int = field(default=1, metadata={"help": "pairs per cache transaction"})
     progress: bool = field(default=True, metadata={"help": "show a tqdm progress bar"})
+
+    def __post_init__(self) -> None:
+        for name in ("chunk_size", "commit_every"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -83,30 +84,6 @@ class TenetJudgement:
     @property
     def score(self) -> float:
         return score_from_probs(self.p_a_first, self.p_a_second)
-
-
-def score_from_probs(p_a_first: float, p_a_second: float) -> float:
-    """Order-averaged P(A better) - P(B better) in [-1, 1], from the two stored probabilities."""
-    for name, p in (("p_a_first", p_a_first), ("p_a_second", p_a_second)):
-        if not (isinstance(p, (int, float)) and math.isfinite(p) and 0.0 <= p <= 1.0):
-            raise ValueError(f"{name} must be a probability in [0, 1], got {p!r}")
-    return float(p_a_first) - float(p_a_second)
-
-
-def scores_from_probs(p_a_first: np.ndarray, p_a_second: np.ndarray) -> np.ndarray:
-    """Vectorised :func:`score_from_probs`: the one definition builds and audits recompute with."""
-    return np.asarray(p_a_first, dtype=np.float64) - np.asarray(p_a_second, dtype=np.float64)
-
-
-def pair_input_hash(messages: Sequence[Mapping[str, str]], response_a: str, response_b: str) -> str:
-    """sha256 of exactly what was judged (conversation and both responses, in their A/B order).
-
-    Stored with every judgement so a build can prove it joined the judged texts, and an audit can
-    prove ``chosen``/``rejected`` are those texts on the side the score favours.
-    """
-    msgs = [{"role": m["role"], "content": m["content"]} for m in messages]
-    blob = json.dumps([msgs, response_a, response_b], ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def chosen_from_score(score: float) -> str:

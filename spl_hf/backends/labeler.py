@@ -77,6 +77,12 @@ class LabelerConfig:
     max_new_tokens: int = field(default=160, metadata={"help": "json mode: generation limit per item"})
     progress: bool = field(default=True, metadata={"help": "show a tqdm progress bar"})
 
+    def __post_init__(self) -> None:
+        if self.mode not in ("constrained", "json"):
+            raise ValueError(f"mode must be constrained or json, got {self.mode!r}")
+        if isinstance(self.max_new_tokens, bool) or not isinstance(self.max_new_tokens, int) or self.max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be a positive integer, got {self.max_new_tokens!r}")
+
 
 def items_from_rows(rows: Iterable[Mapping[str, Any]]) -> tuple[list[LabelItem], list[dict[str, Any]]]:
     """Prompt items (one per distinct prompt_id) and response items from item or unified pair rows.

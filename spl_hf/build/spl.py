@@ -20,15 +20,18 @@ import yaml
 from datasets import Dataset
 from datasets.table import InMemoryTable
 
-from spl_hf.audit.tables import CompositionTables, composition_tables
+from spl_hf.contract.composition import CompositionTables, composition_tables
 from spl_hf.derive.derivation import derive_table
 from spl_hf.derive.features import derived_features
 from spl_hf.derive.pairs import pairs_from_records, read_jsonl
-from spl_hf.hub.card import render_card
-from spl_hf.hub.folder import ConfigData, write_dataset_folder
+from spl_hf.hub.card import CARD_INPUTS, card_inputs, render_card
+from spl_hf.hub.folder import DEFAULT_MAX_SHARD_SIZE, ConfigData, write_dataset_folder
+from spl_hf.outputs import guard_dir
 from spl_hf.rules.rulebase import RuleBase, default_rulebase, load_rulebase
 
 SAMPLE = "<embedded sample>"
+ALL_SOURCES = "train"  # the split of `preferences` that covers every source
+LICENSE_FILE = "LICENSE.md"
 SOURCE_LICENSES = {
     "ultrachat": "MIT",
     "or_bench_80k": "CC-BY-4.0",
@@ -51,12 +54,20 @@ class SPLBuildConfig:
     )
     rulebase: str | None = field(default=None, metadata={"help": "Rule base YAML; default: the packaged one."})
     margin: int = field(default=1, metadata={"help": "Minimum rank difference for a label."})
-    output_dir: str = field(default="out/spl", metadata={"help": "Folder to write the dataset repository to."})
+    output_dir: str = field(
+        default="out/spl", metadata={"help": "Folder to write the dataset repository to.", "aliases": ["--out"]}
+    )
     repo_id: str = field(
         default="spl-hf/spl-sample", metadata={"help": "Hub repo id used in the card's loading example."}
     )
     pretty_name: str = field(default="SPL preference pairs (sample)", metadata={"help": "Card title."})
     batch_size: int = field(default=1024, metadata={"help": "Rows per Arrow batch in the derivation map."})
+    max_shard_size: str = field(
+        default=DEFAULT_MAX_SHARD_SIZE, metadata={"help": "Largest parquet shard (Arrow size), e.g. 500MB."}
+    )
+    overwrite: bool = field(
+        default=False, metadata={"help": "Replace output_dir when it holds an earlier spl_hf build (never other files)."}
+    )
 
 
 @dataclass(frozen=True)
@@ -99,7 +110,12 @@ def split_by_source(table: pa.Table) -> dict[str, pa.Table]:
     return {s: table.filter(pc.equal(table.column("source"), s)) for s in order}
 
 
+def _inputs(cfg: SPLBuildConfig) -> list[str]:
+    return [p for p in (cfg.prompts, cfg.candidates, cfg.rulebase) if p and p != SAMPLE]
+
+
 def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
+    guard_dir(cfg.output_dir, overwrite=cfg.overwrite, inputs=_inputs(cfg))  # before any work
     rb = load_rulebase(cfg.rulebase) if cfg.rulebase else default_rulebase()
     rb_text = Path(cfg.rulebase).read_text() if cfg.rulebase else rb.to_yaml()
     prompts_path = _sample("spl_prompts.jsonl") if cfg.prompts == SAMPLE else Path(cfg.prompts)
@@ -112,17 +128,22 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     derived = derive_dataset(pairs, rb, cfg.margin, cfg.batch_size).data.table
     labeled = derived.filter(pc.is_valid(pc.struct_field(derived.column("derivation"), "label")))
     feats = derived_features(rb.schema)
+    by_source = split_by_source(labeled)
     configs = [
-        ConfigData("preferences", feats, split_by_source(labeled), default=True),
+        # `train` lists the per-source files: every labeled pair once, for a plain DPO `split="train"`.
+        ConfigData("preferences", feats, by_source, default=True,
+                   unions={ALL_SOURCES: [("preferences", s) for s in by_source]} if by_source else {}),
         ConfigData("derivations", feats, split_by_source(derived)),
     ]
     tables = composition_tables(derived)
     splits = {s: t.num_rows for s, t in configs[1].splits.items()}
-    licenses = sorted({SOURCE_LICENSES.get(s, "unknown") for s in splits})
-    readme = render_card(
-        "spl_dataset.md.j2",
-        configs,
-        license="other" if len(licenses) > 1 else licenses[0].lower(),
+    source_licenses = {s: SOURCE_LICENSES.get(s, "unknown") for s in splits}
+    licenses = sorted(set(source_licenses.values()))
+    single = licenses[0].lower() if len(licenses) == 1 and licenses[0] != "unknown" else None
+    card_kwargs: dict = dict(
+        license=single or "other",
+        license_name=None if single else "spl-source-licenses",
+        license_link=None if single else LICENSE_FILE,
         pretty_name=cfg.pretty_name,
         tags=["dpo", "preference", "safety", "spl", "recorded-derivation"],
         repo_id=cfg.repo_id,
@@ -131,7 +152,8 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
         total=derived.num_rows,
         unlabeled=derived.num_rows - labeled.num_rows,
         splits=", ".join(f"`{s}`" for s in splits),
-        first_split=next(iter(configs[0].splits), "train"),
+        all_sources=ALL_SOURCES,
+        first_split=ALL_SOURCES,
         margin=cfg.margin,
         rulebase_id=rb.id,
         rulebase_hash=rb.hash,
@@ -140,8 +162,12 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
         tables=tables.to_markdown(),
         inputs=f"`{prompts_path.name}`, `{cands_path.name}`",
         license_note="Prompt texts keep the licences of their sources: "
-        + ", ".join(f"{s}: {SOURCE_LICENSES.get(s, 'unknown')}" for s in splits)
+        + ", ".join(f"{s}: {lic}" for s, lic in source_licenses.items())
         + ".",
+    )
+    readme = render_card("spl_dataset.md.j2", configs, **card_kwargs)
+    license_text = "# Licences\n\nPrompt texts keep the licences of their sources:\n\n" + "".join(
+        f"- `{s}`: {lic}\n" for s, lic in source_licenses.items()
     )
     report = {"rulebase_id": rb.id, "rulebase_hash": rb.hash, "margin": cfg.margin, "splits": splits,
               "labeled": labeled.num_rows, "prompts_without_pairs": unpaired, "tables": tables.to_dict()}
@@ -149,11 +175,16 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
         cfg.output_dir,
         configs,
         readme,
-        {
+        overwrite=cfg.overwrite,
+        inputs=_inputs(cfg),
+        extra_files={
             "rulebase.yaml": rb_text,
             "schema.yaml": yaml.safe_dump(rb.schema.to_dict(), sort_keys=False, width=100),
             "build_report.json": json.dumps(report, indent=2, sort_keys=True) + "\n",
+            CARD_INPUTS: card_inputs("spl_dataset.md.j2", configs, **card_kwargs),
+            LICENSE_FILE: license_text,
         },
+        max_shard_size=cfg.max_shard_size,
     )
     return SPLBuildResult(
         written.path, derived.num_rows, labeled.num_rows, unpaired, splits, rb.id, rb.hash, tables

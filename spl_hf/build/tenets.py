@@ -18,66 +18,38 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from datasets import Features, Value
 
-from spl_hf.assign import AssignConfig, assign_tenets, read_table, verify_certificate
-from spl_hf.backends.judge import pair_input_hash, scores_from_probs
-from spl_hf.derive.digest import combine, hash_array
-from spl_hf.derive.features import MESSAGES
-from spl_hf.hub.card import render_card
-from spl_hf.hub.folder import ConfigData, write_dataset_folder
+from spl_hf.assign import (
+    DEFAULT_STRATEGY,
+    STRATEGIES,
+    AssignConfig,
+    assign_tenets,
+    certificate_path,
+    given_assignment,
+    read_certificate,
+    read_table,
+    verify_certificate,
+)
+from spl_hf.contract.scores import scores_from_probs
+from spl_hf.contract.tenet_rows import (
+    CERTIFICATE_FILE,
+    DIGEST_DERIVATION,
+    JUDGE_FIELDS,
+    ROW_FEATURES,
+    SCORE_FEATURES,
+    check_inputs,
+    row_digests,
+    score_index,
+)
+from spl_hf.hub.card import CARD_INPUTS, card_inputs, render_card
+from spl_hf.hub.folder import DEFAULT_MAX_SHARD_SIZE, ConfigData, write_dataset_folder
+from spl_hf.outputs import guard_dir
 from spl_hf.sources import ADAPTERS
+from spl_hf.sources.transcript import DEFAULT_CLIP_CHARS, OMITTED_MARKER
 from spl_hf.tenets import default_tenets, load_tenets
 
-CERTIFICATE_FILE = "assignment_certificate.json"
+LICENSE_FILE = "LICENSE.md"
 LICENSE_ORDER = ("cc-by-nc-4.0", "cc-by-4.0", "odc-by", "mit")  # most restrictive first
-
-JUDGE_FIELDS = {
-    "p_a_first": Value("float64"),
-    "p_a_second": Value("float64"),
-    "mass_first": Value("float64"),
-    "mass_second": Value("float64"),
-    "model_id": Value("string"),
-    "model_revision": Value("string"),
-    "template_hash": Value("string"),
-    "input_sha256": Value("string"),  # sha256 of the judged conversation and responses (A/B order)
-}
-ROW_FEATURES = Features(
-    {
-        "tenet": Value("string"),
-        "source": Value("string"),
-        "scenario_id": Value("string"),
-        "score": Value("float64"),
-        "prompt": MESSAGES,
-        "chosen": MESSAGES,
-        "rejected": MESSAGES,
-        "derivation": {
-            "pair_id": Value("string"),
-            "prompt_id": Value("string"),
-            "row_id": Value("int64"),
-            "chosen_side": Value("string"),
-            "judge": JUDGE_FIELDS,
-            "threshold": Value("float64"),
-            "capacity": Value("int64"),
-            "seed": Value("int64"),
-            "digest": Value("string"),
-        },
-    }
-)
-SCORE_FEATURES = Features(
-    {
-        "pair_id": Value("string"),
-        "prompt_id": Value("string"),
-        "source": Value("string"),
-        "tenet": Value("string"),
-        "score": Value("float64"),
-        **JUDGE_FIELDS,
-    }
-)
-# Row fields folded into the digest (all but the digest itself).
-DIGEST_TOP = ("tenet", "source", "scenario_id", "score", "prompt", "chosen", "rejected")
-DIGEST_DERIVATION = ("pair_id", "prompt_id", "row_id", "chosen_side", "judge", "threshold", "capacity", "seed")
-
 
 @dataclass
 class TenetBuildConfig:
@@ -87,7 +59,20 @@ class TenetBuildConfig:
     threshold: float = field(default=0.5, metadata={"help": "Minimum |score| for a pair to be eligible."})
     solver: str = field(default="ortools", metadata={"help": "ortools (fast) or networkx (reference)."})
     seed: int = field(default=42, metadata={"help": "Seed of the deterministic tie-break."})
-    output_dir: str = field(default="out/tenets", metadata={"help": "Folder to write the dataset repository to."})
+    strategy: str = field(
+        default=DEFAULT_STRATEGY,
+        metadata={"help": f"How unsaturated tenets are dropped, one of {', '.join(STRATEGIES)} (see `spl-hf assign`)."},
+    )
+    assignment: str | None = field(
+        default=None,
+        metadata={
+            "help": "An assignment file from `spl-hf assign`, with its certificate next to it "
+            "(<file>.certificate.json): verified against --scores and used instead of solving."
+        },
+    )
+    output_dir: str = field(
+        default="out/tenets", metadata={"help": "Folder to write the dataset repository to.", "aliases": ["--out"]}
+    )
     repo_id: str = field(default="spl-hf/tenet-dpo", metadata={"help": "Hub repo id used in the card."})
     pretty_name: str = field(default="Per-tenet judge-scored DPO pairs", metadata={"help": "Card title."})
     threshold_note: str = field(
@@ -95,6 +80,15 @@ class TenetBuildConfig:
     )
     tenets_file: str | None = field(
         default=None, metadata={"help": "YAML of tenet statements, if the judge used others than the 49 built in."}
+    )
+    max_shard_size: str = field(
+        default=DEFAULT_MAX_SHARD_SIZE, metadata={"help": "Largest parquet shard (Arrow size), e.g. 500MB."}
+    )
+    sft: bool = field(
+        default=False, metadata={"help": "Also write the companion 'sft' config: messages = prompt + chosen, same rows."}
+    )
+    overwrite: bool = field(
+        default=False, metadata={"help": "Replace output_dir when it holds an earlier spl_hf build (never other files)."}
     )
 
 
@@ -114,61 +108,12 @@ class TenetBuildResult:
         return d
 
 
-def row_digests(table: pa.Table) -> pa.Array:
-    der = table.column("derivation").combine_chunks()
-    hashes = [hash_array(table.column(c)) for c in DIGEST_TOP]
-    hashes += [hash_array(pc.struct_field(der, f)) for f in DIGEST_DERIVATION]
-    return combine(hashes)
-
-
 def _message(content: pa.Array) -> pa.Array:
     n = len(content)
     values = pa.StructArray.from_arrays(
         [pa.array(np.full(n, "assistant", dtype=object), pa.string()), content], names=["role", "content"]
     )
     return pa.ListArray.from_arrays(pa.array(np.arange(n + 1, dtype=np.int32)), values)
-
-
-def score_index(scores: pa.Table) -> dict[tuple[str, str], int]:
-    """(pair_id, tenet) -> row of the judge score table."""
-    return {k: i for i, k in enumerate(zip(scores.column("pair_id").to_pylist(), scores.column("tenet").to_pylist()))}
-
-
-def oriented_input_hashes(prompt: pa.Array, chosen: pa.Array, rejected: pa.Array, side: list) -> list[str]:
-    """The judged-input hash implied by a published row: its texts put back in A/B order."""
-    out = []
-    for p, c, r, s in zip(prompt.to_pylist(), chosen.to_pylist(), rejected.to_pylist(), side):
-        c_text, r_text = (c or [{}])[0].get("content"), (r or [{}])[0].get("content")
-        a, b = (c_text, r_text) if s == "a" else (r_text, c_text)
-        out.append(pair_input_hash(p or [], a or "", b or ""))
-    return out
-
-
-def check_inputs(pairs: pa.Table, scores: pa.Table, source: str) -> None:
-    """Pairs and scores must describe the same judged texts; raises naming the rows."""
-    pair_ids = pairs.column("pair_id").to_pylist()
-    seen: dict[str, int] = {}
-    dup = [(i, p) for i, p in enumerate(pair_ids) if seen.setdefault(p, i) != i]
-    if dup:
-        raise ValueError(f"pair rows repeat pair_ids: {dup[:5]}")
-    pair_index = {p: i for i, p in enumerate(pair_ids)}
-    s_pairs = scores.column("pair_id").to_pylist()
-    absent = [(i, p) for i, p in enumerate(s_pairs) if p not in pair_index]
-    if absent:
-        raise ValueError(f"{source}: score rows name pairs absent from the pair rows: {absent[:5]}")
-    rows = pa.array([pair_index[p] for p in s_pairs], pa.int64())
-    wrong_prompt = np.flatnonzero(~np.asarray(pc.equal(scores.column("prompt_id"),
-                                                       pairs.column("prompt_id").take(rows)).fill_null(False)))
-    if len(wrong_prompt):
-        raise ValueError(f"{source}: score rows {wrong_prompt[:5].tolist()} have a prompt_id that differs "
-                         "from their pair row")
-    hashes = [pair_input_hash(m, a, b) for m, a, b in zip(
-        pairs.column("prompt").to_pylist(), pairs.column("response_a").to_pylist(), pairs.column("response_b").to_pylist())]
-    expected = pa.array(hashes, pa.string()).take(rows)
-    wrong_text = np.flatnonzero(~np.asarray(pc.equal(scores.column("input_sha256"), expected).fill_null(False)))
-    if len(wrong_text):
-        raise ValueError(f"{source}: score rows {wrong_text[:5].tolist()} were judged on other texts than "
-                         "their pair rows hold (input_sha256 differs)")
 
 
 def assemble_rows(pairs: pa.Table, scores: pa.Table, assignment: pa.Table, cfg: TenetBuildConfig) -> pa.Table:
@@ -233,6 +178,7 @@ def _split_by(table: pa.Table, column: str, order: list[str]) -> dict[str, pa.Ta
 
 
 def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
+    guard_dir(cfg.output_dir, overwrite=cfg.overwrite, inputs=(cfg.pairs, cfg.scores, cfg.tenets_file, cfg.assignment))
     pairs = read_table(cfg.pairs, ("pair_id", "prompt_id", "source", "row_id", "prompt", "response_a", "response_b"))
     scores = read_table(cfg.scores, tuple(SCORE_FEATURES))
     missing = [c for c in SCORE_FEATURES if c not in scores.column_names]
@@ -245,37 +191,63 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
     if len(off):
         raise ValueError(f"{cfg.scores}: rows {off[:5].tolist()} have a score that is not p_a_first - p_a_second")
     check_inputs(pairs, scores, cfg.scores)
-    result = assign_tenets(
-        scores.select(["pair_id", "prompt_id", "tenet", "score"]),
-        AssignConfig(capacity=cfg.capacity, threshold=cfg.threshold, solver=cfg.solver, seed=cfg.seed),
-    )
+    if cfg.assignment:  # solved by `spl-hf assign`: used only once its certificate verifies here
+        cert = read_certificate(certificate_path(cfg.assignment))
+        result = given_assignment(
+            scores.select(["pair_id", "prompt_id", "tenet", "score"]), read_table(cfg.assignment), cert, cfg.assignment
+        )
+        differ = [k for k in ("capacity", "threshold", "seed") if getattr(result.config, k) != getattr(cfg, k)]
+        if differ:
+            raise ValueError(
+                f"{cfg.assignment}: solved with "
+                + ", ".join(f"{k}={getattr(result.config, k)!r}" for k in differ)
+                + ", the build is set to "
+                + ", ".join(f"{k}={getattr(cfg, k)!r}" for k in differ)
+            )
+    else:
+        result = assign_tenets(
+            scores.select(["pair_id", "prompt_id", "tenet", "score"]),
+            AssignConfig(
+                capacity=cfg.capacity, threshold=cfg.threshold, solver=cfg.solver, seed=cfg.seed, strategy=cfg.strategy
+            ),
+        )
     check = verify_certificate(scores.select(["pair_id", "prompt_id", "tenet", "score"]), result)
     if not check.ok:  # a solver or reduction bug: publish nothing rather than an unproven split
         raise RuntimeError(f"the assignment's certificate does not verify: {list(check.failures)[:5]}")
     result_check = check.ok
     rows = assemble_rows(pairs, scores, result.assignment, cfg)
     source_order = list(dict.fromkeys(pairs.column("source").to_pylist()))
-    configs = [ConfigData("all", ROW_FEATURES, {"train": rows}, default=True)]
+    per_tenet = []
     for tenet in result.kept_tenets:
         per = rows.filter(pc.equal(rows.column("tenet"), tenet))
-        configs.append(ConfigData(tenet, ROW_FEATURES, _split_by(per, "source", source_order)))
+        per_tenet.append(ConfigData(tenet, ROW_FEATURES, _split_by(per, "source", source_order)))
+    # `all` stores nothing itself: its `train` split lists every per-tenet file (rows keep `tenet`).
+    union = [(c.name, s) for c in per_tenet for s in c.splits]
+    everything = ConfigData("all", ROW_FEATURES, {}, default=True, unions={"train": union}) if union else (
+        ConfigData("all", ROW_FEATURES, {"train": rows}, default=True))  # no tenet kept: an empty split
+    configs = [everything, *per_tenet]
     configs.append(ConfigData("judge_scores", SCORE_FEATURES, {"train": scores}))
+    if cfg.sft:
+        from spl_hf.build.sft import sft_config
+
+        configs.append(sft_config(per_tenet))
     per_source = {s: t.num_rows for s, t in _split_by(rows, "source", source_order).items()}
     tenet_set = load_tenets(cfg.tenets_file) if cfg.tenets_file else default_tenets()
     statements = {t.name: t.statement for t in tenet_set.tenets}
     unknown = [t for t in result.kept_tenets if t not in statements]
     if unknown:
-        raise ValueError(f"kept tenets without a statement (give --tenets-file): {unknown}")
+        raise ValueError(f"kept tenets without a statement (give tenets_file / --tenets_file): {unknown}")
     pool_licenses = sorted(
         {ADAPTERS[s].license if s in ADAPTERS else "unknown" for s in per_source},
         key=lambda lic: (LICENSE_ORDER.index(lic) if lic in LICENSE_ORDER else -1, lic),
     )
-    license_ = pool_licenses[0] if pool_licenses else "other"
+    known = bool(pool_licenses) and "unknown" not in pool_licenses
+    license_ = pool_licenses[0] if known else "other"
     summary = result.summary()
-    readme = render_card(
-        "tenet_dataset.md.j2",
-        configs,
+    card_kwargs: dict = dict(
         license=license_,
+        license_name=None if known else "tenet-pool-licenses",
+        license_link=None if known else LICENSE_FILE,
         pretty_name=cfg.pretty_name,
         tags=["dpo", "preference", "values", "alignment", "recorded-derivation"],
         repo_id=cfg.repo_id,
@@ -287,7 +259,7 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         threshold=cfg.threshold,
         threshold_note=cfg.threshold_note,
         seed=cfg.seed,
-        solver=cfg.solver,
+        solver=result.config.solver,
         strategy=summary["strategy"],
         scale=summary["scale"],
         objective=round(result.objective, 6),
@@ -295,18 +267,30 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         judged=scores.num_rows,
         eligible=int((np.abs(recomputed) >= cfg.threshold).sum()),
         license_note=f"{license_} — the most restrictive licence among the source pools used "
-        f"({', '.join(pool_licenses)}).",
+        f"({', '.join(pool_licenses)})." if known else "The pools' licences are listed in "
+        f"[{LICENSE_FILE}]({LICENSE_FILE}): " + ", ".join(pool_licenses) + ".",
         model_ids=sorted(set(scores.column("model_id").to_pylist())),
+        clip_chars=DEFAULT_CLIP_CHARS,
+        omitted_marker=OMITTED_MARKER,
+    )
+    readme = render_card("tenet_dataset.md.j2", configs, **card_kwargs)
+    license_text = "# Licences\n\nRows keep the licences of their source pools:\n\n" + "".join(
+        f"- `{s}`: {ADAPTERS[s].license if s in ADAPTERS else 'unknown'}\n" for s in per_source
     )
     report = {"kind": "tenets", **summary, "certificate_ok": result_check, "rows_per_source": per_source}
     written = write_dataset_folder(
         cfg.output_dir,
         configs,
         readme,
-        {
+        overwrite=cfg.overwrite,
+        inputs=(cfg.pairs, cfg.scores, cfg.tenets_file, cfg.assignment),
+        extra_files={
             CERTIFICATE_FILE: json.dumps(result.certificate.to_dict(), separators=(",", ":")) + "\n",
             "build_report.json": json.dumps(report, indent=2, sort_keys=True, default=str) + "\n",
+            CARD_INPUTS: card_inputs("tenet_dataset.md.j2", configs, **card_kwargs),
+            LICENSE_FILE: license_text,
         },
+        max_shard_size=cfg.max_shard_size,
     )
     return TenetBuildResult(
         written.path,

@@ -1,14 +1,22 @@
 """The `spl-hf` console script.
 
 Each subcommand lives in its own module under ``spl_hf.cli`` exposing
-``add_parser(subparsers)``; modules are imported lazily-cheap (no torch at import
-time) so that ``spl-hf --help`` stays fast.
+``add_parser(subparsers, name, help_text)``; modules are imported lazily-cheap (no torch at import
+time) so that ``spl-hf --help`` stays fast. Subparsers are ``HfArgumentParser``s: a subcommand
+whose settings are config dataclasses declares them with :func:`spl_hf.configs.add_config_parser`
+(flags, ``--config`` YAML, validation in one place).
+
+A user-facing failure (bad input, bad argument, an output spl_hf refuses to write, a file that
+cannot be read or written) exits 2 with one line naming the file; ``--debug`` shows the
+traceback instead. Anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import importlib
+import sqlite3
 import sys
 from collections.abc import Sequence
 
@@ -26,15 +34,61 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("judge", "spl_hf.cli.judge", "score response pairs per tenet with an LM judge (both orderings)"),
     ("generate", "spl_hf.cli.generate", "generate candidate responses per prompt under named instructions"),
     ("eval", "spl_hf.cli.eval", "refusal evaluation of a model or a trained run; at-limit counts per seed"),
+    ("report", "spl_hf.cli.report", "refusal statistics across seeds (figures) and the judge comparison"),
+    ("agreement", "spl_hf.cli.agreement", "agreement of model attribute labels with a human rater panel"),
+    ("hub", "spl_hf.cli.hub", "a local Hub server for offline tests of publishing pipelines"),
+    ("publish", "spl_hf.cli.publish", "audit a built dataset folder and push it to the Hub in one commit"),
+    ("card", "spl_hf.cli.card", "regenerate the dataset card of a build without rebuilding it"),
+    ("release", "spl_hf.cli.release", "build a release end to end from its sources, in resumable stages"),
     ("demo", "spl_hf.cli.demo", "run the main job on the embedded defaults, writing under out/demo"),
 )
 
 
+# Failures caused by what the user gave (files, arguments, the machine's file system), not by a bug.
+USER_ERRORS: tuple[type[BaseException], ...] = (
+    ValueError,  # includes OutputError, UnicodeDecodeError and argument validation in __post_init__
+    KeyError,
+    OSError,  # FileNotFoundError, PermissionError, NotADirectoryError, IsADirectoryError, FileExistsError
+    EOFError,  # a truncated compressed file
+    gzip.BadGzipFile,
+    sqlite3.Error,
+)
+
+
+def _given_files(args: argparse.Namespace | None) -> list[str]:
+    from pathlib import Path
+
+    values = vars(args).values() if args is not None else ()
+    return [v for v in values if isinstance(v, str) and v and Path(v).is_file()]
+
+
+def describe_error(exc: BaseException, args: argparse.Namespace | None = None) -> str:
+    """One line for a user-facing error, naming the file when the exception knows it."""
+    if isinstance(exc, UnicodeDecodeError):
+        # The decoder does not know the file; name the files this command was given.
+        files = ", ".join(_given_files(args)) or "an input file"
+        return f"{files}: not valid UTF-8 text ({exc.reason} at byte {exc.start})"
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        target = f"{exc.filename} -> {exc.filename2}" if exc.filename2 else str(exc.filename)
+        return f"{target}: {exc.strerror}"
+    if isinstance(exc, KeyError):  # str(KeyError) adds quotes around its message
+        return str(exc.args[0]) if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc)
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, sqlite3.Error):
+        return f"result cache: {text}"
+    if isinstance(exc, EOFError):
+        return f"a compressed file ended early ({text})"
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from transformers import HfArgumentParser  # no torch
+
     parser = argparse.ArgumentParser(
         prog="spl-hf", description="Auditable preference supervision with recorded derivations."
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=HfArgumentParser)
     for name, module_name, help_text in COMMANDS:
         try:
             module = importlib.import_module(module_name)
@@ -47,16 +101,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from spl_hf.configs import apply_config
+
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
+        if apply_config(args):  # the recipe becomes the defaults; flags still override it
+            args = parser.parse_args(argv)
         return int(args.func(args) or 0)
-    except (ValueError, FileNotFoundError, KeyError) as exc:
+    except USER_ERRORS as exc:
+        if args.debug:
+            raise
         # User-facing errors carry the file/row/field; print them without a traceback.
-        print(f"spl-hf {args.command}: error: {exc}", file=sys.stderr)
+        print(f"spl-hf {args.command}: error: {describe_error(exc, args)}", file=sys.stderr)
         return 2
 
 

@@ -1,36 +1,118 @@
-"""Arguments shared by the model-backed subcommands (model, judge, label, generate)."""
+"""Settings shared by the model-backed subcommands (judge, label, generate), and their checks.
+
+Every setting is a dataclass field, validated in ``__post_init__``; the subcommands also check
+their output paths, the result cache and their inputs before a model is loaded, so a bad
+argument never costs a model load.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from typing import Any
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+ROW_SUFFIXES = (".parquet", ".jsonl", ".json")
 
 
-def add_model_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--model", default=None, help="Hub id or local folder (default: the embedded SmolLM2-135M)"
+def _positive(name: str, value: int | None, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"--{name} must be a positive integer, got {value!r}")
+
+
+def check_row_suffix(flag: str, path: str | None) -> None:
+    if path is not None and Path(path).suffix.lower() not in ROW_SUFFIXES:
+        raise ValueError(f"--{flag} {path}: unsupported extension; use .parquet or .jsonl")
+
+
+@dataclass
+class ModelArgs:
+    model: str | None = field(
+        default=None, metadata={"help": "Hub id or local folder (default: the embedded SmolLM2-135M)."}
     )
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 measured fastest on 2 cores)")
-    p.add_argument(
-        "--max-length", type=int, default=None, help="token limit per input (default: model context)"
+    threads: int = field(default=1, metadata={"help": "torch CPU threads (1 measured fastest on 2 cores)."})
+    max_length: int | None = field(
+        default=None, metadata={"help": "Token limit per input (default and maximum: the model's context)."}
     )
-    p.add_argument("--backend", choices=("hf", "vllm"), default="hf", help="vllm needs the [vllm] extra")
+    backend: Literal["hf", "vllm"] = field(default="hf", metadata={"help": "vllm needs the [vllm] extra."})
+
+    def __post_init__(self) -> None:
+        _positive("threads", self.threads)
+        _positive("max_length", self.max_length, optional=True)
+        if self.backend not in ("hf", "vllm"):
+            raise ValueError(f"--backend must be hf or vllm, got {self.backend!r}")
 
 
-def add_run_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--cache", required=True, help="sqlite result cache; reruns skip what it already holds")
-    p.add_argument("--out", required=True, help="output file (.parquet or .jsonl)")
-    p.add_argument("--limit", type=int, default=None, help="only the first N input rows")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+@dataclass
+class RunArgs:
+    cache: str = field(metadata={"help": "SQLite result cache; reruns skip what it already holds."})
+    out: str = field(metadata={"help": "Output file (.parquet or .jsonl)."})
+    limit: int | None = field(default=None, metadata={"help": "Only the first N input rows."})
+    overwrite: bool = field(
+        default=False, metadata={"help": "Replace an existing --out (and its failures file); never an input."}
+    )
+
+    def __post_init__(self) -> None:
+        check_row_suffix("out", self.out)
+        _positive("limit", self.limit, optional=True)
+
+
+def add_backend_parser(
+    sub: argparse._SubParsersAction, name: str, inputs: type, worker: type, **kwargs: Any
+) -> argparse.ArgumentParser:
+    """A model-backed subcommand: its inputs, its worker's own config (e.g. ``JudgeConfig``, whose
+    ``progress`` field gives ``--no-progress``), the model and run settings, ``--config`` and ``--json``."""
+    from spl_hf.configs import add_config_parser
+
+    p = add_config_parser(sub, name, (inputs, worker, ModelArgs, RunArgs), **kwargs)
     p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    return p
 
 
-def load_backend(args: argparse.Namespace, **kw: Any) -> Any:
+def failures_path(out: str) -> str:
+    return f"{out}.failures.jsonl"
+
+
+def prepare_run(run: RunArgs, inputs: list[str | None], extra_outputs: tuple[str | None, ...] = ()) -> None:
+    """Check every output path and the cache before any work (no model is loaded yet)."""
+    from spl_hf.backends.cache import check_cache_path
+    from spl_hf.outputs import OutputError, guard_file
+
+    given = [i for i in inputs if i]
+    outputs = [run.out, failures_path(run.out), *[o for o in extra_outputs if o]]
+    for i, out in enumerate(outputs):
+        guard_file(out, overwrite=run.overwrite, inputs=given + outputs[:i] + [run.cache])
+    for other in given:
+        if Path(other).resolve() == Path(run.cache).resolve():
+            raise OutputError(f"--cache {run.cache}: the cache is also an input; choose another file")
+    check_cache_path(run.cache)
+
+
+def check_context(model: ModelArgs) -> None:
+    """Reject a --max_length beyond the model's context, reading its config only (no weights)."""
+    if model.max_length is None:
+        return
+    from spl_hf.backends.loading import resolve_model
+
+    path, _, _ = resolve_model(model.model)
+    config = Path(path) / "config.json"
+    if not config.is_file():
+        return
+    meta = json.loads(config.read_text(encoding="utf-8"))
+    context = meta.get("max_position_embeddings") or meta.get("n_positions")
+    if isinstance(context, int) and model.max_length > context:
+        raise ValueError(f"--max_length {model.max_length} exceeds the model's context of {context} tokens")
+
+
+def load_backend(model: ModelArgs, **kw: Any) -> Any:
     from spl_hf.backends import make_backend
 
-    return make_backend(args.backend, args.model, threads=args.threads, max_length=args.max_length, **kw)
+    check_context(model)
+    return make_backend(model.backend, model.model, threads=model.threads, max_length=model.max_length, **kw)
 
 
 def report(args: argparse.Namespace, summary: dict[str, Any]) -> None:
@@ -44,14 +126,11 @@ def report(args: argparse.Namespace, summary: dict[str, Any]) -> None:
             print(f"  failed: {f}", file=sys.stderr)
 
 
-def failures_path(out: str) -> str:
-    return f"{out}.failures.jsonl"
-
-
 def write_outputs(out: str, rows: list[dict[str, Any]], failures: list[dict[str, Any]]) -> str | None:
-    """Write the rows, and the failures beside them (removing a stale failures file when none)."""
-    from pathlib import Path
+    """Write the rows, and the failures beside them (removing a stale failures file when none).
 
+    The paths were checked by :func:`prepare_run` before the run.
+    """
     from spl_hf.backends.io import write_rows
 
     write_rows(out, rows)

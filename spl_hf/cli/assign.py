@@ -13,7 +13,8 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import fields
+from dataclasses import dataclass, field
+from pathlib import Path
 
 _DESCRIPTION = (
     "Split eligible judged pairs (|score| >= threshold) across tenets by maximum flow of minimum cost "
@@ -24,30 +25,38 @@ _DESCRIPTION = (
 )
 
 
-def _help(name: str) -> str:
-    from spl_hf.assign.config import AssignConfig
+OUTPUT_SUFFIXES = (".parquet", ".jsonl", ".ndjson")
 
-    return next(f.metadata["help"] for f in fields(AssignConfig) if f.name == name)
+
+@dataclass
+class AssignFiles:
+    """The files of `spl-hf assign` (its solver settings are :class:`spl_hf.assign.AssignConfig`)."""
+
+    scores: str = field(metadata={"help": "Score table (.parquet/.jsonl): pair_id, prompt_id, tenet, score."})
+    out: str | None = field(default=None, metadata={"help": "solve: output assignment (.parquet/.jsonl)."})
+    assignment: str | None = field(default=None, metadata={"help": "verify: assignment file to check."})
+    certificate: str | None = field(
+        default=None, metadata={"help": "Certificate file (default: <assignment>.certificate.json)."}
+    )
+    overwrite: bool = field(
+        default=False, metadata={"help": "Replace an existing --out and certificate (never an input)."}
+    )
+
+    def __post_init__(self) -> None:
+        for name in ("out", "assignment"):
+            value = getattr(self, name)
+            if value is not None and Path(value).suffix.lower() not in OUTPUT_SUFFIXES:
+                raise ValueError(f"--{name} {value}: unsupported extension; use .parquet or .jsonl")
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    from spl_hf.assign.config import DEFAULT_STRATEGY, SOLVERS, STRATEGIES
+    from spl_hf.assign.config import AssignConfig
+    from spl_hf.configs import add_config_parser
 
-    p = subparsers.add_parser(name, help=help_text, description=_DESCRIPTION)
-    p.add_argument("action", nargs="?", choices=("solve", "verify"), default="solve", help="default: solve")
-    p.add_argument(
-        "--scores", required=True, help="score table (.parquet/.jsonl): pair_id, prompt_id, tenet, score"
+    p = add_config_parser(
+        subparsers, name, (AssignConfig, AssignFiles), help=help_text, description=_DESCRIPTION
     )
-    p.add_argument("--capacity", type=int, help=_help("capacity") + " Required for solve.")
-    p.add_argument("--threshold", type=float, default=0.5, help=_help("threshold"))
-    p.add_argument("--solver", choices=SOLVERS, default="ortools", help=_help("solver"))
-    p.add_argument("--seed", type=int, default=42, help=_help("seed"))
-    p.add_argument("--scale", type=int, default=1_000_000, help=_help("scale"))
-    p.add_argument("--strategy", choices=STRATEGIES, default=DEFAULT_STRATEGY, help=_help("strategy"))
-    p.add_argument("--tie-range", type=int, default=None, help=_help("tie_range"))
-    p.add_argument("--out", help="solve: output assignment (.parquet/.jsonl)")
-    p.add_argument("--assignment", help="verify: assignment file to check")
-    p.add_argument("--certificate", help="certificate file (default: <assignment>.certificate.json)")
+    p.add_argument("action", nargs="?", choices=("solve", "verify"), default="solve", help="default: solve")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
 
@@ -64,7 +73,6 @@ def _print(summary: dict, as_json: bool) -> None:
 
 def _solve(args: argparse.Namespace) -> int:
     from spl_hf.assign import (
-        AssignConfig,
         assign_tenets,
         certificate_path,
         encode_scores,
@@ -73,20 +81,18 @@ def _solve(args: argparse.Namespace) -> int:
         write_certificate,
         write_table,
     )
+    from spl_hf.configs import configs_from_args
+    from spl_hf.outputs import guard_file
 
     if args.capacity is None:
         raise ValueError("--capacity is required to solve")
     if not args.out:
         raise ValueError("--out is required to solve")
-    config = AssignConfig(
-        capacity=args.capacity,
-        threshold=args.threshold,
-        solver=args.solver,
-        seed=args.seed,
-        scale=args.scale,
-        strategy=args.strategy,
-        tie_range=args.tie_range,
-    )
+    config, files = configs_from_args(args)
+    cert_out = files.certificate or str(certificate_path(files.out))
+    # Before any work: never replace an input or a file this command did not write.
+    guard_file(files.out, overwrite=files.overwrite, inputs=[files.scores])
+    guard_file(cert_out, overwrite=files.overwrite, inputs=[files.scores, files.out])
     t0 = time.perf_counter()
     scores = encode_scores(read_table(args.scores), source=args.scores)
     read_seconds = time.perf_counter() - t0
@@ -94,7 +100,6 @@ def _solve(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     check = verify_certificate(scores, result)
     verify_seconds = time.perf_counter() - t0
-    cert_out = args.certificate or str(certificate_path(args.out))
     write_table(result.assignment, args.out)
     write_certificate(result.certificate, cert_out)
     summary = {
@@ -115,7 +120,9 @@ def _solve(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     from spl_hf.assign import certificate_path, encode_scores, read_certificate, read_table, verify_assignment
+    from spl_hf.configs import configs_from_args
 
+    configs_from_args(args, [AssignFiles])  # validates the file arguments
     if not args.assignment:
         raise ValueError("--assignment is required to verify")
     cert_path = args.certificate or str(certificate_path(args.assignment))

@@ -1,4 +1,4 @@
-"""`spl-hf audit`: recompute every row of a built SPL dataset from its recorded derivation."""
+"""`spl-hf audit`: recompute every row of a built dataset from the files on disk (or at a Hub revision)."""
 
 from __future__ import annotations
 
@@ -10,54 +10,118 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p = sub.add_parser(
         name,
         help=help_text,
-        description="Recompute verdicts, labels and digests of every row from its stored components "
-        "(no model). Exits 0 only when every row reproduces. With a --rulebase whose hash differs from "
-        "the one recorded, reports which labels would change (counterfactual) without failing.",
+        description="Read the build's files exactly as they are on disk (or a Hub dataset at --revision) and "
+        "recompute every row from its stored components (no model): SPL builds' verdicts, labels and "
+        "digests; tenet builds' scores, orientation, eligibility, digests and assignment certificate. Every "
+        "config and split the card declares must be present with its declared row count, every data file "
+        "declared, and every file listed in MANIFEST.sha256 with its bytes. With --sources, every row must "
+        "also hold byte for byte the text of the source row it names. Exits 0 only when all of this holds. "
+        "With a --rulebase whose hash differs from the one recorded, reports which labels would change "
+        "(counterfactual) without failing.",
     )
-    p.add_argument("path", help="dataset folder or Hub repo id")
-    p.add_argument("--config", help="config to audit (default: every config)")
-    p.add_argument("--rulebase", help="rule base YAML (default: the build's rulebase.yaml, else packaged)")
+    p.add_argument("path", help="dataset folder, or a Hub dataset repo id (with --revision)")
+    p.add_argument("--revision", help="Hub revision (commit or tag) to audit when PATH is a repo id")
+    p.add_argument("--config", help="SPL builds: config to audit (default: every config)")
+    p.add_argument("--rulebase", help="SPL builds: rule base YAML (default: the build's rulebase.yaml, else packaged)")
+    p.add_argument(
+        "--sources", nargs="+", metavar="SPEC",
+        help="check provenance against the sources: tenet builds POOL=FILE, POOL=ORG/NAME@REVISION or a "
+        "unified pair-rows file; SPL builds prompts=FILE candidates=FILE",
+    )
+    p.add_argument(
+        "--no-manifest", action="store_true",
+        help="audit without MANIFEST.sha256 (then files outside the declared data are not checked; reported)",
+    )
     p.add_argument("--max-report", type=int, default=1000, help="list at most this many rows")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from spl_hf.audit.tenets import audit_tenet_build, is_tenet_build
+    from spl_hf.audit.hub import audit_target
+    from spl_hf.audit.load import read_folder
 
-    if is_tenet_build(args.path):
-        from spl_hf.hub.folder import verify_manifest
+    if args.max_report < 0:
+        raise ValueError(f"--max-report must be >= 0, got {args.max_report}")
+    with audit_target(args.path, args.revision) as target:
+        built = read_folder(target.folder, config=args.config, manifest=not args.no_manifest, ignore=target.ignore)
+        if built.kind == "tenets" and args.config:  # a tenet build's checks span every config
+            built = read_folder(target.folder, manifest=not args.no_manifest, ignore=target.ignore)
+        out, ok = run_tenets(args, built) if built.kind == "tenets" else run_spl(args, built)
+        if target.repo_id:
+            out["repo_id"], out["revision"] = target.repo_id, target.revision
+    if built.manifest is not None:
+        out["manifest_mismatches"] = built.manifest.mismatched
+        out["unlisted_files"] = built.manifest.unlisted
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        for failure in out["failures"]:
+            print(f"FAILED: {failure}")
+        for note in out["notes"]:
+            print(f"note: {note}")
+        prov = out.get("provenance")
+        if prov:
+            print(f"provenance: {prov['rows_checked']} rows checked against {len(prov['sources'])} source(s), "
+                  f"{prov['differing']} differ")
+            for d in prov["differences"][:20]:
+                print(f"  {d['config']}/{d['split']} row {d['row']} ({d['pair_id']}): {', '.join(d['fields'])}")
+            for failure in prov["failures"]:
+                print(f"  FAILED: {failure}")
+        print(f"audit {'passed' if ok else 'FAILED'}: {target.describe()}")
+    return 0 if ok else 1
 
-        report = audit_tenet_build(args.path, args.max_report)
-        out = report.to_dict()
-        out["kind"] = "tenets"
-        out["manifest_mismatches"] = verify_manifest(args.path)
-        if args.json:
-            print(json.dumps(out, indent=2))
-        else:
-            print(f"{report.rows} rows, {report.reproduced} reproduced, {report.mismatch_count} mismatches; "
-                  f"assignment certificate {'verified' if report.certificate_ok else 'FAILED'}")
-        return 0 if report.ok and not out["manifest_mismatches"] else 1
-    return run_spl(args)
+
+def _provenance(args: argparse.Namespace, built, out: dict, schema=None) -> bool:
+    if not args.sources:
+        out["notes"].append("no --sources: rows were not checked against their source pools (provenance)")
+        return True
+    from spl_hf.audit.provenance import check_spl_provenance, check_tenet_provenance
+
+    if schema is None:
+        prov = check_tenet_provenance(built, args.sources, args.max_report)
+    else:
+        prov = check_spl_provenance(built, args.sources, schema, args.max_report)
+    out["provenance"] = prov.to_dict()
+    return prov.ok
 
 
-def run_spl(args: argparse.Namespace) -> int:
-    from spl_hf.audit.load import load_built, resolve_rulebase, stored_rulebase_hashes
+def run_tenets(args: argparse.Namespace, built) -> tuple[dict, bool]:
+    from spl_hf.audit.tenets import audit_folder
+
+    report = audit_folder(built, args.max_report)
+    out = {"kind": "tenets", **report.to_dict()}
+    if args.config:
+        out["notes"].append("--config is ignored for a tenet build: its checks span every config")
+    ok = _provenance(args, built, out) and report.ok
+    if not args.json:
+        print(f"{report.rows} rows, {report.reproduced} reproduced, {report.mismatch_count} mismatches; "
+              f"assignment certificate {'verified' if report.certificate_ok else 'FAILED'}")
+        for failure in report.certificate_failures[:20]:
+            print(f"  certificate: {failure}")
+    return out, ok
+
+
+def run_spl(args: argparse.Namespace, built) -> tuple[dict, bool]:
+    from spl_hf.audit.load import resolve_rulebase, stored_rulebase_hashes
     from spl_hf.audit.verify import audit_batches, merge_reports
-    from spl_hf.hub.folder import verify_manifest
 
-    rb, rb_source = resolve_rulebase(args.path, args.rulebase)
-    splits = load_built(args.path, args.config)
-    stored = stored_rulebase_hashes(splits)
+    rb, rb_source = resolve_rulebase(built.path, args.rulebase)
+    failures = list(built.failures)
+    stored = stored_rulebase_hashes(built.splits)
     counterfactual = bool(args.rulebase) and stored != {rb.hash} and bool(stored)
     reports = []
     per_split = {}
-    for s in splits:
-        r = audit_batches(s.table, rb, counterfactual=counterfactual)
+    for s in built.splits:
+        try:
+            r = audit_batches(s.table, rb, counterfactual=counterfactual)
+        except ValueError as exc:  # a file whose columns are not a derived table
+            failures.append(f"{s.config}/{s.split}: {exc}")
+            continue
         per_split[f"{s.config}/{s.split}"] = {"rows": r.rows, "reproduced": r.reproduced}
         reports.append((s, r))
     merged = merge_reports([r for _, r in reports], args.max_report)
-    out = merged.to_dict()
+    out = {"kind": "spl", **merged.to_dict(), "failures": failures, "notes": list(built.notes)}
     out["mismatches"] = [
         {"config": s.config, "split": s.split, "row": m.index, "pair_id": m.pair_id, "fields": m.fields}
         for s, r in reports
@@ -73,15 +137,10 @@ def run_spl(args: argparse.Namespace) -> int:
         out["recorded_rulebase_hashes"] = sorted(stored)
     out["rulebase_source"] = rb_source
     out["splits"] = per_split
-    bad_files = verify_manifest(args.path)
-    out["manifest_mismatches"] = bad_files
-    if args.json:
-        print(json.dumps(out, indent=2))
-    else:
+    ok = _provenance(args, built, out, rb.schema) and merged.mismatch_count == 0 and not failures
+    if not args.json:
         print(f"{merged.rows} rows, {merged.reproduced} reproduced, {merged.mismatch_count} mismatches "
               f"(rule base {rb.id} {rb.hash[:12]} from {rb_source})")
         if counterfactual:
             print(f"counterfactual: {merged.changed_labels} labels would change")
-        if bad_files:
-            print(f"files differing from MANIFEST.sha256: {bad_files}")
-    return 0 if merged.mismatch_count == 0 and not bad_files else 1
+    return out, ok

@@ -7,29 +7,27 @@ import json
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    p = sub.add_parser(
+    from spl_hf.build.spl import SPLBuildConfig
+    from spl_hf.configs import add_config_parser
+
+    p = add_config_parser(
+        sub,
         name,
+        (SPLBuildConfig,),
         help=help_text,
         description="Form every candidate pair per prompt, derive labels with the rule base and write "
         "a Hub-layout dataset folder (configs 'preferences' and 'derivations', one split per source). "
-        "Options may also come from a YAML recipe given with --config.",
+        "Settings may also come from a YAML recipe (--config recipes/spl/*.yaml).",
     )
-    p.add_argument("--config", help="YAML recipe with SPLBuildConfig fields (unknown keys are rejected)")
-    p.add_argument("--prompts", help="prompt records (JSON Lines); default: the shipped sample")
-    p.add_argument("--candidates", help="candidate records (JSON Lines); default: the shipped sample")
-    p.add_argument("--rulebase", help="rule base YAML; default: the packaged rule base")
-    p.add_argument("--margin", type=int, help="minimum rank difference for a label (default 1)")
-    p.add_argument("--out", dest="output_dir", help="output folder (default out/spl)")
     p.add_argument("--json", action="store_true", help="print the build summary as JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from spl_hf.build import SPLBuildConfig, build_spl
-    from spl_hf.configs import load_config
+    from spl_hf.build import build_spl
+    from spl_hf.configs import configs_from_args
 
-    overrides = {k: getattr(args, k) for k in ("prompts", "candidates", "rulebase", "margin", "output_dir")}
-    cfg = load_config(SPLBuildConfig, args.config, {k: v for k, v in overrides.items() if v is not None})
+    (cfg,) = configs_from_args(args)
     result = build_spl(cfg)
     if args.json:
         print(json.dumps(result.summary(), indent=2))

@@ -3,71 +3,70 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass, field
 
-from spl_hf.cli._backend_args import add_model_args, add_run_args, load_backend, report, write_outputs
+from spl_hf.cli._backend_args import add_backend_parser, load_backend, prepare_run, report, write_outputs
+
+
+@dataclass
+class GenerateInputs:
+    prompts: str = field(metadata={"help": "Prompt rows (.parquet or .jsonl)."})
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    from spl_hf.backends.generate import INSTRUCTIONS  # no torch: safe for --help
+    from spl_hf.backends.generate import INSTRUCTIONS, GenerationConfig  # no torch: safe for --help
 
-    p = subparsers.add_parser(
+    p = add_backend_parser(
+        subparsers,
         name,
+        GenerateInputs,
+        GenerationConfig,
         help=help_text,
         description=(
             "Generate candidates for each distinct prompt (rows with prompt_id and prompt messages) under "
-            f"each named instruction ({', '.join(INSTRUCTIONS)}). Output rows (prompt_id, response_id, "
-            "prompt, response, instruction, limit, hit_limit, seed) can be labeled with `spl-hf label`."
+            f"each named instruction ({', '.join(INSTRUCTIONS)}; --instructions comply refuse). Output rows "
+            "(prompt_id, response_id, prompt, response, instruction, limit, hit_limit, seed) can be "
+            "labeled with `spl-hf label`."
         ),
     )
-    p.add_argument("--prompts", required=True, help="prompt rows (.parquet or .jsonl)")
-    p.add_argument("--instructions", default="comply,refuse", help="comma-separated instruction names")
-    p.add_argument(
-        "--k", type=int, default=1, help="candidates per (prompt, instruction); > 1 needs --sample"
-    )
-    p.add_argument("--max-new-tokens", type=int, default=128)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--sample", action="store_true", help="sample (seeded per item) instead of greedy")
-    p.add_argument("--temperature", type=float, default=0.7)
-    add_model_args(p)
-    add_run_args(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
 
     from spl_hf.backends.cache import ResultCache
-    from spl_hf.backends.generate import CandidateGenerator, GenerationConfig, prompts_from_rows
+    from spl_hf.backends.generate import CandidateGenerator, prompts_from_rows
     from spl_hf.backends.io import read_rows
     from spl_hf.backends.parallel import Ranks
+    from spl_hf.configs import configs_from_args
 
-    config = GenerationConfig(
-        instructions=[s.strip() for s in args.instructions.split(",") if s.strip()],
-        k=args.k,
-        max_new_tokens=args.max_new_tokens,
-        seed=args.seed,
-        do_sample=args.sample,
-        temperature=args.temperature,
-        progress=not args.no_progress,
-    )
+    task, config, model, run_args = configs_from_args(args)
+    prepare_run(run_args, [task.prompts])
     ranks = Ranks()
-    prompts, failures = prompts_from_rows(read_rows(args.prompts, args.limit))
-    backend = load_backend(args)
+    rows = read_rows(task.prompts, run_args.limit)
+    prompts, failures = prompts_from_rows(rows)
+    if rows and not prompts:
+        raise ValueError(
+            f"{task.prompts}: none of the {len(rows)} rows is a prompt (prompt_id and prompt messages); "
+            f"first: {failures[0]['reason']}"
+        )
+    backend = load_backend(model)
     gen = CandidateGenerator(backend, config)
     items = gen.items(prompts)
-    with ResultCache(args.cache) as cache:
+    with ResultCache(run_args.cache) as cache:
         stats = gen.run(ranks.shard(items), cache)
         ranks.wait()
         if not ranks.is_main:
             return 0
-        rows = gen.collect(items, cache)
+        out_rows = gen.collect(items, cache)
     failures += stats["failures"]
-    write_outputs(args.out, rows, failures)
+    write_outputs(run_args.out, out_rows, failures)
     report(
         args,
         {
-            "out": args.out,
-            "rows": len(rows),
-            "hit_limit": sum(r["hit_limit"] for r in rows),
+            "out": run_args.out,
+            "rows": len(out_rows),
+            "hit_limit": sum(r["hit_limit"] for r in out_rows),
             "computed": stats["computed"],
             "cached": stats["cached"],
             "failed": len(failures),

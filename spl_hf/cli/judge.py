@@ -3,14 +3,34 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 
-from spl_hf.cli._backend_args import add_model_args, add_run_args, load_backend, report, write_outputs
+from spl_hf.cli._backend_args import (
+    add_backend_parser,
+    load_backend,
+    prepare_run,
+    report,
+    write_outputs,
+)
+
+
+@dataclass
+class JudgeInputs:
+    pairs: str = field(metadata={"help": "Unified pair rows (.parquet or .jsonl)."})
+    tenets: str = field(default="all", metadata={"help": "Comma-separated tenet names, or 'all'."})
+    tenets_file: str | None = field(
+        default=None, metadata={"help": "YAML of tenet statements (default: the 49 built in)."}
+    )
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    p = subparsers.add_parser(
+    from spl_hf.backends.judge import JudgeConfig  # no torch: safe for --help
+
+    p = add_backend_parser(
+        subparsers,
         name,
+        JudgeInputs,
+        JudgeConfig,
         help=help_text,
         description=(
             "Score each (pair, tenet) with an LM judge in both response orderings. Output rows carry "
@@ -19,38 +39,31 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
             "Under `accelerate launch` each process takes a shard; rank 0 writes the output."
         ),
     )
-    p.add_argument("--pairs", required=True, help="unified pair rows (.parquet or .jsonl)")
-    p.add_argument("--tenets", default="all", help="comma-separated tenet names, or 'all'")
-    p.add_argument("--tenets-file", default=None, help="YAML of tenet statements (default: the 49 built in)")
-    p.add_argument("--chunk-size", type=int, default=8, help="tenet questions per forward pass")
-    p.add_argument("--commit-every", type=int, default=1, help="pairs per cache transaction")
-    add_model_args(p)
-    add_run_args(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from spl_hf.backends.cache import ResultCache
     from spl_hf.backends.io import read_rows, require_columns
-    from spl_hf.backends.judge import BadRow, JudgeConfig, PairwiseJudge, parse_pairs
+    from spl_hf.backends.judge import BadRow, PairwiseJudge, parse_pairs
     from spl_hf.backends.parallel import Ranks
+    from spl_hf.configs import configs_from_args
     from spl_hf.tenets import default_tenets, load_tenets, select_tenets
 
-    tenet_set = load_tenets(args.tenets_file) if args.tenets_file else default_tenets()
-    tenets = select_tenets(args.tenets, tenet_set)
-    rows = read_rows(args.pairs, args.limit)
-    require_columns(rows, ("pair_id", "prompt", "response_a", "response_b"), args.pairs)
+    task, config, model, run_args = configs_from_args(args)
+    prepare_run(run_args, [task.pairs, task.tenets_file])
+    tenet_set = load_tenets(task.tenets_file) if task.tenets_file else default_tenets()
+    tenets = select_tenets(task.tenets, tenet_set)
+    rows = read_rows(task.pairs, run_args.limit)
+    require_columns(rows, ("pair_id", "prompt", "response_a", "response_b"), task.pairs)
     pairs, bad = parse_pairs(rows)
+    if rows and not pairs:
+        raise ValueError(f"{task.pairs}: none of the {len(rows)} rows is a valid pair (first: {bad[0].reason})")
 
     ranks = Ranks()
-    backend = load_backend(args, chunk_size=args.chunk_size)
-    judge = PairwiseJudge(
-        backend,
-        JudgeConfig(
-            chunk_size=args.chunk_size, commit_every=max(1, args.commit_every), progress=not args.no_progress
-        ),
-    )
-    with ResultCache(args.cache) as cache:
+    backend = load_backend(model, chunk_size=config.chunk_size)
+    judge = PairwiseJudge(backend, config)
+    with ResultCache(run_args.cache) as cache:
         stats = judge.run(ranks.shard(pairs), tenets, cache)
         ranks.wait()
         if not ranks.is_main:
@@ -69,11 +82,11 @@ def run(args: argparse.Namespace) -> int:
                     except ValueError as exc:
                         reason = str(exc)
                 failures.append(asdict(BadRow(-1, pair.pair_id, reason)))
-    fpath = write_outputs(args.out, out_rows, failures)
+    fpath = write_outputs(run_args.out, out_rows, failures)
     report(
         args,
         {
-            "out": args.out,
+            "out": run_args.out,
             "rows": len(out_rows),
             "pairs": len(pairs),
             "tenets": len(tenets),

@@ -39,11 +39,16 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"rule base {report.rulebase_id} ({report.rulebase_hash[:12]}): {report.assignments} assignments")
         for rid, n in report.rule_counts.items():
             print(f"  {rid:>6}  {n:6d}")
-        print(f"  overlaps: {[(o.rules, o.count) for o in report.overlaps]}")
-        print(f"  conflicts: {len(report.conflicts)}; no verdict: {report.no_verdict}")
+        more = "" if report.overlaps_complete else f" (first {len(report.overlaps)} listed; more exist)"
+        print(f"  overlaps: {[(o.rules, o.count) for o in report.overlaps]}{more}")
+        more = "" if report.conflicts_complete else f" (first {len(report.conflicts)} listed; more exist)"
+        print(
+            f"  conflicts: {len(report.conflicts)}{more} on {report.conflict_assignments} assignments; "
+            f"no verdict: {report.no_verdict}"
+        )
         for c in report.conflicts:
             print(f"    {c.rules} -> {c.verdicts} on {c.count}, e.g. {c.example}")
-    return 1 if report.conflicts else 0
+    return 1 if report.conflict_assignments else 0
 
 
 def run_show(args: argparse.Namespace) -> int:

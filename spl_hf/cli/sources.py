@@ -44,9 +44,34 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
     read.add_argument(
         "--seed", type=int, default=42, help="seed of the representative-pair draw (ca_en_mt_p1)"
     )
+    read.add_argument(
+        "--pku-drop-both-unsafe",
+        action="store_true",
+        help="PKU-SafeRLHF: leave out pairs whose two responses are both labelled unsafe (counted as filtered)",
+    )
+    read.add_argument(
+        "--harmbench-category",
+        action="append",
+        choices=("standard", "contextual", "copyright"),
+        default=None,
+        help="HarmBench official CSV: FunctionalCategory to keep; repeat for several (default: standard, "
+        "the 200 behaviours of the Hub config walledai/HarmBench standard)",
+    )
+    read.add_argument(
+        "--max-text-chars",
+        type=int,
+        default=None,
+        help="longest prompt/response kept, in characters; longer ones are quarantined (default 200000; "
+        "0 = no limit)",
+    )
     read.add_argument("--split", default=None, help="Hub split to read instead of the adapter's")
     read.add_argument("--revision", default=None, help="Hub revision to pin")
-    read.add_argument("--out", required=True, type=Path, help="output directory")
+    read.add_argument(
+        "--out", required=True, type=Path, help="output directory (new, empty, or an earlier output)"
+    )
+    read.add_argument(
+        "--overwrite", action="store_true", help="replace an earlier `sources read` output in --out"
+    )
     read.add_argument("--json", action="store_true", help="print the report as JSON")
     lst = sub.add_parser("list", help="list the adapters with their Hub location and licence")
     lst.add_argument("--json", action="store_true", help="print the list as JSON")
@@ -62,7 +87,16 @@ def _options(args: argparse.Namespace) -> Any:
         "pku_preference": args.pku_preference,
         "split": args.split,
         "revision": args.revision,
+        "pku_drop_both_unsafe": args.pku_drop_both_unsafe,
     }
+    if args.harmbench_category:
+        kwargs["harmbench_categories"] = tuple(dict.fromkeys(args.harmbench_category))
+    if args.max_text_chars is not None:
+        if args.max_text_chars < 0:
+            raise ValueError(
+                f"--max-text-chars must be >= 0 (0 disables the limit), got {args.max_text_chars}"
+            )
+        kwargs["max_text_chars"] = args.max_text_chars or None
     if args.clip_chars is not None:
         if args.clip_chars < 0:
             raise ValueError(f"--clip-chars must be >= 0 (0 disables clipping), got {args.clip_chars}")
@@ -79,9 +113,11 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 def _read(args: argparse.Namespace) -> int:
+    from spl_hf.outputs import guard_dir, mark_output
     from spl_hf.sources import ADAPTERS, PROMPT_SOURCES, read_pool, read_prompt_pool
 
     options = _options(args)
+    guard_dir(args.out, overwrite=args.overwrite, inputs=[args.path])
     if args.source in ADAPTERS:
         pairs, quarantine, report = read_pool(args.source, args.path, options)
         rows, rows_name = pairs, "pairs.parquet"
@@ -92,7 +128,7 @@ def _read(args: argparse.Namespace) -> int:
         known = ", ".join([*ADAPTERS, *PROMPT_SOURCES])
         raise ValueError(f"unknown source {args.source!r}; known sources: {known}")
     out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
+    mark_output(out, "sources read")
     tmp = out / (rows_name + ".tmp")
     rows.to_parquet(str(tmp))
     os.replace(tmp, out / rows_name)

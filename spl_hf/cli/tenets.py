@@ -12,21 +12,18 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     ls = tsub.add_parser("list", help="the built-in tenets with their statements")
     ls.add_argument("--json", action="store_true", help="print JSON")
     ls.set_defaults(func=run_list)
-    b = tsub.add_parser(
+    from spl_hf.build.tenets import TenetBuildConfig
+    from spl_hf.configs import add_config_parser
+
+    b = add_config_parser(
+        tsub,
         "build",
+        (TenetBuildConfig,),
         help="assign judged pairs to tenets and write the per-tenet dataset folder",
         description="Min-cost-flow assignment of judged pairs to tenets, then a Hub-layout folder: config "
         "'all' (default), one config per kept tenet split by source, 'judge_scores', the card and the "
-        "assignment certificate. Options may come from a recipe (--config recipes/tenets/*.yaml).",
+        "assignment certificate. Settings may come from a recipe (--config recipes/tenets/*.yaml).",
     )
-    b.add_argument("--config", help="YAML recipe with TenetBuildConfig fields (unknown keys are rejected)")
-    b.add_argument("--pairs", help="unified pair rows (.parquet/.jsonl)")
-    b.add_argument("--scores", help="judge scores (.parquet/.jsonl)")
-    b.add_argument("--capacity", type=int, help="pairs per kept tenet")
-    b.add_argument("--threshold", type=float, help="minimum |score| (default 0.5)")
-    b.add_argument("--solver", choices=("ortools", "networkx"))
-    b.add_argument("--seed", type=int)
-    b.add_argument("--out", dest="output_dir", help="output folder")
     b.add_argument("--json", action="store_true", help="print the build summary as JSON")
     b.set_defaults(func=run_build)
 
@@ -44,22 +41,10 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    import dataclasses
+    from spl_hf.build.tenets import build_tenets
+    from spl_hf.configs import configs_from_args
 
-    from transformers import HfArgumentParser
-
-    from spl_hf.build.tenets import TenetBuildConfig, build_tenets
-
-    keys = ("pairs", "scores", "capacity", "threshold", "solver", "seed", "output_dir")
-    overrides = {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
-    if args.config:
-        (cfg,) = HfArgumentParser(TenetBuildConfig).parse_yaml_file(args.config, allow_extra_keys=False)
-        cfg = dataclasses.replace(cfg, **overrides)
-    else:
-        missing = [k for k in ("pairs", "scores") if k not in overrides]
-        if missing:
-            raise ValueError(f"--{' and --'.join(missing)} required (or a --config recipe)")
-        cfg = TenetBuildConfig(**overrides)
+    (cfg,) = configs_from_args(args)
     result = build_tenets(cfg)
     if args.json:
         print(json.dumps(result.summary(), indent=2))

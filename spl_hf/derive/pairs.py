@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from spl_hf.backends.io import read_rows
 from spl_hf.derive.features import pair_features
+from spl_hf.jsonl import read_rows
 from spl_hf.schema import AttributeSchema
 
 PROMPT_KEYS = ("prompt_id", "source", "source_category", "prompt", "attributes", "parse_status")

@@ -1,4 +1,30 @@
-from spl_hf.hub.card import render_card
-from spl_hf.hub.folder import ConfigData, WrittenFolder, verify_manifest, write_dataset_folder, yaml_metadata
+"""Hub layout, cards, publishing and a local Hub server.
 
-__all__ = ["ConfigData", "WrittenFolder", "render_card", "verify_manifest", "write_dataset_folder", "yaml_metadata"]
+Attributes load on first use, so ``spl_hf.hub.server`` (stdlib HTTP only) starts without
+importing ``datasets``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "ConfigData": "spl_hf.hub.folder",
+    "WrittenFolder": "spl_hf.hub.folder",
+    "verify_manifest": "spl_hf.hub.folder",
+    "write_dataset_folder": "spl_hf.hub.folder",
+    "yaml_metadata": "spl_hf.hub.folder",
+    "render_card": "spl_hf.hub.card",
+    "regenerate_card": "spl_hf.hub.card",
+    "publish": "spl_hf.hub.publish",
+    "PublishResult": "spl_hf.hub.publish",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'spl_hf.hub' has no attribute {name!r}")

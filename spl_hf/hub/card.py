@@ -1,13 +1,25 @@
-"""Dataset cards generated from a build: YAML metadata from the data, prose from a template."""
+"""Dataset cards generated from a build: YAML metadata from the data, prose from a template.
+
+Each build also stores what its card was rendered from (``card.json``: template, licence,
+tags, template context and the config layout), so ``spl-hf card DIR`` can render the card again
+from the build's own files, e.g. after a template changed, without rebuilding.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+from datasets import Features
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from spl_hf.hub.folder import ConfigData, yaml_metadata
+from spl_hf.hub.folder import MANIFEST, ConfigData, config_rows, sha256_file, yaml_metadata
+
+CARD_INPUTS = "card.json"
 
 
 def size_category(n: int) -> str:
@@ -25,10 +37,21 @@ def render_card(
     pretty_name: str,
     tags: list[str],
     source_datasets: list[str] | None = None,
+    license_name: str | None = None,
+    license_link: str | None = None,
     **context: object,
 ) -> str:
-    """Render a card; ``template`` is a file path or the name of a template shipped in ``cards/``."""
-    total = sum(t.num_rows for c in configs if c.default for t in c.splits.values())
+    """Render a card; ``template`` is a file path or the name of a template shipped in ``cards/``.
+
+    ``license="other"`` needs ``license_name`` (a slug) and ``license_link`` (a URL or a file in
+    the repo), as the Hub's card specification asks.
+    """
+    extra: dict = {}
+    if license == "other":
+        if not license_name or not license_link:
+            raise ValueError("license 'other' needs license_name and license_link")
+        extra = {"license_name": license_name, "license_link": license_link}
+    total = sum(config_rows(c, configs) for c in configs if c.default)
     data = DatasetCardData(
         language="en",
         license=license,
@@ -37,6 +60,7 @@ def render_card(
         size_categories=size_category(total),
         source_datasets=source_datasets,
         tags=tags,
+        **extra,
         **yaml_metadata(configs),
     )
     text = _template_text(template)
@@ -44,8 +68,75 @@ def render_card(
     return str(card)
 
 
+def card_inputs(template: str, configs: list[ConfigData], **kwargs: object) -> str:
+    """What ``render_card(template, configs, **kwargs)`` was called with, as the JSON of ``card.json``."""
+    layout = [
+        {"name": c.name, "default": c.default, "features": c.features._to_yaml_list(), "splits": list(c.splits),
+         "unions": {s: [list(r) for r in refs] for s, refs in c.unions.items()}}
+        for c in configs
+    ]
+    return json.dumps({"template": template, "configs": layout, "kwargs": kwargs}, indent=1) + "\n"
+
+
+def read_split(folder: Path, pattern: str, features: Features) -> pa.Table:
+    files = sorted(folder.glob(pattern + ".parquet"))
+    tables = [pq.read_table(f) for f in files]
+    return pa.concat_tables(tables) if tables else features.arrow_schema.empty_table()
+
+
+def regenerate_card(folder: str | Path, repo_id: str | None = None, template: str | Path | None = None) -> str:
+    """Render the card of a build folder again from its ``card.json`` and data; writes README.md.
+
+    The README's line in ``MANIFEST.sha256`` is updated to the new card's hash.
+    """
+    from spl_hf.hub.folder import shard_pattern
+
+    folder = Path(folder)
+    inputs_path = folder / CARD_INPUTS
+    if not inputs_path.is_file():
+        raise FileNotFoundError(f"{inputs_path}: not found; this build predates card.json, rebuild it once")
+    inputs = json.loads(inputs_path.read_text())
+    configs = []
+    for c in inputs["configs"]:
+        feats = Features._from_yaml_list(c["features"])  # a list: keeps the column order
+        splits = {s: read_split(folder, shard_pattern(c["name"], s), feats) for s in c["splits"]}
+        unions = {s: [tuple(r) for r in refs] for s, refs in c["unions"].items()}
+        configs.append(ConfigData(c["name"], feats, splits, c["default"], unions))
+    kwargs: dict = dict(inputs["kwargs"])
+    if repo_id:
+        kwargs["repo_id"] = repo_id
+    text = render_card(template or inputs["template"], configs, **kwargs)
+    readme = folder / "README.md"
+    readme.write_text(text, encoding="utf-8")
+    _update_manifest(folder, {"README.md": sha256_file(readme)})
+    return text
+
+
+def _update_manifest(folder: Path, digests: Mapping[str, str]) -> None:
+    manifest = folder / MANIFEST
+    if not manifest.is_file():
+        return
+    lines = []
+    for line in manifest.read_text().splitlines():
+        digest, rel = line.split("  ", 1)
+        lines.append(f"{digests.get(rel, digest)}  {rel}\n")
+    manifest.write_text("".join(lines))
+
+# Where people edit the templates: found in a source checkout or an editable install. An installed
+# wheel carries copies under spl_hf/hub/templates (setup.py's build_py step).
+CARDS_DIR = Path(__file__).resolve().parents[2] / "cards"
+
+
 def _template_text(template: str | Path) -> str:
     path = Path(template)
     if path.is_file():
-        return path.read_text()
-    return resources.files("spl_hf.hub").joinpath("templates", str(template)).read_text()
+        return path.read_text(encoding="utf-8")
+    packaged = resources.files("spl_hf.hub").joinpath("templates", str(template))
+    if packaged.is_file():
+        return packaged.read_text(encoding="utf-8")
+    local = CARDS_DIR / str(template)
+    if local.is_file():
+        return local.read_text(encoding="utf-8")
+    raise FileNotFoundError(
+        f"card template {template!r}: not a file, not in the installed package, nor in {CARDS_DIR}"
+    )

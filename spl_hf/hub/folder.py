@@ -4,17 +4,19 @@ The layout is the one ``Dataset.push_to_hub`` produces (``<config>/<split>-NNNNN
 ``data/`` for a config named ``default``) plus a README whose YAML lists every config, so
 ``load_dataset(folder, config)`` reads it locally and the same folder uploads unchanged.
 The folder is written next to its destination and moved into place at the end, so an
-interrupted build never leaves a half-written dataset behind.
+interrupted build never leaves a half-written dataset behind; only a folder spl_hf wrote is
+ever replaced (see :mod:`spl_hf.outputs`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import re
+import secrets
 import shutil
-import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,18 +24,36 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets import Features
 
+from spl_hf.outputs import (
+    MARKER,
+    OutputError,
+    guard_dir,
+    mark_output,
+    owned_by_spl_hf,
+    written_by_live_process,
+)
+
 _SPLIT = re.compile(r"^\w+(\.\w+)*$")
 MANIFEST = "MANIFEST.sha256"
+DEFAULT_MAX_SHARD_SIZE = "500MB"
 
 
 @dataclass(frozen=True)
 class ConfigData:
-    """One config of a dataset repo: its features and a table per split (in order)."""
+    """One config of a dataset repo: its features, a table per split (in order), and union splits.
+
+    ``unions`` maps a split name to the ``(config, split)`` pairs whose data files it covers: the
+    card declares it as the list of those files, so its rows are stored once, in the splits named.
+    """
 
     name: str
     features: Features
     splits: Mapping[str, pa.Table]
     default: bool = False
+    unions: Mapping[str, Sequence[tuple[str, str]]] = field(default_factory=dict)
+
+    def split_names(self) -> list[str]:
+        return [*self.splits, *self.unions]
 
 
 @dataclass(frozen=True)
@@ -54,33 +74,112 @@ def validate_layout(configs: list[ConfigData]) -> None:
         raise ValueError("config name 'data' is reserved by the Hub layout")
     if sum(c.default for c in configs) > 1:
         raise ValueError("more than one default config")
+    tables = {(c.name, s): c for c in configs for s in c.splits}
     for c in configs:
-        for split in c.splits:
+        names = c.split_names()
+        if len(set(names)) != len(names):
+            raise ValueError(f"config {c.name!r}: a union split has the name of a stored split: {names}")
+        for split in names:
             if not _SPLIT.match(split):
                 raise ValueError(f"config {c.name!r}: split name {split!r} must match {_SPLIT.pattern}")
+        for split, refs in c.unions.items():
+            if not refs:
+                raise ValueError(f"config {c.name!r}: union split {split!r} names no splits")
+            for ref in refs:
+                if tuple(ref) not in tables:
+                    raise ValueError(f"config {c.name!r}: union split {split!r} names {ref}, which is not a stored split")
+                if tables[tuple(ref)].features != c.features:
+                    raise ValueError(f"config {c.name!r}: union split {split!r} names {ref}, whose features differ")
+
+
+def split_rows(configs: list[ConfigData]) -> dict[tuple[str, str], int]:
+    """Rows per (config, split), union splits included (the sum of the splits they cover)."""
+    rows = {(c.name, s): t.num_rows for c in configs for s, t in c.splits.items()}
+    for c in configs:
+        for split, refs in c.unions.items():
+            rows[(c.name, split)] = sum(rows[tuple(r)] for r in refs)
+    return rows
+
+
+def config_rows(config: ConfigData, configs: list[ConfigData]) -> int:
+    """Distinct rows of a config: its stored splits, or what its unions cover when it stores none."""
+    if config.splits:
+        return sum(t.num_rows for t in config.splits.values())
+    rows = split_rows(configs)
+    covered = {tuple(r) for refs in config.unions.values() for r in refs}
+    return sum(rows[r] for r in covered)
 
 
 def yaml_metadata(configs: list[ConfigData]) -> dict:
-    """The ``configs`` and ``dataset_info`` README entries for these configs."""
+    """The ``configs`` and ``dataset_info`` README entries for these configs.
+
+    A union split's ``path`` is the list of the data files of the splits it covers. ``dataset_info``
+    gives the features but no ``splits``: ``datasets`` reads split sizes only together with
+    ``num_bytes``, which it measures on the Arrow batches it reads back from each parquet row group
+    (the in-memory tables here differ by a few bytes), so a stated size would be wrong.
+    """
     entries, infos = [], []
     for c in configs:
         entry: dict = {"config_name": c.name}
         if c.default:
             entry["default"] = True
-        entry["data_files"] = [
-            {"split": s, "path": f"{config_dir(c.name)}/{s}-*"} for s in c.splits
+        entry["data_files"] = [{"split": s, "path": shard_pattern(c.name, s)} for s in c.splits] + [
+            {"split": s, "path": [shard_pattern(rc, rs) for rc, rs in refs]} for s, refs in c.unions.items()
         ]
         entries.append(entry)
-        infos.append(
-            {
-                "config_name": c.name,
-                "features": c.features._to_yaml_list(),
-                "splits": [
-                    {"name": s, "num_bytes": t.nbytes, "num_examples": t.num_rows} for s, t in c.splits.items()
-                ],
-            }
-        )
+        infos.append({"config_name": c.name, "features": c.features._to_yaml_list()})
     return {"configs": entries, "dataset_info": infos}
+
+
+def union_splits(card: Mapping, *, within_config: bool = False) -> dict[str, list[str]]:
+    """Per config, the splits a card declares as lists of other splits' files.
+
+    With ``within_config``, only those made of the config's own other splits (such as SPL's
+    ``preferences/train``): a reader that visits every split would see their rows twice.
+    """
+    out: dict[str, list[str]] = {}
+    for entry in card.get("configs") or []:
+        own = config_dir(entry["config_name"]) + "/"
+        for df in entry.get("data_files") or []:
+            paths = df.get("path") if isinstance(df, dict) else None
+            if not isinstance(paths, list) or len(paths) < 2:
+                continue
+            if within_config and not all(str(p).startswith(own) for p in paths):
+                continue
+            out.setdefault(entry["config_name"], []).append(df["split"])
+    return out
+
+
+def shard_pattern(config: str, split: str) -> str:
+    return f"{config_dir(config)}/{split}-*"
+
+
+def shard_paths(config: str, split: str, num_shards: int) -> list[str]:
+    """``<dir>/<split>-NNNNN-of-NNNNN.parquet``, the names ``push_to_hub`` gives its shards."""
+    return [f"{config_dir(config)}/{split}-{i:05d}-of-{num_shards:05d}.parquet" for i in range(num_shards)]
+
+
+def shard_table(table: pa.Table, max_shard_bytes: int) -> list[pa.Table]:
+    """Contiguous row ranges of about equal size whose Arrow size stays under ``max_shard_bytes``.
+
+    Parquet with compression is smaller than the Arrow data, so each file stays under the bound too.
+    """
+    if max_shard_bytes <= 0:
+        raise ValueError(f"max shard size must be positive, got {max_shard_bytes}")
+    n = max(1, min(table.num_rows, -(-table.nbytes // max_shard_bytes)))
+    bounds = [round(i * table.num_rows / n) for i in range(n + 1)]
+    return [table.slice(a, b - a) for a, b in itertools.pairwise(bounds)]
+
+
+def parse_size(size: str | int) -> int:
+    """Bytes in ``500MB``, ``2GB``, ``64KiB`` or a plain integer."""
+    if isinstance(size, int):
+        return size
+    m = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)(i?)B?\s*", size.upper())
+    if not m:
+        raise ValueError(f"size {size!r}: expected a number of bytes like 500MB or 2GB")
+    base = 1024 if m.group(3) else 1000
+    return int(m.group(1)) * base ** " KMGT".index(m.group(2) or " ")
 
 
 def sha256_file(path: Path) -> str:
@@ -91,50 +190,136 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+TEMP_TAG = ".spl_hf-"  # temp siblings are ".<name>.spl_hf-new-XXXX" / ".<name>.spl_hf-old-XXXX"
+
+
+def _temp_sibling(out: Path, role: str) -> Path:
+    """A fresh hidden sibling of ``out``; created by ``mkdir`` so it honours the umask (mkdtemp: 0700)."""
+    while True:
+        path = out.with_name(f".{out.name}{TEMP_TAG}{role}-{secrets.token_hex(4)}")
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+
+
+def _our_temps(out: Path, role: str = "") -> list[Path]:
+    prefix = f".{out.name}{TEMP_TAG}{role}"
+    if not out.parent.is_dir():
+        return []
+    return sorted(
+        p for p in out.parent.iterdir()
+        if p.name.startswith(prefix) and p.is_dir() and not p.is_symlink() and owned_by_spl_hf(p)
+    )
+
+
+def _recover_and_clean(out: Path) -> None:
+    """Undo what a killed earlier run left: restore a build moved aside, delete our stale temp folders.
+
+    A run killed between moving the old build aside and moving the new one in leaves ``out`` missing
+    and the old build complete (manifest intact) in an ``-old-`` sibling: put it back first.
+    """
+    if not out.exists():
+        for old in reversed(_our_temps(out, "old-")):
+            if (old / MANIFEST).is_file() and not verify_manifest(old):
+                os.rename(old, out)
+                break
+    for stale in _our_temps(out):
+        if not written_by_live_process(stale):  # a concurrent build's folder is not stale
+            shutil.rmtree(stale)
+
+
 def write_dataset_folder(
-    out_dir: str | Path, configs: list[ConfigData], readme: str, extra_files: Mapping[str, str] | None = None
+    out_dir: str | Path,
+    configs: list[ConfigData],
+    readme: str,
+    extra_files: Mapping[str, str] | None = None,
+    max_shard_size: str | int = DEFAULT_MAX_SHARD_SIZE,
+    *,
+    overwrite: bool = False,
+    inputs: Iterable[str | Path] = (),
 ) -> WrittenFolder:
-    """Write configs as parquet shards, the README and extra text files; then a SHA-256 manifest."""
+    """Write configs as parquet shards, the README and extra text files; then a SHA-256 manifest.
+
+    ``out_dir`` must be new, empty, or (with ``overwrite``) an earlier spl_hf build; inputs may not
+    lie in it (see :func:`spl_hf.outputs.guard_dir`). The build is written to a hidden sibling and
+    swapped in (old aside, new in, old deleted), so at every instant a complete build sits at
+    ``out_dir`` or aside, never a half-deleted one.
+    """
     validate_layout(configs)
-    out = Path(out_dir)
+    inputs = tuple(inputs)
+    out = guard_dir(out_dir, overwrite=overwrite, inputs=inputs)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    _recover_and_clean(out)
+    out = guard_dir(out_dir, overwrite=overwrite, inputs=inputs)  # a restored build needs --overwrite too
+    tmp = _temp_sibling(out, "new")
     try:
+        # The marker makes the partial folder recognisably ours, so a later run may remove it.
+        mark_output(tmp, "partial dataset build")
         files: dict[str, str] = {}
         for c in configs:
             schema = c.features.arrow_schema
             for split, table in c.splits.items():
-                rel = f"{config_dir(c.name)}/{split}-00000-of-00001.parquet"
-                dest = tmp / rel
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                # Fixed writer settings: the same table always gives the same bytes.
-                pq.write_table(table.cast(schema), dest, compression="zstd", compression_level=3)
+                shards = shard_table(table.cast(schema), parse_size(max_shard_size))
+                for rel, shard in zip(shard_paths(c.name, split, len(shards)), shards, strict=True):
+                    dest = tmp / rel
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    # Fixed writer settings: the same table always gives the same bytes.
+                    pq.write_table(shard, dest, compression="zstd", compression_level=3)
         for rel, text in {"README.md": readme, **(extra_files or {})}.items():
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             (tmp / rel).write_text(text, encoding="utf-8")
         for p in sorted(tmp.rglob("*")):
-            if p.is_file():
+            if p.is_file() and p.name != MARKER:
                 files[p.relative_to(tmp).as_posix()] = sha256_file(p)
-        (tmp / MANIFEST).write_text("".join(f"{h}  {rel}\n" for rel, h in files.items()))
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
+        (tmp / MANIFEST).write_text("".join(f"{h}  {rel}\n" for rel, h in files.items()), encoding="utf-8")
+        (tmp / MARKER).unlink()  # the manifest now identifies the folder
+        _swap_in(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return WrittenFolder(out, files)
 
 
+def _swap_in(new: Path, out: Path) -> None:
+    if not out.exists():
+        os.rename(new, out)
+        return
+    if any(out.iterdir()) and not owned_by_spl_hf(out):  # changed since the guard: never remove it
+        raise OutputError(f"{out}: now holds files spl_hf did not write; the new build was not moved in")
+    old = _temp_sibling(out, "old")
+    old.rmdir()
+    os.rename(out, old)
+    try:
+        os.rename(new, out)
+    except BaseException:
+        os.rename(old, out)  # put the previous build back
+        raise
+    shutil.rmtree(old)
+
+
 def verify_manifest(folder: str | Path) -> list[str]:
-    """Files whose SHA-256 differs from the manifest (or that are missing); empty when intact."""
+    """Files that differ from the manifest, are missing, or are not listed; empty when intact.
+
+    A folder without a manifest reports the manifest itself as missing: nothing in it can be
+    vouched for. A malformed manifest line raises ``ValueError`` naming the line.
+    """
     folder = Path(folder)
     manifest = folder / MANIFEST
     if not manifest.is_file():
-        return []
-    bad = []
-    for line in manifest.read_text().splitlines():
-        digest, rel = line.split("  ", 1)
+        return [MANIFEST]
+    bad, listed = [], set()
+    for n, line in enumerate(manifest.read_text(encoding="utf-8").splitlines(), 1):
+        digest, sep, rel = line.partition("  ")
+        if not sep or not re.fullmatch(r"[0-9a-f]{64}", digest) or not rel:
+            raise ValueError(f"{manifest}:{n}: malformed manifest line (want '<sha256>  <path>')")
+        listed.add(rel)
         path = folder / rel
         if not path.is_file() or sha256_file(path) != digest:
             bad.append(rel)
+    unlisted = sorted(
+        p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p != manifest
+    )
+    bad += [rel for rel in unlisted if rel not in listed]
     return bad

@@ -1,4 +1,4 @@
-from spl_hf.rules.compile import evaluate, expand, row_evaluator
+from spl_hf.rules.compile import Program, compile_program, evaluate, expand, row_evaluator
 from spl_hf.rules.coverage import CoverageReport, check_coverage
 from spl_hf.rules.expr import And, Eq, Expr, ExprError, In, Not, Or, Ref, parse_expr, to_source
 from spl_hf.rules.rulebase import (
@@ -19,11 +19,13 @@ __all__ = [
     "In",
     "Not",
     "Or",
+    "Program",
     "Ref",
     "Rule",
     "RuleBase",
     "RuleBaseError",
     "check_coverage",
+    "compile_program",
     "default_rulebase",
     "evaluate",
     "expand",

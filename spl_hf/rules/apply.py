@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spl_hf.rules.compile import Columns, evaluate, row_evaluator
+from spl_hf.rules.compile import Columns, row_runner, run_program
 from spl_hf.rules.rulebase import RuleBase
 
 NO_VERDICT = -1
@@ -21,20 +21,34 @@ class RuleApplication:
 
 def verdict_index(rb: RuleBase) -> np.ndarray:
     """For each rule, the index of its verdict in ``rb.verdict_names``."""
-    names = rb.verdict_names
-    return np.array([names.index(r.verdict) for r in rb.rules], dtype=np.int16)
+    pos = {v: k for k, v in enumerate(rb.verdict_names)}
+    return np.array([pos[r.verdict] for r in rb.rules], dtype=np.int16)
+
+
+def verdicts_of(applied: np.ndarray, vidx: np.ndarray, n_verdicts: int) -> np.ndarray:
+    """The single verdict that fires on each row, or NO_VERDICT / CONFLICT.
+
+    Grouped by verdict (a handful of columns) rather than an (n, n_rules) rank matrix.
+    """
+    n = applied.shape[0]
+    fired = np.zeros((n, n_verdicts), dtype=bool)
+    for v in range(n_verdicts):
+        cols = np.flatnonzero(vidx == v)
+        if len(cols):
+            fired[:, v] = applied[:, cols].any(axis=1)
+    count = fired.sum(axis=1)
+    first = np.argmax(fired, axis=1)
+    return np.where(count == 0, NO_VERDICT, np.where(count > 1, CONFLICT, first)).astype(np.int16)
 
 
 def apply_rules(rb: RuleBase, cols: Columns, n: int) -> RuleApplication:
     applied = np.zeros((n, len(rb.rules)), dtype=bool)
-    memo: dict = {}
-    for j, cond in enumerate(rb.expanded()):
-        applied[:, j] = evaluate(cond, cols, rb.schema, memo)
-    vidx = verdict_index(rb)
-    big = np.int16(np.iinfo(np.int16).max)
-    lo = np.where(applied, vidx, big).min(axis=1, initial=big)
-    hi = np.where(applied, vidx, -1).max(axis=1, initial=-1)
-    verdict = np.where(hi < 0, NO_VERDICT, np.where(lo != hi, CONFLICT, hi)).astype(np.int16)
+
+    def store(k: int, value: np.ndarray) -> None:
+        applied[:, k] = value
+
+    run_program(rb.program, cols, store)
+    verdict = verdicts_of(applied, verdict_index(rb), len(rb.verdicts))
     return RuleApplication(applied, verdict)
 
 
@@ -42,8 +56,8 @@ def apply_rules_row(rb: RuleBase, row: dict, _cache: dict = {}) -> tuple[list[st
     """Reference per-row path: (applied rule ids, verdict or None, conflict?)."""
     key = rb.hash
     if key not in _cache:
-        _cache[key] = [(r.id, r.verdict, row_evaluator(c)) for r, c in zip(rb.rules, rb.expanded())]
-    fired = [(rid, v) for rid, v, f in _cache[key] if f(row)]
+        _cache[key] = row_runner(rb.program, rb.schema)
+    fired = [(r.id, r.verdict) for r, hit in zip(rb.rules, _cache[key](row)) if hit]
     verdicts = {v for _, v in fired}
     if len(verdicts) > 1:
         return [rid for rid, _ in fired], None, True

@@ -1,25 +1,36 @@
-"""Checking conditions against a schema and evaluating them, vectorised and per row.
+"""Checking conditions against a schema, compiling them to a shared DAG and evaluating it.
 
-Vectorised evaluation works on *encoded columns*: a bool array per boolean attribute and
-an int16 code array per category attribute (index into the schema's values; -1 = missing).
-The per-row evaluator exists as the independent reference that tests and benchmarks
-compare the vectorised path against.
+Predicates make conditions share subexpressions: ``q2: q1 and (q1 or partial)`` refers to ``q1``
+twice, and inlining such chains doubles the tree per level. Conditions are therefore compiled into
+a *program*: a list of distinct nodes in topological order, each node identified by its canonical
+form (kind, attribute/value, child node indices), so a predicate and any structurally equal
+subexpression are one node however often they are referenced. Evaluating the program computes each
+node exactly once, vectorised over encoded columns or per row, with no recursion: the cost is linear
+in the number of distinct nodes, never in the size of the inlined tree.
+
+Vectorised evaluation works on *encoded columns*: a bool array per boolean attribute and an int16
+code array per category attribute (index into the schema's values; -1 = missing). The per-row
+evaluator is the independent reference that tests and benchmarks compare the vectorised path against.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from spl_hf.rules.expr import And, Eq, Expr, ExprError, In, Not, Or, Ref
+from spl_hf.rules.expr import And, Eq, Expr, ExprError, In, Not, Or, Ref, names_in
 from spl_hf.schema import AttributeSchema
 
 Columns = Mapping[str, np.ndarray]
 _BOOL_VALUES = {"true": True, "false": False}
 
+# Distinct nodes of one compiled rule base (sum of all conditions after sharing).
+MAX_NODES = 1_000_000
 
-def check_expr(node: Expr, schema: AttributeSchema, predicates: Mapping[str, Expr], text: str) -> None:
+
+def check_expr(node: Expr, schema: AttributeSchema, predicates: Mapping[str, object], text: str) -> None:
     """Reject unknown attributes, unknown values and misuse of bool/category attributes."""
     known = {a.name: a for a in schema.attributes}
     pos = 0
@@ -60,65 +71,259 @@ def check_expr(node: Expr, schema: AttributeSchema, predicates: Mapping[str, Exp
     visit(node)
 
 
-def expand(node: Expr, predicates: Mapping[str, Expr]) -> Expr:
-    """Inline predicate definitions, so evaluation sees attributes only."""
-    if isinstance(node, Ref):
-        return expand(predicates[node.name], predicates) if node.name in predicates else node
-    if isinstance(node, Not):
-        return Not(expand(node.item, predicates))
-    if isinstance(node, And):
-        return And(tuple(expand(i, predicates) for i in node.items))
-    if isinstance(node, Or):
-        return Or(tuple(expand(i, predicates) for i in node.items))
-    return node
+# ---------------------------------------------------------------- the compiled DAG
+# Node kinds. Leaves: ("attr", name) a boolean attribute; ("eqb", name, bool) boolean == value;
+# ("eq", name, code) category == value (code: index into its values); ("in", name, sorted codes).
+# Inner: ("not", i), ("and", i, j, ...), ("or", i, j, ...) with child indices into the program.
+Node = tuple
+
+
+@dataclass(frozen=True)
+class Program:
+    """Distinct nodes in topological order (children before parents) and the node of each root."""
+
+    nodes: tuple[Node, ...]
+    roots: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        """Node evaluations per evaluation of every root: linear in the rule base, not the inlined trees."""
+        return len(self.nodes)
+
+
+class _Builder:
+    """Hash-consing construction: structurally equal nodes get one index."""
+
+    def __init__(self, schema: AttributeSchema, max_nodes: int | None = None) -> None:
+        self.schema = schema
+        self.attrs = {a.name: a for a in schema.attributes}
+        self.nodes: list[Node] = []
+        self.index: dict[Node, int] = {}
+        self.max_nodes = MAX_NODES if max_nodes is None else max_nodes
+
+    def intern(self, node: Node) -> int:
+        i = self.index.get(node)
+        if i is None:
+            if len(self.nodes) >= self.max_nodes:
+                raise ValueError(f"conditions compile to more than {self.max_nodes} distinct nodes")
+            i = self.index[node] = len(self.nodes)
+            self.nodes.append(node)
+        return i
+
+    def code(self, name: str, value: str) -> int:
+        return self.attrs[name].values.index(value)
+
+    def add(self, expr: Expr, refs: Mapping[str, int]) -> int:
+        """Node index of ``expr``; a ``Ref`` in ``refs`` is the already compiled predicate node.
+
+        Recursion is bounded by the parser's nesting limit: predicates are never inlined here.
+        """
+        if isinstance(expr, Ref):
+            if expr.name in refs:
+                return refs[expr.name]
+            return self.intern(("attr", expr.name))
+        if isinstance(expr, Eq):
+            if self.attrs[expr.name].kind == "bool":
+                eq = self.intern(("eqb", expr.name, _BOOL_VALUES[expr.value]))
+            else:
+                eq = self.intern(("eq", expr.name, self.code(expr.name, expr.value)))
+            return self.intern(("not", eq)) if expr.negate else eq
+        if isinstance(expr, In):
+            codes = tuple(sorted({self.code(expr.name, v) for v in expr.values}))
+            return self.intern(("in", expr.name, codes))
+        if isinstance(expr, Not):
+            return self.intern(("not", self.add(expr.item, refs)))
+        kids = tuple(self.add(i, refs) for i in expr.items)
+        return self.intern(("and" if isinstance(expr, And) else "or", *kids))
+
+
+def predicate_order(predicates: Mapping[str, Expr], refs_of: Mapping[str, set[str]]) -> list[str]:
+    """Predicates with every predicate after the ones it refers to (iterative; cycles already rejected)."""
+    order: list[str] = []
+    state: dict[str, int] = {}  # 1 = on the stack, 2 = done
+    for start in predicates:
+        if state.get(start):
+            continue
+        stack = [(start, iter(sorted(refs_of[start])))]
+        state[start] = 1
+        while stack:
+            name, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                stack.pop()
+                state[name] = 2
+                order.append(name)
+            elif not state.get(nxt):
+                state[nxt] = 1
+                stack.append((nxt, iter(sorted(refs_of[nxt]))))
+    return order
+
+
+def compile_program(
+    roots: Sequence[Expr], predicates: Mapping[str, Expr], schema: AttributeSchema, max_nodes: int | None = None
+) -> Program:
+    """Compile checked conditions (and the predicates they use) into one shared program."""
+    builder = _Builder(schema, max_nodes)
+    refs_of = {n: names_in(e) & predicates.keys() for n, e in predicates.items()}
+    compiled: dict[str, int] = {}
+    for name in predicate_order(predicates, refs_of):
+        compiled[name] = builder.add(predicates[name], compiled)
+    root_ids = tuple(builder.add(r, compiled) for r in roots)
+    # Only nodes reachable from a root are evaluated; unused predicates are compiled but dropped here.
+    return _prune(builder.nodes, root_ids)
+
+
+def _children(node: Node) -> tuple[int, ...]:
+    kind = node[0]
+    if kind == "not":
+        return (node[1],)
+    if kind in ("and", "or"):
+        return node[1:]
+    return ()
+
+
+def _prune(nodes: list[Node], roots: tuple[int, ...]) -> Program:
+    live = np.zeros(len(nodes), dtype=bool)
+    live[list(roots)] = True
+    for i in range(len(nodes) - 1, -1, -1):  # children always have smaller indices
+        if live[i]:
+            for c in _children(nodes[i]):
+                live[c] = True
+    new = np.cumsum(live) - 1
+    kept: list[Node] = []
+    for i in np.flatnonzero(live):
+        node = nodes[i]
+        kind = node[0]
+        if kind == "not":
+            node = ("not", int(new[node[1]]))
+        elif kind in ("and", "or"):
+            node = (kind, *(int(new[c]) for c in node[1:]))
+        kept.append(node)
+    return Program(tuple(kept), tuple(int(new[r]) for r in roots))
+
+
+def _eval_node(node: Node, values: list, cols: Columns) -> np.ndarray:
+    kind = node[0]
+    if kind == "attr":
+        return np.asarray(cols[node[1]], dtype=bool)
+    if kind == "eqb":
+        return np.asarray(cols[node[1]], dtype=bool) == node[2]
+    if kind == "eq":
+        return cols[node[1]] == node[2]
+    if kind == "in":
+        return np.isin(cols[node[1]], node[2])
+    if kind == "not":
+        return ~values[node[1]]
+    parts = [values[c] for c in node[1:]]
+    return np.logical_and.reduce(parts) if kind == "and" else np.logical_or.reduce(parts)
+
+
+def run_program(program: Program, cols: Columns, on_root: Callable[[int, np.ndarray], None]) -> None:
+    """Evaluate every node once, calling ``on_root(k, value)`` for root ``k`` as soon as it is known.
+
+    A node's array is released after its last use, so memory follows the live set, not the program.
+    """
+    last_use = list(range(len(program.nodes)))
+    for i, node in enumerate(program.nodes):
+        for c in _children(node):
+            last_use[c] = i
+    roots_at: dict[int, list[int]] = {}
+    for k, r in enumerate(program.roots):
+        roots_at.setdefault(r, []).append(k)
+    release: dict[int, list[int]] = {}
+    for i, last in enumerate(last_use):
+        release.setdefault(last, []).append(i)
+    values: list = [None] * len(program.nodes)
+    for i, node in enumerate(program.nodes):
+        values[i] = _eval_node(node, values, cols)
+        for k in roots_at.get(i, ()):
+            on_root(k, values[i])
+        for j in release.get(i, ()):
+            values[j] = None
 
 
 def evaluate(node: Expr, cols: Columns, schema: AttributeSchema, memo: dict | None = None) -> np.ndarray:
-    """Vectorised truth value of an expanded condition over encoded columns.
+    """Vectorised truth value of an expanded condition (attributes only) over encoded columns.
 
-    ``memo`` shares sub-results between conditions evaluated on the same columns: after predicate
-    expansion, rules repeat the same subtrees (e.g. "sensitive"), which are then computed once.
+    ``memo`` (canonical node -> array) shares sub-results between conditions evaluated on the same columns.
     """
-    if memo is not None and node in memo:
-        return memo[node]
-    if isinstance(node, Ref):
-        out = np.asarray(cols[node.name], dtype=bool)
-    elif isinstance(node, Eq):
-        attr = schema.attribute(node.name)
-        if attr.kind == "bool":
-            hit = np.asarray(cols[node.name], dtype=bool) == _BOOL_VALUES[node.value]
-        else:
-            hit = cols[node.name] == attr.values.index(node.value)
-        out = ~hit if node.negate else hit
-    elif isinstance(node, In):
-        attr = schema.attribute(node.name)
-        out = np.isin(cols[node.name], [attr.values.index(v) for v in node.values])
-    elif isinstance(node, Not):
-        out = ~evaluate(node.item, cols, schema, memo)
-    else:
-        parts = [evaluate(i, cols, schema, memo) for i in node.items]
-        out = np.logical_and.reduce(parts) if isinstance(node, And) else np.logical_or.reduce(parts)
-    if memo is not None:
-        memo[node] = out
-    return out
+    builder = _Builder(schema)
+    root = builder.add(node, {})
+    values: list = [None] * len(builder.nodes)
+    for i, n in enumerate(builder.nodes):
+        if memo is not None and n in memo:
+            values[i] = memo[n]
+            continue
+        key = n if n[0] in ("attr", "eqb", "eq", "in") else None
+        values[i] = _eval_node(n, values, cols)
+        if memo is not None and key is not None:
+            memo[key] = values[i]
+    return values[root]
 
 
-def row_evaluator(node: Expr) -> Callable[[Mapping[str, object]], bool]:
-    """Per-row evaluator over a plain dict of decoded attribute values (the reference path)."""
-    if isinstance(node, Ref):
-        name = node.name
-        return lambda row: bool(row[name])
-    if isinstance(node, Eq):
-        name, negate = node.name, node.negate
-        value: object = _BOOL_VALUES.get(node.value, node.value)
-        return lambda row: (row[name] == value) != negate
-    if isinstance(node, In):
-        name, values = node.name, frozenset(node.values)
-        return lambda row: row[name] in values
-    if isinstance(node, Not):
-        inner = row_evaluator(node.item)
-        return lambda row: not inner(row)
-    subs = [row_evaluator(i) for i in node.items]
-    if isinstance(node, And):
-        return lambda row: all(f(row) for f in subs)
-    return lambda row: any(f(row) for f in subs)
+def row_runner(program: Program, schema: AttributeSchema) -> Callable[[Mapping[str, object]], list[bool]]:
+    """Per-row evaluator of a program over a dict of decoded attribute values: one bool per root.
+
+    It works on the schema's strings and bools (decoded values), so it shares no evaluation code
+    with the vectorised path it is the reference for; each node is computed once per row.
+    """
+    nodes = program.nodes
+    roots = program.roots
+    codes = {a.name: {v: i for i, v in enumerate(a.values)} for a in schema.attributes if a.kind == "category"}
+
+    def run(row: Mapping[str, object]) -> list[bool]:
+        vals: list[bool] = []
+        for node in nodes:
+            kind = node[0]
+            if kind == "attr":
+                vals.append(bool(row[node[1]]))
+            elif kind == "eqb":
+                vals.append(bool(row[node[1]]) == node[2])
+            elif kind == "eq":
+                vals.append(codes[node[1]].get(row[node[1]], -1) == node[2])
+            elif kind == "in":
+                vals.append(codes[node[1]].get(row[node[1]], -1) in node[2])
+            elif kind == "not":
+                vals.append(not vals[node[1]])
+            elif kind == "and":
+                vals.append(all(vals[c] for c in node[1:]))
+            else:
+                vals.append(any(vals[c] for c in node[1:]))
+        return [vals[r] for r in roots]
+
+    return run
+
+
+def row_evaluator(node: Expr, schema: AttributeSchema | None = None) -> Callable[[Mapping[str, object]], bool]:
+    """Per-row evaluator of one expanded condition over a dict of decoded attribute values."""
+    from spl_hf.schema import default_schema
+
+    schema = schema or default_schema()
+    run = row_runner(compile_program([node], {}, schema), schema)
+    return lambda row: run(row)[0]
+
+
+def expand(node: Expr, predicates: Mapping[str, Expr]) -> Expr:
+    """Inline predicate definitions (a tree for display/tests; evaluation uses :func:`compile_program`).
+
+    Inlined predicates are shared objects, so the result's memory is linear, but walking it as a tree
+    is not: do not hash or traverse the result of deeply shared predicates.
+    """
+    cache: dict[str, Expr] = {}
+
+    def go(n: Expr) -> Expr:
+        if isinstance(n, Ref):
+            if n.name not in predicates:
+                return n
+            if n.name not in cache:
+                cache[n.name] = go(predicates[n.name])
+            return cache[n.name]
+        if isinstance(n, Not):
+            return Not(go(n.item))
+        if isinstance(n, And):
+            return And(tuple(go(i) for i in n.items))
+        if isinstance(n, Or):
+            return Or(tuple(go(i) for i in n.items))
+        return n
+
+    return go(node)

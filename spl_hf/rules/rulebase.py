@@ -8,19 +8,36 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
 
 import yaml
 
-from spl_hf.rules.compile import check_expr, expand
-from spl_hf.rules.expr import Expr, ExprError, names_in, parse_expr, to_source
+from spl_hf.rules.compile import Program, check_expr, compile_program, expand
+from spl_hf.rules.expr import KEYWORDS, Expr, ExprError, names_in, parse_expr, to_source
 from spl_hf.schema import AttributeSchema, default_schema
 
 _TOP_KEYS = {"id", "schema", "predicates", "verdicts", "rules", "description"}
 _RULE_KEYS = {"id", "when", "verdict", "reconstructed", "note"}
+
+# Explicit limits: a rule base beyond them is refused at load with the limit named, instead of
+# running out of stack, time or memory later (conditions: see spl_hf.rules.expr MAX_DEPTH/MAX_LENGTH,
+# compiled size: spl_hf.rules.compile MAX_NODES).
+MAX_TEXT = 16 * 2**20  # characters (bytes for a file)
+MAX_YAML_DEPTH = 32
+MAX_RULES = 20_000
+MAX_PREDICATES = 10_000
+MAX_VERDICTS = 1_000
+MAX_RANK = 1_000_000  # |rank|; ranks and their differences are stored as int32
+MAX_NAME = 100
+# Predicate and verdict names are identifiers of the condition language; "true"/"false" are values there.
+RESERVED = KEYWORDS | {"true", "false"}
+NAME = re.compile(rf"[A-Za-z_][A-Za-z0-9_]{{0,{MAX_NAME - 1}}}")
+ID = re.compile(rf"[A-Za-z0-9_][A-Za-z0-9_.\-]{{0,{MAX_NAME - 1}}}")
 
 
 class RuleBaseError(ValueError):
@@ -57,7 +74,7 @@ class RuleBase:
             ],
         }
 
-    @property
+    @cached_property
     def hash(self) -> str:
         """sha256 over the canonical form: formatting and comments do not change it, meaning does."""
         text = json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"))
@@ -71,6 +88,11 @@ class RuleBase:
     def verdict_names(self) -> tuple[str, ...]:
         """Verdicts from the most to the least preferred."""
         return tuple(sorted(self.verdicts, key=lambda v: -self.verdicts[v]))
+
+    @cached_property
+    def program(self) -> Program:
+        """Every rule's condition compiled into one DAG of distinct nodes (shared subexpressions once)."""
+        return compile_program([r.when for r in self.rules], self.predicates, self.schema)
 
     def expanded(self) -> tuple[Expr, ...]:
         """Each rule's condition with predicates inlined (attributes only)."""
@@ -90,52 +112,155 @@ def _line_of(node: yaml.Node | None) -> int:
     return node.start_mark.line + 1 if node is not None else 0
 
 
-def _mapping_lines(node: yaml.Node | None, key: str) -> dict:
-    """Map child keys (or list indices) under ``key`` to their 1-based line numbers."""
+class _DuplicateKey(yaml.YAMLError):
+    def __init__(self, key: object, line: int, first: int) -> None:
+        super().__init__(f"line {line}: duplicate key {key!r} (first on line {first})")
+
+
+class _TooDeep(yaml.YAMLError):
+    def __init__(self, line: int) -> None:
+        super().__init__(f"line {line}: nested deeper than {MAX_YAML_DEPTH} levels")
+
+
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: 10x faster
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """Safe loader that rejects duplicate mapping keys.
+
+    PyYAML keeps the last of two equal keys silently: a second ``verdicts:`` block would reverse the
+    ranking without a word.
+    """
+
+    def construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
+        if isinstance(node, yaml.MappingNode):
+            seen: dict = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.get(key)
+                except TypeError:
+                    continue  # unhashable key: the base class reports it
+                if first is not None:
+                    raise _DuplicateKey(key, _line_of(key_node), first)
+                seen[key] = _line_of(key_node)
+        return super().construct_mapping(node, deep)
+
+
+def _check_depth(text: str) -> None:
+    """Refuse deep nesting from the event stream (an iterative parser) before anything recurses."""
+    depth = 0
+    for event in yaml.parse(text, Loader=_BaseLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise _TooDeep(event.start_mark.line + 1)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _load_yaml(text: str, source: str) -> tuple[object, yaml.Node | None]:
+    if len(text) > MAX_TEXT:
+        raise RuleBaseError(f"{source}: rule base larger than {MAX_TEXT} characters")
+    try:
+        _check_depth(text)
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except (_DuplicateKey, _TooDeep) as exc:
+        raise RuleBaseError(f"{source}: {exc}") from exc
+    except yaml.YAMLError as exc:
+        raise RuleBaseError(f"{source}: not valid YAML: {exc}") from exc
+    return data, node
+
+
+def _children_lines(node: yaml.Node | None, key: str) -> dict:
+    """1-based line of each child (by position) under top-level ``key``.
+
+    By position, not by key text: a key that YAML reads as a number or null has no name to look up.
+    """
     if not isinstance(node, yaml.MappingNode):
         return {}
     for k, v in node.value:
         if k.value == key:
             if isinstance(v, yaml.MappingNode):
-                return {kk.value: _line_of(kk) for kk, _ in v.value}
+                return {i: _line_of(kk) for i, (kk, _) in enumerate(v.value)}
             if isinstance(v, yaml.SequenceNode):
                 return {i: _line_of(item) for i, item in enumerate(v.value)}
     return {}
 
 
+def _check_name(value: object, what: str, where: str) -> str:
+    if not isinstance(value, str):
+        kind = "null" if value is None else type(value).__name__
+        raise RuleBaseError(
+            f"{where}: {what} must be a name (a string), got {kind} {value!r}; quote it if YAML reads it "
+            "as a number, boolean or null"
+        )
+    if not NAME.fullmatch(value) or value in RESERVED:
+        raise RuleBaseError(
+            f"{where}: {what} {value!r} is not a valid name (letters, digits and '_', not starting with a "
+            f"digit, at most {MAX_NAME} characters, not one of {', '.join(sorted(RESERVED))})"
+        )
+    return value
+
+
+def _check_id(value: object, what: str, where: str) -> str:
+    if not isinstance(value, str) or not ID.fullmatch(value):
+        hint = "" if isinstance(value, str) else "; quote it if YAML reads it as a number, boolean or null"
+        raise RuleBaseError(
+            f"{where}: {what} must be a non-empty string of letters, digits, '_', '.', '-' (at most "
+            f"{MAX_NAME} characters), got {value!r}{hint}"
+        )
+    return value
+
+
 def parse_rulebase(text: str, source: str = "<memory>", schema: AttributeSchema | None = None) -> RuleBase:
     schema = schema or default_schema()
-    try:
-        data = yaml.safe_load(text)
-        node = yaml.compose(text)
-    except yaml.YAMLError as exc:
-        raise RuleBaseError(f"{source}: not valid YAML: {exc}") from exc
+    data, node = _load_yaml(text, source)
     if not isinstance(data, dict):
         raise RuleBaseError(f"{source}: a rule base must be a mapping")
-    unknown = set(data) - _TOP_KEYS
+    unknown = [k for k in data if k not in _TOP_KEYS]
     if unknown:
-        raise RuleBaseError(f"{source}: unknown top-level keys {sorted(unknown)}")
+        raise RuleBaseError(f"{source}: unknown top-level keys {sorted(map(str, unknown))}")
     for key in ("id", "verdicts", "rules"):
         if key not in data:
             raise RuleBaseError(f"{source}: missing required key {key!r}")
-    if data.get("schema", schema.name) != schema.name:
+    rb_id = _check_id(data["id"], "'id'", source)
+    if not isinstance(data.get("schema", schema.name), str) or data.get("schema", schema.name) != schema.name:
         raise RuleBaseError(f"{source}: written for schema {data['schema']!r}, not {schema.name!r}")
+    if not isinstance(data.get("description", ""), str):
+        raise RuleBaseError(f"{source}: 'description' must be a string")
 
     verdicts = data["verdicts"]
+    verdict_lines = _children_lines(node, "verdicts")
     if not isinstance(verdicts, dict) or not verdicts:
         raise RuleBaseError(f"{source}: 'verdicts' must map verdict names to integer ranks")
-    for name, rank in verdicts.items():
+    if len(verdicts) > MAX_VERDICTS:
+        raise RuleBaseError(f"{source}: more than {MAX_VERDICTS} verdicts")
+    for pos, (name, rank) in enumerate(verdicts.items()):
+        where = f"{source}: verdict {name!r} (line {verdict_lines.get(pos, 0)})"
+        _check_name(name, "a verdict", where)
         if not isinstance(rank, int) or isinstance(rank, bool):
-            raise RuleBaseError(f"{source}: verdict {name!r}: rank must be an integer, got {rank!r}")
+            raise RuleBaseError(f"{where}: rank must be an integer, got {rank!r}")
+        if abs(rank) > MAX_RANK:
+            raise RuleBaseError(f"{where}: rank {rank} outside [-{MAX_RANK}, {MAX_RANK}]")
 
     attr_names = set(schema.names())
-    pred_lines = _mapping_lines(node, "predicates")
+    pred_lines = _children_lines(node, "predicates")
     raw_preds = data.get("predicates") or {}
     if not isinstance(raw_preds, dict):
         raise RuleBaseError(f"{source}: 'predicates' must map names to conditions")
+    if len(raw_preds) > MAX_PREDICATES:
+        raise RuleBaseError(f"{source}: more than {MAX_PREDICATES} predicates")
+    pred_lines = {name: pred_lines.get(pos, 0) for pos, name in enumerate(raw_preds)}
     predicates: dict[str, Expr] = {}
     for name, cond in raw_preds.items():
-        where = f"{source}: predicate {name!r} (line {pred_lines.get(name, 0)})"
+        where = f"{source}: predicate {name!r} (line {pred_lines[name]})"
+        _check_name(name, "a predicate", where)
         if name in attr_names:
             raise RuleBaseError(f"{where}: shadows an attribute of the schema")
         try:
@@ -148,55 +273,89 @@ def parse_rulebase(text: str, source: str = "<memory>", schema: AttributeSchema 
             check_expr(expr, schema, predicates, raw_preds[name])
         except ExprError as exc:
             raise RuleBaseError(f"{where}: {exc}") from exc
-        _check_acyclic(name, predicates, where)
+    _check_acyclic(predicates, lambda n: f"{source}: predicate {n!r} (line {pred_lines.get(n, 0)})")
 
     raw_rules = data["rules"]
     if not isinstance(raw_rules, list) or not raw_rules:
         raise RuleBaseError(f"{source}: 'rules' must be a non-empty list")
-    rule_lines = _mapping_lines(node, "rules")
+    if len(raw_rules) > MAX_RULES:
+        raise RuleBaseError(f"{source}: {len(raw_rules)} rules, more than the limit of {MAX_RULES}")
+    rule_lines = _children_lines(node, "rules")
     rules: list[Rule] = []
     seen: dict[str, int] = {}
     for i, raw in enumerate(raw_rules):
         line = rule_lines.get(i, 0)
         if not isinstance(raw, dict):
             raise RuleBaseError(f"{source}: rule #{i + 1} (line {line}): must be a mapping")
-        rid = raw.get("id")
-        where = f"{source}: rule {rid!r} (line {line})"
-        if not isinstance(rid, str) or not rid:
+        if "id" not in raw:
             raise RuleBaseError(f"{source}: rule #{i + 1} (line {line}): missing 'id'")
-        if set(raw) - _RULE_KEYS:
-            raise RuleBaseError(f"{where}: unknown keys {sorted(set(raw) - _RULE_KEYS)}")
+        rid = _check_id(raw["id"], "'id'", f"{source}: rule #{i + 1} (line {line})")
+        where = f"{source}: rule {rid!r} (line {line})"
+        extra = [k for k in raw if k not in _RULE_KEYS]
+        if extra:
+            raise RuleBaseError(f"{where}: unknown keys {sorted(map(str, extra))}")
         if rid in seen:
             raise RuleBaseError(f"{where}: duplicate rule id (first defined on line {seen[rid]})")
         seen[rid] = line
-        if raw.get("verdict") not in verdicts:
-            raise RuleBaseError(f"{where}: verdict {raw.get('verdict')!r} is not in the verdict ranking")
+        verdict = raw.get("verdict")
+        if not isinstance(verdict, str) or verdict not in verdicts:
+            raise RuleBaseError(f"{where}: verdict {verdict!r} is not in the verdict ranking")
+        reconstructed = raw.get("reconstructed", False)
+        if not isinstance(reconstructed, bool):
+            raise RuleBaseError(f"{where}: 'reconstructed' must be true or false, got {reconstructed!r}")
+        if not isinstance(raw.get("note", ""), str):
+            raise RuleBaseError(f"{where}: 'note' must be a string")
         try:
             when = parse_expr(raw.get("when"))
             check_expr(when, schema, predicates, raw["when"])
         except ExprError as exc:
             raise RuleBaseError(f"{where}: {exc}") from exc
-        rules.append(Rule(rid, when, raw["verdict"], bool(raw.get("reconstructed", False)), line))
-    return RuleBase(str(data["id"]), schema, predicates, dict(verdicts), tuple(rules), source)
+        rules.append(Rule(rid, when, verdict, reconstructed, line))
+    rb = RuleBase(rb_id, schema, predicates, dict(verdicts), tuple(rules), source)
+    try:
+        rb.program  # noqa: B018 -- compile now, so size limits fail at load, naming the file
+    except ValueError as exc:
+        raise RuleBaseError(f"{source}: {exc}") from exc
+    return rb
 
 
-def _check_acyclic(start: str, predicates: dict[str, Expr], where: str) -> None:
-    stack, seen = [start], set()
-    while stack:
-        name = stack.pop()
-        for ref in names_in(predicates[name]) & predicates.keys():
-            if ref == start:
-                raise RuleBaseError(f"{where}: predicate refers to itself through {name!r}")
-            if ref not in seen:
-                seen.add(ref)
-                stack.append(ref)
+def _check_acyclic(predicates: dict[str, Expr], where: Callable[[str], str]) -> None:
+    """Reject predicates that refer to themselves, directly or through others (iterative DFS)."""
+    refs_of = {n: sorted(names_in(e) & predicates.keys()) for n, e in predicates.items()}
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
+    for start in predicates:
+        if state.get(start):
+            continue
+        state[start] = 1
+        stack = [(start, iter(refs_of[start]))]
+        while stack:
+            name, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[name] = 2
+                stack.pop()
+            elif state.get(nxt) == 1:
+                path = [n for n, _ in stack]
+                cycle = path[path.index(nxt) :]
+                raise RuleBaseError(f"{where(nxt)}: predicate refers to itself through {' -> '.join([*cycle, nxt])}")
+            elif not state.get(nxt):
+                state[nxt] = 1
+                stack.append((nxt, iter(refs_of[nxt])))
 
 
 def load_rulebase(path: str | Path, schema: AttributeSchema | None = None) -> RuleBase:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"rule base file not found: {path}")
-    return parse_rulebase(path.read_text(), str(path), schema)
+    if path.stat().st_size > MAX_TEXT:
+        raise RuleBaseError(f"{path}: rule base larger than {MAX_TEXT} bytes")
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise RuleBaseError(f"{path}: not UTF-8 text (line {line}, byte {exc.start}): {exc.reason}") from exc
+    return parse_rulebase(text, str(path), schema)
 
 
 @cache

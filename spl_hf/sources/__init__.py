@@ -9,7 +9,12 @@ Pair pools (``ADAPTERS``, in the order of the per-tenet dataset card): ``pku_tra
 Rows have fixed Features (``PAIR_FEATURES``, ``PROMPT_FEATURES``). ``row_id`` numbers the rows a
 pool yields from 0 in record order, ``pair_id`` is ``f"{source}_{row_id}"``, ``record_index`` is
 the 0-based position of the originating record in the file (or Hub split), and ``prompt_id`` is
-:func:`prompt_id` of the prompt as judged. ``response_a``/``response_b`` keep the source's order:
+:func:`prompt_id` of the conversation the prompt shows: the turn list (roles and normalised texts),
+not its display, so HH-RLHF's ``Human: …`` transcripts and the clipped ``User: …`` flattenings of
+multi-turn pools get the id of the same conversation anywhere else (a one-turn HH prompt has the id
+of the same question in PKU-SafeRLHF or a prompt source). ``response_a_safe``/``response_b_safe``
+and ``response_a_severity``/``response_b_severity`` carry a source's safety labels of the two
+responses (PKU-SafeRLHF), null for the other pools. ``response_a``/``response_b`` keep the source's order:
 chosen then rejected where the source is split that way (HH, UltraFeedback, WildFeedback),
 otherwise the listed order (PKU response_0/1, HelpSteer2 response_1/2, Community Alignment letter
 order). ``source_preference`` says which side the source prefers, ``"tie"`` when it rates both
@@ -24,9 +29,14 @@ before it). Reasons shared by all adapters: ``missing_field``,
 whitespace/NFKC normalisation: a judge has nothing to compare), ``bad_value``,
 ``bad_role_sequence``, ``unparsable_record``, ``duplicate_pair`` / ``duplicate_prompt`` (a repeat,
 after normalisation, of an earlier row of the same pool: valid, but it would be judged or
-generated for twice, so only the first is kept and the repeat names it); adapter-specific ones are documented in each adapter
-module. A file lacking a required column altogether is a wrong input, not a malformed row, and
-raises ValueError naming the source, file and columns.
+generated for twice, so only the first is kept and the repeat names it), ``bad_text`` (a NUL
+character or lone surrogate in a prompt or response), ``text_too_long`` (over
+``SourceOptions.max_text_chars``, 200,000 by default); from reading the file (see
+:mod:`spl_hf.sources.io`): ``invalid_utf8``, ``lone_surrogate``, ``too_deep``, ``bad_csv_row``,
+``truncated_file`` (one entry for the unreadable tail of a cut file, after every intact record).
+Adapter-specific reasons are documented in each adapter module. A file lacking a required column altogether is a wrong input, not a malformed row, and
+raises ValueError naming the source, file and columns; so does a file that is unusable as a whole
+(missing, a directory, a Git LFS pointer, a ``.gz`` that is not gzip, unreadable parquet).
 """
 
 from spl_hf.sources.adapter import Converted, PairAdapter, PromptAdapter, SourceOptions

@@ -34,6 +34,28 @@ class SourceOptions:
         default=42,
         metadata={"help": "seed of the deterministic representative-pair draw (ca_en_mt_p1)"},
     )
+    max_text_chars: int | None = field(
+        default=200_000,
+        metadata={
+            "help": "longest prompt or response text kept (characters); longer ones are quarantined as "
+            "text_too_long (far beyond any judge context, usually a broken export). None: no limit."
+        },
+    )
+    pku_drop_both_unsafe: bool = field(
+        default=False,
+        metadata={
+            "help": "PKU-SafeRLHF: leave out (count as filtered, both_unsafe) pairs whose two responses "
+            "are both labelled unsafe; such pairs then need both is_response_*_safe flags."
+        },
+    )
+    harmbench_categories: tuple[str, ...] = field(
+        default=("standard",),
+        metadata={
+            "help": "HarmBench official CSV: FunctionalCategory values kept (standard, contextual, copyright); "
+            "others are counted as filtered. The default matches the Hub config the adapter names "
+            "(walledai/HarmBench standard, 200 behaviours)."
+        },
+    )
     progress: bool = field(default=False, metadata={"help": "show a progress bar over the records"})
     split: str | None = field(default=None, metadata={"help": "Hub split to read instead of the adapter's"})
     revision: str | None = field(default=None, metadata={"help": "Hub revision (commit sha) to pin"})
@@ -42,6 +64,19 @@ class SourceOptions:
         if self.clip_chars is not None and (isinstance(self.clip_chars, bool) or self.clip_chars <= 0):
             raise ValueError(
                 f"clip_chars must be a positive number of characters or None, got {self.clip_chars!r}"
+            )
+        if self.max_text_chars is not None and (
+            isinstance(self.max_text_chars, bool) or self.max_text_chars <= 0
+        ):
+            raise ValueError(f"max_text_chars must be a positive number or None, got {self.max_text_chars!r}")
+        known = {"standard", "contextual", "copyright"}
+        if (
+            isinstance(self.harmbench_categories, str)
+            or not self.harmbench_categories
+            or not set(self.harmbench_categories) <= known
+        ):
+            raise ValueError(
+                f"harmbench_categories must be a non-empty subset of {sorted(known)}, got {self.harmbench_categories!r}"
             )
         if self.pku_preference not in ("safer", "better"):
             raise ValueError(f"pku_preference must be 'safer' or 'better', got {self.pku_preference!r}")
@@ -54,6 +89,13 @@ class Converted:
     pairs: tuple[PairDraft, ...] = ()
     issues: tuple[Issue, ...] = ()
     skipped: str | None = None  # the record is valid but outside this pool (e.g. another language)
+
+
+@dataclass(frozen=True)
+class Filtered:
+    """A prompt record that is valid but outside this pool (e.g. a HarmBench category left out)."""
+
+    reason: str
 
 
 Item = Record | Issue | UnparsableRecord
@@ -83,7 +125,7 @@ class PromptAdapter:
     license: str
     description: str
     schemas: tuple[tuple[str, ...], ...]
-    convert: Callable[[Record, SourceOptions], PromptDraft]
+    convert: Callable[[Record, SourceOptions], PromptDraft | Filtered]
     kind: str = "prompts"
 
 

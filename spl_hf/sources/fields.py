@@ -7,6 +7,7 @@ turns into a quarantine record for that source and record index.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,6 +37,32 @@ def is_missing(value: Any, markers: frozenset[str] = frozenset()) -> bool:
 
 def _type_name(value: Any) -> str:
     return type(value).__name__
+
+
+def show(value: Any, limit: int = 60) -> str:
+    """A short repr for quarantine details (a 5 MB cell must not become a 5 MB reason)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def text_problem(text: str, max_chars: int | None) -> tuple[str, str] | None:
+    """(reason, detail) when a text cannot be a judged prompt or response, else None.
+
+    A NUL character is corruption (no source writes one on purpose, and tokenizers and C tools
+    treat it as an end of text); a lone surrogate cannot be encoded; beyond ``max_chars`` a text is
+    far past any judge's context and is almost always a broken export (a cell that swallowed rows).
+    """
+    if "\x00" in text:
+        return "bad_text", f"contains a NUL character at position {text.index(chr(0))}"
+    found = _SURROGATE.search(text)
+    if found:
+        return "bad_text", f"contains a lone surrogate {found.group()!a} at position {found.start()}"
+    if max_chars is not None and len(text) > max_chars:
+        return "text_too_long", f"{len(text):,} characters, over the {max_chars:,} limit (max_text_chars)"
+    return None
 
 
 def get_value(record: Mapping[str, Any], field: str) -> Any:
@@ -70,7 +97,7 @@ def get_int(record: Mapping[str, Any], field: str) -> int:
     """An integer field; integral floats and integer strings (CSV cells) are accepted, bools are not."""
     value = get_value(record, field)
     if isinstance(value, bool) or value is None:
-        raise RowError("wrong_type", field, f"{field!r} should be an integer, got {value!r}")
+        raise RowError("wrong_type", field, f"{field!r} should be an integer, got {show(value)}")
     if isinstance(value, int):
         return value
     if isinstance(value, float) and value.is_integer():
@@ -80,7 +107,9 @@ def get_int(record: Mapping[str, Any], field: str) -> int:
             return int(value.strip())
         except ValueError:
             pass
-    raise RowError("wrong_type", field, f"{field!r} should be an integer, got {_type_name(value)} {value!r}")
+    raise RowError(
+        "wrong_type", field, f"{field!r} should be an integer, got {_type_name(value)} {show(value)}"
+    )
 
 
 def get_number(record: Mapping[str, Any], field: str) -> float | None:
@@ -89,7 +118,7 @@ def get_number(record: Mapping[str, Any], field: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool):
-        raise RowError("wrong_type", field, f"{field!r} should be a number, got {value!r}")
+        raise RowError("wrong_type", field, f"{field!r} should be a number, got {show(value)}")
     if isinstance(value, (int, float)):
         return None if isinstance(value, float) and math.isnan(value) else float(value)
     if isinstance(value, str):
@@ -97,7 +126,21 @@ def get_number(record: Mapping[str, Any], field: str) -> float | None:
             return float(value)
         except ValueError:
             pass
-    raise RowError("wrong_type", field, f"{field!r} should be a number, got {_type_name(value)} {value!r}")
+    raise RowError(
+        "wrong_type", field, f"{field!r} should be a number, got {_type_name(value)} {show(value)}"
+    )
+
+
+def get_optional_bool(record: Mapping[str, Any], field: str) -> bool | None:
+    """A flag that may be absent or null; ``true``/``false`` strings (CSV cells) are accepted."""
+    value = record.get(field)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise RowError("wrong_type", field, f"{field!r} should be true or false, got {show(value)}")
 
 
 def check_pair(a: str, b: str, field_a: str, field_b: str) -> None:

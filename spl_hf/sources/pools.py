@@ -13,18 +13,28 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from datasets import Dataset, concatenate_datasets
+import pyarrow as pa
+from datasets import Dataset, DatasetInfo, Features, concatenate_datasets
+from datasets.table import InMemoryTable
 from tqdm.auto import tqdm
 
-from spl_hf.sources.adapter import Converted, PairAdapter, PromptAdapter, SourceOptions, missing_columns
+from spl_hf.sources.adapter import (
+    Converted,
+    Filtered,
+    PairAdapter,
+    PromptAdapter,
+    SourceOptions,
+    missing_columns,
+)
 from spl_hf.sources.adapters import PAIR_ADAPTERS, PROMPT_ADAPTERS
-from spl_hf.sources.fields import RowError
+from spl_hf.sources.fields import RowError, text_problem
 from spl_hf.sources.io import RawTable, UnparsableRecord, read_table
 from spl_hf.sources.report import BuildReport, SourceReport
 from spl_hf.sources.rows import (
     PAIR_FEATURES,
     PROMPT_FEATURES,
     QUARANTINE_FEATURES,
+    SAFETY_COLUMNS,
     Issue,
     PairDraft,
     PromptDraft,
@@ -34,6 +44,8 @@ from spl_hf.sources.rows import (
 )
 
 ADAPTERS: dict[str, PairAdapter] = {a.name: a for a in PAIR_ADAPTERS}
+# Features.arrow_schema is rebuilt on every access; the three row schemas are fixed.
+_SCHEMAS = {id(f): f.arrow_schema for f in (PAIR_FEATURES, PROMPT_FEATURES, QUARANTINE_FEATURES)}
 PROMPT_SOURCES: dict[str, PromptAdapter] = {a.name: a for a in PROMPT_ADAPTERS}
 
 
@@ -55,17 +67,31 @@ class PoolsResult(NamedTuple):
     report: BuildReport
 
 
+def typed_dataset(columns: dict[str, list[Any]], features: Features) -> Dataset:
+    """A Dataset of these columns with its fingerprint taken from a digest of the Arrow data.
+
+    ``Dataset.from_dict`` fingerprints by pickling the whole table (about 60 ms for a handful of
+    rows, far more for a real pool); a digest of the serialised table is as deterministic and cheap.
+    """
+    table = pa.Table.from_pydict(columns, schema=_SCHEMAS[id(features)])
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    fingerprint = hashlib.sha256(sink.getvalue()).hexdigest()[:32]
+    return Dataset(InMemoryTable(table), info=DatasetInfo(features=features), fingerprint=fingerprint)
+
+
 def quarantine_dataset(records: list[QuarantineRecord]) -> Dataset:
     columns: dict[str, list[Any]] = {name: [] for name in QUARANTINE_FEATURES}
     for record in records:
         for name, value in record.to_dict().items():
             columns[name].append(value)
-    return Dataset.from_dict(columns, features=QUARANTINE_FEATURES)
+    return typed_dataset(columns, QUARANTINE_FEATURES)
 
 
 def _check_columns(adapter: PairAdapter | PromptAdapter, table: RawTable) -> None:
-    if not table.records and not table.columns:
-        return  # an empty file has no columns to check and nothing to convert
+    if not any(isinstance(r, dict) for r in table.records) and not table.columns:
+        return  # nothing readable (an empty file, or only damaged records, each quarantined)
     lacking = missing_columns(adapter.schemas, table.columns)
     if lacking:
         expected = " or ".join("(" + ", ".join(s) + ")" for s in adapter.schemas)
@@ -77,14 +103,14 @@ def _check_columns(adapter: PairAdapter | PromptAdapter, table: RawTable) -> Non
 
 def _issues(
     adapter: PairAdapter | PromptAdapter, table: RawTable, options: SourceOptions
-) -> Iterator[tuple[int, Converted | PromptDraft | Issue]]:
+) -> Iterator[tuple[int, Converted | PromptDraft | Filtered | Issue]]:
     """Each item of the table converted, or the issue that stopped it."""
     items = adapter.group(table.records) if isinstance(adapter, PairAdapter) else enumerate(table.records)
     with tqdm(total=len(table.records), desc=adapter.name, unit="rec", disable=not options.progress) as bar:
         for index, item in items:
             bar.update(index + 1 - bar.n)  # grouped items can cover several records
             if isinstance(item, UnparsableRecord):
-                yield index, Issue("unparsable_record", None, item.detail)
+                yield index, Issue(item.reason, item.field, item.detail)
             elif isinstance(item, Issue):
                 yield index, item
             else:
@@ -113,8 +139,17 @@ def pairs_from_table(
     first_seen: dict[bytes, tuple[str, int]] = {}
 
     def add(index: int, draft: PairDraft) -> None:
+        for name, texts in (
+            ("prompt", [c for _, c in draft.prompt] + [c for _, c in draft.turns or ()]),
+            ("response_a", [draft.response_a]),
+            ("response_b", [draft.response_b]),
+        ):
+            problem = next(filter(None, (text_problem(t, options.max_text_chars) for t in texts)), None)
+            if problem:
+                quarantine.append(QuarantineRecord(adapter.name, index, name, *problem))
+                return
         messages = draft.messages()
-        pid = prompt_id(messages)
+        pid = prompt_id(draft.identity())
         # The same prompt with the same two responses (either order) would be judged twice.
         key = "\x1e".join(
             [pid, *sorted((normalize_text(draft.response_a), normalize_text(draft.response_b)))]
@@ -137,6 +172,8 @@ def pairs_from_table(
         columns["response_a"].append(draft.response_a)
         columns["response_b"].append(draft.response_b)
         columns["source_preference"].append(draft.source_preference)
+        for name, value in zip(SAFETY_COLUMNS, draft.safety.columns(), strict=True):
+            columns[name].append(value)
 
     for index, result in _issues(adapter, table, options):
         if isinstance(result, Issue):
@@ -157,7 +194,7 @@ def pairs_from_table(
     report.distinct_prompts = len(set(columns["prompt_id"]))
     report.filtered = dict(filtered)
     report.quarantined = dict(Counter(q.reason for q in quarantine))
-    return PoolResult(Dataset.from_dict(columns, features=PAIR_FEATURES), quarantine, report)
+    return PoolResult(typed_dataset(columns, PAIR_FEATURES), quarantine, report)
 
 
 def prompts_from_table(
@@ -168,6 +205,7 @@ def prompts_from_table(
     report = _new_report(adapter, table)
     quarantine: list[QuarantineRecord] = []
     columns: dict[str, list[Any]] = {name: [] for name in PROMPT_FEATURES}
+    filtered: Counter[str] = Counter()
     first_seen: dict[str, tuple[int, int]] = {}  # prompt_id -> (row_id, record_index)
     for index, result in _issues(adapter, table, options):
         if isinstance(result, Issue):
@@ -175,7 +213,14 @@ def prompts_from_table(
                 QuarantineRecord(adapter.name, index, result.field, result.reason, result.detail)
             )
             continue
+        if isinstance(result, Filtered):
+            filtered[result.reason] += 1
+            continue
         assert isinstance(result, PromptDraft)
+        problem = text_problem(result.prompt, options.max_text_chars)
+        if problem:
+            quarantine.append(QuarantineRecord(adapter.name, index, "prompt", *problem))
+            continue
         pid = prompt_id(result.prompt)
         if pid in first_seen:
             kept, kept_index = first_seen[pid]
@@ -194,8 +239,9 @@ def prompts_from_table(
         columns["license"].append(adapter.license)
     report.rows_yielded = len(columns["prompt_id"])
     report.distinct_prompts = len(set(columns["prompt_id"]))
+    report.filtered = dict(filtered)
     report.quarantined = dict(Counter(q.reason for q in quarantine))
-    return PromptPoolResult(Dataset.from_dict(columns, features=PROMPT_FEATURES), quarantine, report)
+    return PromptPoolResult(typed_dataset(columns, PROMPT_FEATURES), quarantine, report)
 
 
 def _options(options: SourceOptions | None, opts: Mapping[str, Any]) -> SourceOptions:
@@ -262,7 +308,7 @@ def read_pools(
     rows = (
         concatenate_datasets([r.pairs for r in results])
         if results
-        else Dataset.from_dict({k: [] for k in PAIR_FEATURES}, features=PAIR_FEATURES)
+        else typed_dataset({k: [] for k in PAIR_FEATURES}, PAIR_FEATURES)
     )
     quarantine = [q for r in results for q in r.quarantine]
     return PoolsResult(rows, quarantine, BuildReport([r.report for r in results]))
@@ -277,7 +323,7 @@ def read_prompt_pools(
     rows = (
         concatenate_datasets([r.prompts for r in results])
         if results
-        else Dataset.from_dict({k: [] for k in PROMPT_FEATURES}, features=PROMPT_FEATURES)
+        else typed_dataset({k: [] for k in PROMPT_FEATURES}, PROMPT_FEATURES)
     )
     quarantine = [q for r in results for q in r.quarantine]
     return PoolsResult(rows, quarantine, BuildReport([r.report for r in results]))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -34,7 +33,19 @@ PAIR_FEATURES = Features(
         "response_a": Value("string"),
         "response_b": Value("string"),
         "source_preference": Value("string"),
+        # Source safety labels of each response (PKU-SafeRLHF is_response_{0,1}_safe and
+        # response_{0,1}_severity_level, 0 safe .. 3 severe); null for pools that have none.
+        "response_a_safe": Value("bool"),
+        "response_b_safe": Value("bool"),
+        "response_a_severity": Value("int64"),
+        "response_b_severity": Value("int64"),
     }
+)
+SAFETY_COLUMNS: tuple[str, ...] = (
+    "response_a_safe",
+    "response_b_safe",
+    "response_a_severity",
+    "response_b_severity",
 )
 
 PROMPT_FEATURES = Features(
@@ -63,8 +74,6 @@ QUARANTINE_FEATURES = Features(
 SOURCE_PREFERENCES: tuple[str, ...] = ("a", "b", "tie")
 CATEGORIES: tuple[str, ...] = ("benign", "over_refusal_prone", "harmful")
 
-_WS = re.compile(r"\s+")
-
 
 def normalize_text(text: str) -> str:
     """The form of a text that identity checks use.
@@ -74,40 +83,79 @@ def normalize_text(text: str) -> str:
     line endings, indentation or trailing newlines are the same prompt. Case and punctuation are
     kept: they can change what is being asked.
     """
-    return _WS.sub(" ", unicodedata.normalize("NFKC", text)).strip()
+    # str.split() splits on exactly the characters `\s` matches (str.isspace), ten times faster.
+    return " ".join(unicodedata.normalize("NFKC", text).split())
 
 
-def prompt_id(prompt: str | Sequence[Message]) -> str:
-    """sha256 hex of the normalised prompt.
+def prompt_id(prompt: str | Sequence[Message] | Sequence[tuple[str, str]]) -> str:
+    """sha256 hex of the normalised conversation.
 
-    A plain string is the single user message ``[{"role": "user", "content": text}]``, so a prompt
-    pool row and a single-turn pair with the same text share an id. The hash input is the JSON list
-    of ``[role, normalize_text(content)]`` (UTF-8, no ASCII escaping, no spaces).
+    The input is the canonical turn list, ``(role, text)`` pairs or ``{"role", "content"}``
+    messages; a plain string is the single user turn ``[("user", text)]``. Pools that display a
+    conversation as one transcript message (HH-RLHF's ``Human: …`` form, the ``User: …`` flattening
+    of multi-turn pools, clipped or not) hash the turns the transcript shows, not the transcript, so
+    the same question gets the same id in every pool and whatever the clipping budget. The hash
+    input is the JSON list of ``[role, normalize_text(text)]`` (UTF-8, no ASCII escaping, no spaces).
     """
-    messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
-    canon = [[m["role"], normalize_text(m["content"])] for m in messages]
+    turns = [("user", prompt)] if isinstance(prompt, str) else prompt
+    canon = [
+        [t["role"], normalize_text(t["content"])] if isinstance(t, dict) else [t[0], normalize_text(t[1])]
+        for t in turns
+    ]
     payload = json.dumps(canon, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+Turns = tuple[tuple[str, str], ...]  # (role, content); tuples keep drafts hashable and immutable
+
+
+@dataclass(frozen=True)
+class Safety:
+    """A source's safety labels of the two responses (None where it gives none)."""
+
+    a_safe: bool | None = None
+    b_safe: bool | None = None
+    a_severity: int | None = None
+    b_severity: int | None = None
+
+    def columns(self) -> tuple[bool | None, bool | None, int | None, int | None]:
+        return (self.a_safe, self.b_safe, self.a_severity, self.b_severity)
+
+
+NO_SAFETY = Safety()
 
 
 @dataclass(frozen=True)
 class PairDraft:
     """One response pair before it gets its pool position (row_id) and ids."""
 
-    prompt: tuple[tuple[str, str], ...]  # (role, content); tuples keep drafts hashable and immutable
+    prompt: Turns  # the prompt as displayed and judged
     response_a: str
     response_b: str
     source_preference: Preference | None
     clipped: bool = False  # the prompt is a history transcript with earlier turns omitted
+    turns: Turns | None = None  # the conversation the prompt shows, when it is a transcript of it
+    safety: Safety = NO_SAFETY
 
     @classmethod
     def single(
-        cls, text: str, a: str, b: str, preference: Preference | None, clipped: bool = False
+        cls,
+        text: str,
+        a: str,
+        b: str,
+        preference: Preference | None,
+        clipped: bool = False,
+        turns: Sequence[tuple[str, str]] | None = None,
+        safety: Safety = NO_SAFETY,
     ) -> PairDraft:
-        return cls((("user", text),), a, b, preference, clipped)
+        return cls((("user", text),), a, b, preference, clipped, tuple(turns) if turns else None, safety)
 
     def messages(self) -> list[Message]:
         return [{"role": role, "content": content} for role, content in self.prompt]
+
+    def identity(self) -> Turns:
+        """The canonical turn list that :func:`prompt_id` hashes."""
+        return self.turns or self.prompt
 
 
 @dataclass(frozen=True)

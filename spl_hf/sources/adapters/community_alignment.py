@@ -202,12 +202,18 @@ def convert_later_turns(record: Record, options: SourceOptions) -> Converted:
                 except RowError as exc:
                     issues.append(exc.issue)
                 else:
-                    flat = flatten_history([*history, ("user", turn.prompt)], options.clip_chars)
+                    conversation = [*history, ("user", turn.prompt)]
+                    flat = flatten_history(conversation, options.clip_chars)
                     a, b = turn.candidates[x], turn.candidates[y]
                     assert a is not None and b is not None
                     pairs.append(
                         PairDraft.single(
-                            flat.text, a, b, _preference(x, y, turn.preferred), flat.omitted_turns > 0
+                            flat.text,
+                            a,
+                            b,
+                            _preference(x, y, turn.preferred),
+                            flat.omitted_turns > 0,
+                            turns=conversation,
                         )
                     )
         # This turn becomes history for the next one: its prompt and the annotator's preferred reply.

@@ -93,7 +93,9 @@ def _preference(record: Record) -> Preference:
 def convert_helpsteer2(record: Record, options: SourceOptions) -> Converted:
     split: Any = record.get("split")
     if PER_RESPONSE not in record and split is not None and split != "train":
-        return Converted(skipped=f"split_{split}")
+        if not isinstance(split, str):
+            raise RowError("wrong_type", "split", f"'split' should be a string, got {type(split).__name__}")
+        return Converted(skipped=f"split_{split[:40]}")
     prompt = get_text(record, "prompt", empty_reason="empty_prompt")
     a = get_text(record, "response_1", empty_reason="empty_response")
     b = get_text(record, "response_2", empty_reason="empty_response")
@@ -103,7 +105,9 @@ def convert_helpsteer2(record: Record, options: SourceOptions) -> Converted:
     if turns is None:
         return Converted(pairs=(PairDraft.single(prompt, a, b, preference),))
     flat = flatten_history(turns, options.clip_chars)
-    return Converted(pairs=(PairDraft.single(flat.text, a, b, preference, flat.omitted_turns > 0),))
+    return Converted(
+        pairs=(PairDraft.single(flat.text, a, b, preference, flat.omitted_turns > 0, turns=turns),)
+    )
 
 
 HELPSTEER2 = PairAdapter(

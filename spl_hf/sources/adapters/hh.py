@@ -1,61 +1,111 @@
 """HH-RLHF harmless-base: chosen/rejected are whole ``\\n\\nHuman: … \\n\\nAssistant: …`` transcripts.
 
-The prompt is the shared transcript up to the last ``\\n\\nAssistant:`` of each side, kept in its
-native form (leading blank lines trimmed, never clipped) as one user message; the responses are the
-text after that marker with surrounding whitespace trimmed, which absorbs the irregular spacing
-after ``Assistant:``.
-Finding the split with the *last* marker means an embedded ``Human:`` inside the final reply (even an
-imagined ``\\n\\nHuman:`` turn) stays part of the reply; a reply that also contains
-``\\n\\nAssistant:`` moves its side's split and shows up as a prefix mismatch.
-Malformed: the two sides disagree before their final assistant turn (``hh_prefix_mismatch``), a
-side has no assistant turn, the transcript does not open with a human turn, or a final reply is
-empty or both replies are the same text.
+Both transcripts are parsed into turns at their ``\\n\\nHuman:``/``\\n\\nAssistant:`` markers and
+compared turn by turn (role and normalised text), not character by character. The prompt is the
+conversation the two sides share, up to the assistant turn where they part; the responses are each
+side's text from there to its end, with surrounding whitespace trimmed (which absorbs the irregular
+spacing after ``Assistant:``). The prompt is displayed in its native form (``Human: …`` with the
+``\\n\\nAssistant: …`` turns between, leading blank lines trimmed, never clipped) as one user message;
+its ``prompt_id`` is that of the turn list, so a one-turn HH prompt has the id of the same question in
+any other pool.
+
+A reply may itself contain ``\\n\\nHuman:`` or ``\\n\\nAssistant:`` text (an imagined dialogue, a
+reply that runs on into an invented next turn). Then one side parses into more turns than the other;
+everything after the parting point belongs to that side's reply. The cut is the last shared point
+where both sides have an assistant turn after a human one, accepted when one side ends with that
+turn, or when no later human turn is the same on both sides. Malformed (``hh_prefix_mismatch``): the
+two sides part at an assistant turn and then go on with the same human turn, i.e. they disagree in
+the history rather than in the final reply. Also malformed: a side with no assistant turn, a
+transcript that does not open with a human turn, an empty final reply or the same reply on both sides.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, NamedTuple
 
 from spl_hf.sources.adapter import Converted, PairAdapter, Record, SourceOptions
 from spl_hf.sources.fields import RowError, check_pair, get_value
 from spl_hf.sources.io import HubSpec
-from spl_hf.sources.rows import PairDraft
+from spl_hf.sources.rows import PairDraft, normalize_text
 
-ASSISTANT_MARKER = "\n\nAssistant:"
+_MARKER = re.compile(r"\n\n(Human|Assistant):")
+_ROLES = {"Human": "user", "Assistant": "assistant"}
 
 
-def split_final_turn(transcript: Any, field: str) -> tuple[str, str]:
-    """(prefix before the final assistant turn, final assistant reply)."""
+class Turn(NamedTuple):
+    role: str  # "user" or "assistant"
+    marker: int  # where its "\n\nHuman:"/"\n\nAssistant:" marker starts in the body
+    start: int  # where its text starts
+    end: int  # where its text ends (the next marker or the end)
+
+
+class Transcript(NamedTuple):
+    body: str  # the transcript with its leading whitespace replaced by "\n\n"
+    turns: list[Turn]
+
+    def text(self, i: int) -> str:
+        return self.body[self.turns[i].start : self.turns[i].end].strip()
+
+    def key(self, i: int) -> tuple[str, str]:
+        return self.turns[i].role, normalize_text(self.text(i))
+
+
+def parse_transcript(transcript: Any, field: str) -> Transcript:
     if not isinstance(transcript, str):
         raise RowError("wrong_type", field, f"{field!r} should be a string, got {type(transcript).__name__}")
-    cut = transcript.rfind(ASSISTANT_MARKER)
-    if cut < 0:
+    body = "\n\n" + transcript.lstrip()
+    markers = list(_MARKER.finditer(body))
+    if not any(m.group(1) == "Assistant" for m in markers):
         raise RowError("hh_no_assistant_turn", field, f"{field!r} has no '\\n\\nAssistant:' turn")
-    return transcript[:cut], transcript[cut + len(ASSISTANT_MARKER) :].strip()
+    ends = [m.start() for m in markers[1:]] + [len(body)]
+    turns = [Turn(_ROLES[m.group(1)], m.start(), m.end(), end) for m, end in zip(markers, ends, strict=True)]
+    if markers[0].start() != 0 or turns[0].role != "user":
+        raise RowError("bad_role_sequence", field, "transcript does not start with a 'Human:' turn")
+    return Transcript(body, turns)
 
 
-def _first_difference(a: str, b: str) -> int:
-    for i, (x, y) in enumerate(zip(a, b, strict=False)):
-        if x != y:
-            return i
-    return min(len(a), len(b))
+def _shared(a: Transcript, b: Transcript) -> int:
+    """How many leading turns the two transcripts share."""
+    k = 0
+    while k < min(len(a.turns), len(b.turns)) and a.key(k) == b.key(k):
+        k += 1
+    return k
+
+
+def _cut(a: Transcript, b: Transcript) -> int | None:
+    """The index of the parting assistant turn, or None when the sides disagree in the history."""
+    shared = _shared(a, b)
+    for j in range(min(shared, len(a.turns) - 1, len(b.turns) - 1), 0, -1):
+        if a.turns[j].role != "assistant" or b.turns[j].role != "assistant" or a.turns[j - 1].role != "user":
+            continue
+        if len(a.turns) == j + 1 or len(b.turns) == j + 1:
+            return j
+        later = range(j + 1, min(len(a.turns), len(b.turns)))
+        if any(a.turns[i].role == "user" and a.key(i) == b.key(i) for i in later):
+            return None  # they go on with the same question: the difference is in the history
+        return j
+    return None
 
 
 def convert_hh(record: Record, options: SourceOptions) -> Converted:
-    prefix_a, a = split_final_turn(get_value(record, "chosen"), "chosen")
-    prefix_b, b = split_final_turn(get_value(record, "rejected"), "rejected")
-    if prefix_a != prefix_b:
-        at = _first_difference(prefix_a, prefix_b)
+    chosen = parse_transcript(get_value(record, "chosen"), "chosen")
+    rejected = parse_transcript(get_value(record, "rejected"), "rejected")
+    j = _cut(chosen, rejected)
+    if j is None:
+        at = _shared(chosen, rejected)
         raise RowError(
             "hh_prefix_mismatch",
             "rejected",
-            f"chosen and rejected differ before their final assistant turn (first difference at character {at})",
+            f"chosen and rejected differ in the conversation before their final reply (turn {at + 1} differs "
+            "and the conversation goes on after it)",
         )
-    prompt = prefix_a.lstrip()
-    if not prompt.startswith("Human:"):
-        raise RowError("bad_role_sequence", "chosen", "transcript does not start with a 'Human:' turn")
+    prompt = chosen.body[2 : chosen.turns[j].marker]
+    a = chosen.body[chosen.turns[j].start :].strip()
+    b = rejected.body[rejected.turns[j].start :].strip()
     check_pair(a, b, "chosen", "rejected")
-    return Converted(pairs=(PairDraft.single(prompt, a, b, "a"),))
+    turns = [(chosen.turns[i].role, chosen.text(i)) for i in range(j)]
+    return Converted(pairs=(PairDraft.single(prompt, a, b, "a", turns=turns),))
 
 
 HH = PairAdapter(

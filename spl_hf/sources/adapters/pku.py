@@ -1,13 +1,40 @@
-"""PKU-SafeRLHF: one prompt, two responses, safety and helpfulness preferences."""
+"""PKU-SafeRLHF: one prompt, two responses, safety and helpfulness preferences.
+
+response_0/response_1 are a/b. The source's safety labels travel with the pair:
+``is_response_{0,1}_safe`` as ``response_{a,b}_safe`` and ``response_{0,1}_severity_level`` (0 safe,
+1-3 unsafe) as ``response_{a,b}_severity``, null when a record lacks them, so a build can filter on
+them. ``SourceOptions.pku_drop_both_unsafe`` leaves out pairs whose two responses are both unsafe
+(counted as filtered, ``both_unsafe``); with it on, both flags are required (a pair that cannot be
+checked is quarantined rather than kept unchecked). Malformed besides the shared reasons: a flag that
+is not a boolean, a severity outside 0-3.
+"""
 
 from __future__ import annotations
 
 from spl_hf.sources.adapter import Converted, PairAdapter, Record, SourceOptions
-from spl_hf.sources.fields import RowError, check_pair, get_int, get_text
+from spl_hf.sources.fields import RowError, check_pair, get_int, get_optional_bool, get_text
 from spl_hf.sources.io import HubSpec
-from spl_hf.sources.rows import PairDraft
+from spl_hf.sources.rows import PairDraft, Safety
 
 _PREFERENCE_FIELD = {"safer": "safer_response_id", "better": "better_response_id"}
+
+
+def _severity(record: Record, field: str) -> int | None:
+    if record.get(field) is None or record.get(field) == "":
+        return None
+    level = get_int(record, field)
+    if not 0 <= level <= 3:
+        raise RowError("bad_value", field, f"{field!r} should be 0-3, got {level}")
+    return level
+
+
+def read_safety(record: Record) -> Safety:
+    return Safety(
+        get_optional_bool(record, "is_response_0_safe"),
+        get_optional_bool(record, "is_response_1_safe"),
+        _severity(record, "response_0_severity_level"),
+        _severity(record, "response_1_severity_level"),
+    )
 
 
 def convert_pku(record: Record, options: SourceOptions) -> Converted:
@@ -19,7 +46,16 @@ def convert_pku(record: Record, options: SourceOptions) -> Converted:
     winner = get_int(record, field)
     if winner not in (0, 1):
         raise RowError("bad_value", field, f"{field!r} should be 0 or 1, got {winner}")
-    return Converted(pairs=(PairDraft.single(prompt, a, b, "a" if winner == 0 else "b"),))
+    safety = read_safety(record)
+    if options.pku_drop_both_unsafe:
+        for flag, name in ((safety.a_safe, "is_response_0_safe"), (safety.b_safe, "is_response_1_safe")):
+            if flag is None:
+                raise RowError(
+                    "missing_field", name, f"{name!r} is needed to drop pairs with both responses unsafe"
+                )
+        if not safety.a_safe and not safety.b_safe:
+            return Converted(skipped="both_unsafe")
+    return Converted(pairs=(PairDraft.single(prompt, a, b, "a" if winner == 0 else "b", safety=safety),))
 
 
 PKU = PairAdapter(
@@ -27,7 +63,7 @@ PKU = PairAdapter(
     hub=HubSpec("PKU-Alignment/PKU-SafeRLHF", config="default", split="train"),
     license="cc-by-nc-4.0",
     description="PKU-SafeRLHF train: response_0/response_1 as a/b; source_preference from safer_response_id "
-    "(or better_response_id with pku_preference='better').",
+    "(or better_response_id with pku_preference='better'); safety flags and severities kept.",
     schemas=(("prompt", "response_0", "response_1", "safer_response_id", "better_response_id"),),
     convert=convert_pku,
 )

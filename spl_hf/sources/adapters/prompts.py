@@ -3,16 +3,26 @@
 Each yields prompt rows with the source's category (benign, over_refusal_prone, harmful), a
 ``source_label`` carrying the source's own classification, and the licence of the prompt text.
 XSTest mixes both kinds: its ``safe`` prompts (the 250 the paper uses) are over-refusal-prone and
-its ``unsafe`` contrast prompts are harmful. HarmBench contextual behaviours are rendered the way
-HarmBench presents them, context first, then ``---``, then the behaviour.
+its ``unsafe`` contrast prompts are harmful.
+
+HarmBench: the official ``harmbench_behaviors_text_all.csv`` holds 400 behaviours of three
+``FunctionalCategory`` values: 200 ``standard``, 100 ``contextual`` and 100 ``copyright`` (song lyrics
+and book passages to reproduce, judged by a hash match rather than a harm classifier). Only the
+categories in ``SourceOptions.harmbench_categories`` are kept, by default ``("standard",)``, the 200
+behaviours of the Hub config the adapter names (``walledai/HarmBench`` ``standard``); the others are
+counted as filtered (``functional_category_<name>``). A record without a known FunctionalCategory is
+quarantined (``bad_value``). The walledai mirror has one config per category and no such column, so
+nothing is filtered there. Contextual behaviours are rendered the way HarmBench presents them,
+context first, then ``---``, then the behaviour. The CSV's ``\r\n`` line ends (inside quoted
+contexts too) become ``\n`` and the texts are trimmed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from spl_hf.sources.adapter import PromptAdapter, Record, SourceOptions
-from spl_hf.sources.fields import RowError, get_optional_text, get_text
+from spl_hf.sources.adapter import Filtered, PromptAdapter, Record, SourceOptions
+from spl_hf.sources.fields import RowError, get_optional_text, get_text, show
 from spl_hf.sources.io import HubSpec
 from spl_hf.sources.rows import Category, PromptDraft
 
@@ -37,9 +47,27 @@ def convert_xstest(record: Record, options: SourceOptions) -> PromptDraft:
     return PromptDraft(text, category, get_optional_text(record, "type"))
 
 
-def convert_harmbench(record: Record, options: SourceOptions) -> PromptDraft:
+HARMBENCH_CATEGORIES = ("standard", "contextual", "copyright")
+
+
+def _unix(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
+def convert_harmbench(record: Record, options: SourceOptions) -> PromptDraft | Filtered:
     # The official CSV and the walledai mirror name the same fields differently.
     if "Behavior" in record:
+        category = get_optional_text(record, "FunctionalCategory")
+        if category is not None:
+            category = category.strip().lower()
+            if category not in HARMBENCH_CATEGORIES:
+                raise RowError(
+                    "bad_value",
+                    "FunctionalCategory",
+                    f"'FunctionalCategory' should be one of {', '.join(HARMBENCH_CATEGORIES)}, got {show(category)}",
+                )
+            if category not in options.harmbench_categories:
+                return Filtered(f"functional_category_{category}")
         behavior = get_text(record, "Behavior", empty_reason="empty_prompt")
         context = get_optional_text(record, "ContextString")
         label = get_optional_text(record, "SemanticCategory")
@@ -47,8 +75,10 @@ def convert_harmbench(record: Record, options: SourceOptions) -> PromptDraft:
         behavior = get_text(record, "prompt", empty_reason="empty_prompt")
         context = get_optional_text(record, "context")
         label = get_optional_text(record, "category")
+    behavior = _unix(behavior)
+    context = _unix(context) if context else None
     text = f"{context}\n\n---\n\n{behavior}" if context else behavior
-    return PromptDraft(text, "harmful", label)
+    return PromptDraft(text, "harmful", _unix(label) if label else None)
 
 
 ULTRACHAT = PromptAdapter(

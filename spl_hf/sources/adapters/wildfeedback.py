@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from spl_hf.sources.adapter import Converted, PairAdapter, Record, SourceOptions
-from spl_hf.sources.fields import RowError, check_pair, get_value
+from spl_hf.sources.fields import RowError, check_pair, get_value, show
 from spl_hf.sources.io import HubSpec
 from spl_hf.sources.rows import PairDraft
 from spl_hf.sources.transcript import Turn, check_alternation, flatten_history
@@ -38,10 +38,11 @@ def read_conversation(value: Any) -> list[Turn]:
             raise RowError(
                 "wrong_type", "conversations", f"message {i} is not a {{from, value}} object with text"
             )
-        role = ROLES.get(message.get("from"))  # type: ignore[arg-type]
+        sender = message.get("from")
+        role = ROLES.get(sender) if isinstance(sender, str) else None
         if role is None:
             raise RowError(
-                "bad_role_sequence", "conversations", f"message {i} has unknown role {message.get('from')!r}"
+                "bad_role_sequence", "conversations", f"message {i} has unknown role {show(sender)}"
             )
         if not message["value"].strip():
             raise RowError("empty_prompt", "conversations", f"message {i} is empty")
@@ -60,7 +61,9 @@ def read_reply(record: Record, field: str) -> str:
     if not isinstance(message, dict) or not isinstance(message.get("value"), str):
         raise RowError("wrong_type", field, f"{field!r} should be a {{from, value}} object with text")
     if message.get("from") != "gpt":
-        raise RowError("bad_role_sequence", field, f"{field!r} comes from {message.get('from')!r}, not 'gpt'")
+        raise RowError(
+            "bad_role_sequence", field, f"{field!r} comes from {show(message.get('from'))}, not 'gpt'"
+        )
     return message["value"]
 
 
@@ -93,7 +96,7 @@ def convert_multi_turn(record: Record, options: SourceOptions) -> Converted:
     turns = read_conversation(record["conversations"])
     a, b = _pair(record)
     flat = flatten_history(turns, options.clip_chars)
-    return Converted(pairs=(PairDraft.single(flat.text, a, b, "a", flat.omitted_turns > 0),))
+    return Converted(pairs=(PairDraft.single(flat.text, a, b, "a", flat.omitted_turns > 0, turns=turns),))
 
 
 _COLUMNS = ("conversations", "chosen", "rejected")

@@ -1,0 +1,38 @@
+"""Packaging step that pyproject.toml cannot express: card templates and recipes become package data.
+
+People edit the dataset card templates in ``cards/`` and the YAML recipes in ``recipes/``; the wheel
+must carry them (the demo runs its recipes), so ``build_py`` copies ``cards/*.j2`` into
+``spl_hf/hub/templates/`` and ``recipes/**/*.yaml`` into ``spl_hf/data/recipes/`` of the built
+package. A source checkout or an editable install reads ``cards/`` and ``recipes/`` directly (see
+``spl_hf.hub.card`` and ``spl_hf.recipes.recipe_path``).
+"""
+
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+ROOT = Path(__file__).resolve().parent
+# (source folder, glob, target inside the built package)
+COPIED = (("cards", "*.j2", "spl_hf/hub/templates"), ("recipes", "**/*.yaml", "spl_hf/data/recipes"))
+
+
+class BuildPyWithCards(build_py):
+    def _copies(self) -> list[tuple[Path, Path]]:
+        out = []
+        for folder, pattern, target in COPIED:
+            for src in sorted((ROOT / folder).glob(pattern)):
+                out.append((src, Path(self.build_lib) / target / src.relative_to(ROOT / folder)))
+        return out
+
+    def run(self) -> None:
+        super().run()
+        for src, dest in self._copies():
+            self.mkpath(str(dest.parent))
+            self.copy_file(str(src), str(dest))
+
+    def get_outputs(self, include_bytecode: bool = True) -> list[str]:
+        return [*super().get_outputs(include_bytecode), *(str(dest) for _, dest in self._copies())]
+
+
+setup(cmdclass={"build_py": BuildPyWithCards})

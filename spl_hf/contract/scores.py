@@ -1,0 +1,40 @@
+"""The judge score contract: how a score follows from its two stored probabilities, and what was judged.
+
+Score identity (why only two numbers are stored per (pair, tenet)): with p1 = P("A") when the
+original A is shown first and p2 = P("A") when the original B is shown first (both normalised),
+P(A better) - P(B better) averaged over the orderings is ((p1 - (1 - p1)) + ((1 - p2) - p2)) / 2
+= p1 - p2. The judge, the tenet build and the audit all compute it here, so they cannot drift.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+
+def score_from_probs(p_a_first: float, p_a_second: float) -> float:
+    """Order-averaged P(A better) - P(B better) in [-1, 1], from the two stored probabilities."""
+    for name, p in (("p_a_first", p_a_first), ("p_a_second", p_a_second)):
+        if not (isinstance(p, (int, float)) and math.isfinite(p) and 0.0 <= p <= 1.0):
+            raise ValueError(f"{name} must be a probability in [0, 1], got {p!r}")
+    return float(p_a_first) - float(p_a_second)
+
+
+def scores_from_probs(p_a_first: np.ndarray, p_a_second: np.ndarray) -> np.ndarray:
+    """Vectorised :func:`score_from_probs`: the one definition builds and audits recompute with."""
+    return np.asarray(p_a_first, dtype=np.float64) - np.asarray(p_a_second, dtype=np.float64)
+
+
+def pair_input_hash(messages: Sequence[Mapping[str, str]], response_a: str, response_b: str) -> str:
+    """sha256 of exactly what was judged (conversation and both responses, in their A/B order).
+
+    Stored with every judgement so a build can prove it joined the judged texts, and an audit can
+    prove ``chosen``/``rejected`` are those texts on the side the score favours.
+    """
+    msgs = [{"role": m["role"], "content": m["content"]} for m in messages]
+    blob = json.dumps([msgs, response_a, response_b], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()

@@ -1,0 +1,30 @@
+"""Decontamination: remove training prompts that match held-out evaluation prompts, and recheck it."""
+
+from spl_hf.decontam.config import DEFAULT_HELDOUT, DecontamConfig
+from spl_hf.decontam.decontaminate import (
+    REMOVED_SCHEMA,
+    DecontamResult,
+    RecheckResult,
+    decontaminate,
+    recheck,
+    user_turns,
+)
+from spl_hf.decontam.index import EXACT, NEAR, HeldoutIndex, Match
+from spl_hf.decontam.normalize import ngrams, normalize_prompt
+
+__all__ = [
+    "DEFAULT_HELDOUT",
+    "EXACT",
+    "NEAR",
+    "REMOVED_SCHEMA",
+    "DecontamConfig",
+    "DecontamResult",
+    "HeldoutIndex",
+    "Match",
+    "RecheckResult",
+    "decontaminate",
+    "ngrams",
+    "normalize_prompt",
+    "recheck",
+    "user_turns",
+]

@@ -1,0 +1,192 @@
+"""Removing training prompts that match held-out evaluation prompts, and rechecking a removal.
+
+The unit of removal is the ``prompt_id``: rows with the same id carry the same prompt (the id is a
+hash of it), so every pair or prompt row of a contaminated prompt goes. Only user turns are
+compared (a held-out prompt is a user request); a multi-turn prompt is contaminated when any of
+its user turns matches. Every removal is recorded with the held-out set and prompt it matched, how
+(exact or near) and the overlap, so that :func:`recheck` can later confirm each removal and that
+no kept row matches.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+from tqdm.auto import tqdm
+
+from spl_hf.decontam.config import DecontamConfig
+from spl_hf.decontam.index import EXACT, NEAR, HeldoutIndex, Match
+
+REMOVED_SCHEMA = pa.schema(
+    [
+        ("prompt_id", pa.string()),
+        ("heldout", pa.string()),
+        ("heldout_prompt_id", pa.string()),
+        ("match", pa.string()),
+        ("overlap", pa.float64()),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class DecontamResult:
+    kept: pa.Table  # the input rows that match no held-out prompt, in input order
+    removed: pa.Table  # REMOVED_SCHEMA: one row per removed prompt_id, sorted by prompt_id
+    rows_in: int
+    removed_rows: int
+    by_source: dict[str, int]  # removed rows per training source (every source of the input)
+    by_heldout: dict[str, int]  # removed prompts per held-out set (every configured set)
+    by_match: dict[str, int]  # removed prompts per match kind ("exact", "near")
+    config: DecontamConfig = field(default_factory=DecontamConfig)
+
+    @property
+    def removed_ids(self) -> tuple[str, ...]:
+        return tuple(self.removed.column("prompt_id").to_pylist())
+
+    def summary(self) -> dict:
+        """Counts for a build report or card (the removed ids are in `removed`)."""
+        return {
+            "rows_in": self.rows_in,
+            "rows_kept": self.kept.num_rows,
+            "rows_removed": self.removed_rows,
+            "prompts_removed": self.removed.num_rows,
+            "removed_by_source": dict(self.by_source),
+            "removed_by_heldout": dict(self.by_heldout),
+            "removed_by_match": dict(self.by_match),
+            "config": self.config.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class RecheckResult:
+    ok: bool
+    checked_rows: int
+    confirmed: int  # removed prompts found in the rows whose recorded match holds
+    unchecked: int  # removed prompts not among the rows (nothing to recheck them against)
+    failures: tuple[str, ...]
+
+
+def user_turns(rows: pa.Table, source: str = "rows") -> list[list[str]]:
+    """The user-turn texts of each row: pair rows (prompt = messages) or prompt rows (prompt = text)."""
+    for col in ("prompt_id", "source", "prompt"):
+        if col not in rows.column_names:
+            raise ValueError(f"{source}: lacks column {col!r}")
+    kind = rows.schema.field("prompt").type
+    prompts = rows.column("prompt").to_pylist()
+    ids = rows.column("prompt_id").to_pylist()
+    out: list[list[str]] = []
+    for i, (pid, prompt) in enumerate(zip(ids, prompts)):
+        if not isinstance(pid, str):
+            raise ValueError(f"{source}: row {i} has no prompt_id")
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            if prompt is None:
+                raise ValueError(f"{source}: row {i} (prompt_id {pid}) has no prompt")
+            out.append([prompt])
+            continue
+        if not isinstance(prompt, list) or not prompt:
+            raise ValueError(f"{source}: row {i} (prompt_id {pid}) has no prompt messages")
+        turns = [m["content"] for m in prompt if isinstance(m, dict) and m.get("role") == "user"]
+        if not turns or not all(isinstance(t, str) for t in turns):
+            raise ValueError(f"{source}: row {i} (prompt_id {pid}) has no user message with text")
+        out.append(turns)
+    return out
+
+
+def _matches(rows: pa.Table, index: HeldoutIndex, source: str, progress: bool) -> tuple[list[str], dict[str, Match | None]]:
+    """prompt_id of each row and the best match of each distinct prompt_id (decided once per id)."""
+    turns = user_turns(rows, source)
+    ids = rows.column("prompt_id").to_pylist()
+    decided: dict[str, Match | None] = {}
+    for pid, texts in tqdm(zip(ids, turns), total=len(ids), desc="decontaminate", disable=not progress):
+        if pid not in decided:
+            decided[pid] = index.match(texts)
+    return ids, decided
+
+
+def decontaminate(
+    rows: pa.Table,
+    heldout: pa.Table,
+    config: DecontamConfig | None = None,
+    *,
+    source: str = "training rows",
+    progress: bool = False,
+) -> DecontamResult:
+    """Remove rows whose prompt matches a prompt of the configured held-out sets (see module doc)."""
+    config = config or DecontamConfig()
+    index = HeldoutIndex(heldout, config)
+    ids, decided = _matches(rows, index, source, progress)
+    removed_mask = np.array([decided[pid] is not None for pid in ids], dtype=bool)
+    sources = rows.column("source").to_pylist()
+    by_source = dict.fromkeys(sorted(set(map(str, sources))), 0)
+    for s, gone in zip(sources, removed_mask):
+        if gone:
+            by_source[str(s)] += 1
+    hits = sorted((pid, m) for pid, m in decided.items() if m is not None)
+    by_heldout = dict.fromkeys(config.heldout, 0)
+    by_heldout.update(Counter(m.heldout for _, m in hits))
+    by_match = {EXACT: 0, NEAR: 0}
+    by_match.update(Counter(m.kind for _, m in hits))
+    removed = pa.table(
+        {
+            "prompt_id": [pid for pid, _ in hits],
+            "heldout": [m.heldout for _, m in hits],
+            "heldout_prompt_id": [m.heldout_prompt_id for _, m in hits],
+            "match": [m.kind for _, m in hits],
+            "overlap": [m.overlap for _, m in hits],
+        },
+        schema=REMOVED_SCHEMA,
+    )
+    return DecontamResult(
+        kept=rows.filter(pa.array(~removed_mask)),
+        removed=removed,
+        rows_in=rows.num_rows,
+        removed_rows=int(removed_mask.sum()),
+        by_source=by_source,
+        by_heldout=by_heldout,
+        by_match=by_match,
+        config=config,
+    )
+
+
+def recheck(
+    rows: pa.Table, removed: pa.Table, heldout: pa.Table, config: DecontamConfig | None = None, *, source: str = "rows"
+) -> RecheckResult:
+    """Recheck a recorded removal against `rows` (a release, its input, or the source pools).
+
+    For every row: if its prompt_id is recorded as removed, the recorded match must hold (same
+    held-out set, prompt and kind, overlap at least the threshold); otherwise it must match no
+    held-out prompt. A release passes with the removed table of its build; removed prompts that
+    are not among `rows` are counted as unchecked, not failed.
+    """
+    config = config or DecontamConfig()
+    missing = [c for c in REMOVED_SCHEMA.names if c not in removed.column_names]
+    if missing:
+        raise ValueError(f"removed-prompts table lacks columns {missing}")
+    index = HeldoutIndex(heldout, config)
+    ids, decided = _matches(rows, index, source, progress=False)
+    recorded = {r["prompt_id"]: r for r in removed.select(REMOVED_SCHEMA.names).to_pylist()}
+    failures: list[str] = []
+    confirmed = 0
+    for pid in sorted(decided):
+        found, rec = decided[pid], recorded.get(pid)
+        if rec is None:
+            if found is not None:
+                failures.append(
+                    f"prompt {pid} matches {found.heldout} prompt {found.heldout_prompt_id} ({found.kind}, "
+                    f"overlap {found.overlap}) but is not recorded as removed"
+                )
+            continue
+        if found is None:
+            failures.append(f"prompt {pid} is recorded as removed for {rec['heldout']} but matches no held-out prompt")
+        elif (found.heldout, found.heldout_prompt_id, found.kind) != (rec["heldout"], rec["heldout_prompt_id"], rec["match"]):
+            failures.append(
+                f"prompt {pid}: recorded match {rec['heldout']}/{rec['heldout_prompt_id']} ({rec['match']}), "
+                f"found {found.heldout}/{found.heldout_prompt_id} ({found.kind})"
+            )
+        else:
+            confirmed += 1
+    unchecked = sum(1 for pid in recorded if pid not in decided)
+    return RecheckResult(not failures, len(ids), confirmed, unchecked, tuple(failures))

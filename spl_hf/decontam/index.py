@@ -1,0 +1,96 @@
+"""An index of held-out prompts: exact normal forms and word n-gram postings.
+
+Matching a training text costs one dictionary lookup for the exact pass and one lookup per distinct
+n-gram of the text for the near-duplicate pass (only held-out prompts sharing a gram are ever
+counted), so a pass over N training prompts against H held-out prompts is linear in their total
+size, never N × H comparisons.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from spl_hf.decontam.config import DecontamConfig
+from spl_hf.decontam.normalize import ngrams, normalize_prompt
+
+EXACT, NEAR = "exact", "near"
+
+
+@dataclass(frozen=True)
+class Match:
+    heldout: str  # set name
+    heldout_prompt_id: str
+    kind: str  # EXACT or NEAR
+    overlap: float  # shared n-grams / n-grams of the smaller text (1.0 for an exact match)
+
+
+class HeldoutIndex:
+    def __init__(self, heldout: pa.Table, config: DecontamConfig, source: str = "held-out prompts") -> None:
+        for col in ("prompt_id", "source", "prompt"):
+            if col not in heldout.column_names:
+                raise ValueError(f"{source}: lacks column {col!r} (held-out sets are prompt rows)")
+        if not pa.types.is_string(heldout.schema.field("prompt").type) and not pa.types.is_large_string(
+            heldout.schema.field("prompt").type
+        ):
+            raise ValueError(f"{source}: 'prompt' must be a string column, got {heldout.schema.field('prompt').type}")
+        self.config = config
+        sets = heldout.column("source").to_pylist()
+        ids = heldout.column("prompt_id").to_pylist()
+        texts = heldout.column("prompt").to_pylist()
+        order = {name: k for k, name in enumerate(config.heldout)}
+        present = set(sets)
+        absent = [name for name in config.heldout if name not in present]
+        if absent:
+            raise ValueError(f"{source}: no prompts of the held-out sets {absent} (present: {sorted(map(str, present))})")
+        rows = [i for i, s in enumerate(sets) if s in order]
+        for i in rows:
+            if not isinstance(texts[i], str) or not isinstance(ids[i], str):
+                raise ValueError(f"{source}: row {i} of set {sets[i]!r} has no prompt text or prompt_id")
+        # Deterministic precedence among held-out prompts: configured set order, then prompt id.
+        rows.sort(key=lambda i: (order[sets[i]], ids[i]))
+        self.names: list[str] = [sets[i] for i in rows]
+        self.ids: list[str] = [ids[i] for i in rows]
+        self.exact: dict[str, int] = {}
+        self.grams: list[frozenset] = []
+        self.postings: dict[tuple[str, ...], list[int]] = {}
+        for k, i in enumerate(rows):
+            normal = normalize_prompt(texts[i])
+            self.exact.setdefault(normal, k)
+            grams = ngrams(normal, config.ngram_size) if config.near_duplicates else frozenset()
+            self.grams.append(grams)
+            for g in grams:
+                self.postings.setdefault(g, []).append(k)
+        self.sizes = Counter(self.names)
+
+    def match(self, texts: list[str]) -> Match | None:
+        """Best match of any of `texts` (the user turns of one training prompt), or None.
+
+        Best: an exact match before a near one, then the larger overlap, then the held-out prompt
+        that comes first (configured set order, then prompt id), so the result is deterministic.
+        """
+        best: tuple | None = None
+        for text in texts:
+            normal = normalize_prompt(text)
+            k = self.exact.get(normal) if normal else None
+            if k is not None:
+                cand = (0, -1.0, k)
+                best = cand if best is None or cand < best else best
+                continue
+            if not self.config.near_duplicates:
+                continue
+            grams = ngrams(normal, self.config.ngram_size)
+            shared: Counter = Counter()
+            for g in grams:
+                shared.update(self.postings.get(g, ()))
+            for k, c in shared.items():
+                overlap = round(c / min(len(grams), len(self.grams[k])), 6)
+                if overlap >= self.config.overlap_threshold:
+                    cand = (1, -overlap, k)
+                    best = cand if best is None or cand < best else best
+        if best is None:
+            return None
+        kind, neg, k = best
+        return Match(self.names[k], self.ids[k], EXACT if kind == 0 else NEAR, 1.0 if kind == 0 else -neg)

@@ -1,0 +1,72 @@
+"""Demo step: the built releases published to a local Hub server, loaded back and audited by repo id,
+a policy trained from the published tenet release, and the refusal of the base model and the trained
+adapter measured, with the refusal figure."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from spl_hf.demo.steps import step
+
+TRAIN_CONFIG, TRAIN_SPLIT = "all", "train"  # every kept tenet's pairs: the demo's per-tenet configs hold 2 each
+
+_TRAIN = (
+    "import sys\n"
+    "from pathlib import Path\n"
+    "from spl_hf.train.demo import demo_train\n"
+    "run = demo_train(Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], revision=sys.argv[5])\n"
+    "sys.exit(0 if run else 1)\n"
+)
+
+
+def _stamp(folder: Path) -> str:
+    return hashlib.sha256((folder / "MANIFEST.sha256").read_bytes()).hexdigest()
+
+
+def train_from_hub(out: Path, url: str, token: str, repo_id: str, sha: str, build: Path) -> Path | None:
+    """Train in a client process that reads the release from the server; skipped when this build trained already."""
+    from spl_hf.hub.demo import client_env
+
+    run_dir, stamp_file = out / "train_run", out / "train_stamp.json"
+    stamp = {"build": _stamp(build), "dataset": repo_id, "config": TRAIN_CONFIG, "split": TRAIN_SPLIT}
+    if (run_dir / "run.json").is_file() and stamp_file.is_file() and json.loads(stamp_file.read_text()) == stamp:
+        record = json.loads((run_dir / "run.json").read_text())
+        print(f"trained earlier on this build: final loss {record['final_loss']:.4f}; LoRA adapter in {run_dir}")
+        return run_dir
+    with tempfile.TemporaryDirectory(prefix="spl-hf-home-") as home:
+        proc = subprocess.run([sys.executable, "-c", _TRAIN, str(out), repo_id, TRAIN_CONFIG, TRAIN_SPLIT, sha],
+                              env=client_env(url, token, home), text=True, check=False)
+    if proc.returncode != 0:
+        print(f"training from {repo_id}@{sha[:12]} FAILED (exit {proc.returncode})")
+        return None
+    stamp_file.write_text(json.dumps(stamp) + "\n")
+    return run_dir
+
+
+def demo_chain(out: Path, builds: dict[str, Path]) -> bool:
+    from spl_hf.evaluation.demo import demo_eval
+    from spl_hf.hub.demo import DEMO_ORG, audit_published, publish_and_load
+    from spl_hf.hub.server import RunningServer
+
+    token = secrets.token_hex(16)  # used by the client processes, never printed
+    t0 = step("Hub: publish the builds to a local Hub server, load them back in fresh processes, audit by repo id")
+    with RunningServer(str(out / "hub"), token=token) as server:
+        print(f"local Hub server on {server.url} (store: {out / 'hub'})")
+        ok, shas = publish_and_load(server.url, token, builds)
+        ok = audit_published(server.url, token, shas) and ok
+        print(f"({time.perf_counter() - t0:.1f} s)")
+        run_dir = None
+        if "tenets" in shas:
+            t0 = step(f"Training: DPO + LoRA on the embedded model for a few steps, reading {DEMO_ORG}/tenets "
+                      f"({TRAIN_CONFIG}/{TRAIN_SPLIT}) from the local Hub server")
+            run_dir = train_from_hub(out, server.url, token, f"{DEMO_ORG}/tenets", shas["tenets"], builds["tenets"])
+            ok = run_dir is not None and ok
+            print(f"({time.perf_counter() - t0:.1f} s)")
+    return demo_eval(out, run_dir) and ok

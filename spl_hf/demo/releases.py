@@ -1,0 +1,41 @@
+"""Demo step: both releases built from their shipped demo recipes, as `spl-hf release` runs them."""
+
+from __future__ import annotations
+
+import importlib
+import time
+from pathlib import Path
+
+from spl_hf.demo.steps import step
+
+RELEASES = {
+    "tenets": ("spl_hf.release.tenet_dpo", "tenets/demo.yaml",
+               "Tenet release: shipped sample pools -> decontaminate against held-out prompts -> judge every "
+               "(pair, tenet) in both orderings with the embedded model -> min-cost-flow assignment -> dataset "
+               "-> audit (recipes/tenets/demo.yaml: threshold 0.01, capacity 2 — a demo setting for the 135M "
+               "judge, not the card's 0.5)"),
+    "spl": ("spl_hf.release.spl_safety", "spl/demo.yaml",
+            "SPL release: one shipped prompt per Table VI source -> decontaminate -> candidates under "
+            "'comply'/'refuse' -> attributes labeled by the embedded model -> rules -> dataset -> audit "
+            "(recipes/spl/demo.yaml)"),
+}
+
+
+def demo_release(out: Path, kind: str) -> Path | None:
+    """Run one release into ``out/<kind>_release``; returns its dataset folder, None when it failed."""
+    from spl_hf.configs import parse_config
+    from spl_hf.recipes import recipe_path
+
+    module_name, recipe, title = RELEASES[kind]
+    t0 = step(title)
+    module = importlib.import_module(module_name)
+    run_dir = Path(out) / f"{kind}_release"
+    argv = ["--config", str(recipe_path(recipe)), "--run_dir", str(run_dir), "--output_dir", str(run_dir / "dataset")]
+    release = module.make_release(*parse_config(module.recipe_classes(), argv))
+    try:
+        release.run()
+    except (RuntimeError, ValueError) as exc:
+        print(f"{kind} release FAILED: {exc}")
+        return None
+    print(f"({time.perf_counter() - t0:.1f} s)")
+    return run_dir / "dataset"

@@ -1,0 +1,67 @@
+"""Settings shared by the release builders: where a run lives, the model, the output and the Hub."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ModelSettings:
+    model: str | None = field(
+        default=None, metadata={"help": "Hub id or local folder of the model (default: the embedded SmolLM2-135M)."}
+    )
+    backend: str = field(default="hf", metadata={"help": "'hf' (transformers) or 'vllm' (needs the [vllm] extra)."})
+    threads: int = field(default=1, metadata={"help": "torch CPU threads (1 measured fastest on 2 cores)."})
+    max_length: int | None = field(default=None, metadata={"help": "Token limit per input (default: model context)."})
+
+    def __post_init__(self) -> None:
+        if self.backend not in ("hf", "vllm"):
+            raise ValueError(f"backend must be 'hf' or 'vllm', got {self.backend!r}")
+        if self.threads < 1:
+            raise ValueError(f"threads must be at least 1, got {self.threads}")
+        if self.max_length is not None and self.max_length < 16:
+            raise ValueError(f"max_length must be at least 16 tokens, got {self.max_length}")
+
+    def load(self, **kwargs: object):
+        from spl_hf.backends import make_backend
+
+        return make_backend(self.backend, self.model, threads=self.threads, max_length=self.max_length, **kwargs)
+
+
+@dataclass
+class ReleaseSettings:
+    run_dir: str = field(
+        default="out/release", metadata={"help": "Folder of the run: stage outputs, model caches and the run report."}
+    )
+    output_dir: str = field(default="out/release/dataset", metadata={"help": "Folder the dataset is written to."})
+    overwrite: bool = field(
+        default=False, metadata={"help": "Replace an earlier spl_hf build in output_dir (never other files)."}
+    )
+    repo_id: str | None = field(
+        default=None, metadata={"help": "Publish to this Hub dataset repo (HF_ENDPOINT, HF_TOKEN from the environment)."}
+    )
+    hub_revision: str | None = field(default=None, metadata={"help": "Branch to publish to (default: main)."})
+    private: bool = field(default=False, metadata={"help": "Create the Hub repo as private."})
+    pretty_name: str = field(default="", metadata={"help": "Card title (default: the builder's)."})
+    heldout_files: list[str] = field(
+        default_factory=list,
+        metadata={"help": "Files of the held-out prompt sets named by 'heldout', as 'set=path' or 'set=org/name@sha' "
+                  "(prompt sources such as or_bench_hard_1k, or_bench_toxic, xstest)."},
+    )
+    dry_run: bool = field(
+        default=False, metadata={"help": "Validate the inputs and print the stage plan without running a model."}
+    )
+
+
+def parse_assignments(entries: list[str], what: str) -> dict[str, str]:
+    """'name=value' entries as a dict; names must be unique."""
+    out: dict[str, str] = {}
+    for entry in entries:
+        name, sep, value = str(entry).partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name or not value:
+            raise ValueError(f"{what}: expected 'name=value', got {entry!r}")
+        if name in out:
+            raise ValueError(f"{what}: {name!r} given twice")
+        out[name] = value
+    return out

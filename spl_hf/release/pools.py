@@ -1,0 +1,75 @@
+"""Naming source files in a recipe: 'source=path', 'source=org/name@sha' (a pinned Hub id) or 'sample'."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from spl_hf.release.config import parse_assignments
+from spl_hf.release.stages import fingerprint
+
+PROMPT_SAMPLES = {
+    "ultrachat": "ultrachat.sample.jsonl",
+    "or_bench_80k": "or_bench_80k.sample.csv",
+    "xstest": "xstest.sample.jsonl",
+    "harmbench": "harmbench.sample.csv",
+    "do_not_answer": "do_not_answer.sample.jsonl",
+    "malicious_instruct": "malicious_instruct.sample.jsonl",
+}
+
+
+def prompt_sample_paths() -> dict[str, Path]:
+    """The six SPL prompt sources' shipped samples (two invented prompts each)."""
+    from importlib import resources
+
+    root = resources.files("spl_hf.data").joinpath("prompts")
+    return {source: Path(str(root.joinpath(name))) for source, name in PROMPT_SAMPLES.items()}
+
+
+def heldout_sample_paths() -> dict[str, Path]:
+    """Shipped samples of the evaluation sets (OR-Bench Hard-1K and Toxic layouts), for 'set=sample'."""
+    from importlib import resources
+
+    root = resources.files("spl_hf.data").joinpath("eval")
+    return {name: Path(str(root.joinpath(f"{name}.sample.csv"))) for name in ("or_bench_hard_1k", "or_bench_toxic")}
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    source: str
+    location: str  # local path or Hub id
+    revision: str | None
+
+    @property
+    def is_local(self) -> bool:
+        return Path(self.location).exists()
+
+    @property
+    def pinned(self) -> bool:
+        return self.is_local or self.revision is not None
+
+    def identity(self) -> str:
+        """What the stage key hashes: the file's bytes, or the Hub id at its pinned commit."""
+        if self.is_local:
+            return f"file:{fingerprint(self.location)}"
+        return f"hub:{self.location}@{self.revision or 'unpinned'}"
+
+
+def parse_sources(entries: list[str], registry: dict, samples: dict[str, Path], what: str) -> list[SourceSpec]:
+    """Validate recipe entries against the adapter registry; 'sample' expands to the shipped samples."""
+    if list(entries) == ["sample"]:
+        return [SourceSpec(s, str(p), None) for s, p in samples.items()]
+    specs = []
+    for source, value in parse_assignments(list(entries), what).items():
+        if source not in registry:
+            raise ValueError(f"{what}: unknown source {source!r}; known: {', '.join(registry)}")
+        if value == "sample":
+            if source not in samples:
+                raise ValueError(f"{what}: no shipped sample for {source!r}")
+            value = str(samples[source])
+        location, _, revision = value.partition("@")
+        spec = SourceSpec(source, location, revision or None)
+        if not spec.is_local and (location.startswith((".", "/", "~")) or location.count("/") != 1):
+            raise FileNotFoundError(f"{what}: {source}: {location} does not exist")
+        specs.append(spec)
+    return specs

@@ -1,0 +1,334 @@
+"""The SPL safety release, from prompt sources to a published dataset, in resumable stages.
+
+prompts (Table VI sources, pool sizes as a setting) -> decontaminate -> generate candidates under
+named instructions -> label prompt attributes once per prompt and response attributes per candidate
+-> derive with the rule base and write the dataset -> audit -> publish (when a repo id is set).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spl_hf.release.config import ModelSettings, ReleaseSettings, parse_assignments
+from spl_hf.release.decontam_stage import check_heldout
+from spl_hf.release.pools import SourceSpec, heldout_sample_paths, parse_sources, prompt_sample_paths
+from spl_hf.release.stages import StageRunner, fingerprint
+from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, written_here
+
+
+@dataclass
+class SPLReleaseConfig(ReleaseSettings, ModelSettings):
+    prompt_sources: list[str] = field(
+        default_factory=list,
+        metadata={"help": "Prompt sources as 'source=path' or 'source=org/name@sha' (Table VI: ultrachat, "
+                  "or_bench_80k, xstest, harmbench, do_not_answer, malicious_instruct)."},
+    )
+    pool_sizes: list[str] = field(
+        default_factory=list,
+        metadata={"help": "Prompts drawn per source as 'source=N' (a seeded draw; default: every prompt)."},
+    )
+    draw_seed: int = field(default=0, metadata={"help": "Seed of the per-source prompt draw."})
+    rulebase: str | None = field(default=None, metadata={"help": "Rule base YAML (default: the packaged one)."})
+    margin: int = field(default=1, metadata={"help": "Minimum rank difference for a label."})
+    labeler_mode: str = field(default="constrained", metadata={"help": "constrained (default) or json labeling."})
+    recorded_prompts: str | None = field(
+        default=None,
+        metadata={"help": "Prompt records with recorded attributes (JSON Lines, as `spl-hf derive` reads), or "
+                  "'sample' for the shipped sample; with recorded_candidates the release derives from these "
+                  "instead of generating and labeling."},
+    )
+    recorded_candidates: str | None = field(
+        default=None, metadata={"help": "Candidate records with recorded attributes, or 'sample'."}
+    )
+
+
+def recipe_classes() -> tuple[type, ...]:
+    """The config dataclasses whose fields a recipe of this release holds."""
+    from spl_hf.backends.generate import GenerationConfig
+    from spl_hf.decontam import DecontamConfig
+
+    return (SPLReleaseConfig, GenerationConfig, DecontamConfig)
+
+
+def draw(ids: list[str], n: int, seed: int) -> set[str]:
+    """A seeded draw of ``n`` ids that does not depend on their order (smallest keyed hashes)."""
+    keyed = sorted(ids, key=lambda i: hashlib.sha256(f"{seed}\0{i}".encode()).hexdigest())
+    return set(keyed[:n])
+
+
+@dataclass
+class SPLRelease:
+    cfg: SPLReleaseConfig
+    generation: Any  # GenerationConfig
+    decontam: Any  # DecontamConfig
+    log: Any = print
+    sources: list[SourceSpec] = field(init=False)
+    heldout: list[SourceSpec] = field(init=False)
+
+    def __post_init__(self) -> None:
+        from spl_hf.sources import PROMPT_SOURCES
+
+        recorded = (self.cfg.recorded_prompts, self.cfg.recorded_candidates)
+        if any(recorded) and not all(recorded):
+            raise ValueError("recorded_prompts and recorded_candidates go together")
+        self.recorded = all(recorded)
+        if self.recorded == bool(self.cfg.prompt_sources):
+            raise ValueError("give either prompt_sources (generate and label) or recorded_prompts and "
+                             "recorded_candidates (derive from recorded attributes)")
+        self.sources = parse_sources(self.cfg.prompt_sources, PROMPT_SOURCES, prompt_sample_paths(), "prompt_sources")
+        self.heldout = parse_sources(self.cfg.heldout_files, PROMPT_SOURCES, heldout_sample_paths(), "heldout_files") if self.cfg.heldout_files else []
+        self.sizes = {k: _positive_int(v, f"pool_sizes {k}") for k, v in
+                      parse_assignments(self.cfg.pool_sizes, "pool_sizes").items()}
+        unknown = sorted(set(self.sizes) - {s.source for s in self.sources})
+        if unknown:
+            raise ValueError(f"pool_sizes: {unknown} are not among prompt_sources")
+        if self.cfg.labeler_mode not in ("constrained", "json"):
+            raise ValueError(f"labeler_mode must be 'constrained' or 'json', got {self.cfg.labeler_mode!r}")
+        from spl_hf.rules import default_rulebase, load_rulebase
+
+        self.rulebase = load_rulebase(self.cfg.rulebase) if self.cfg.rulebase else default_rulebase()
+        if not self.recorded:
+            check_heldout(self.decontam, self.heldout)
+        check_output(self.cfg, [p.location for p in self.sources + self.heldout if p.is_local] + self.records())
+
+    def records(self) -> list[str]:
+        """The recorded prompt and candidate files (empty when the release generates and labels)."""
+        if not self.recorded:
+            return []
+        from spl_hf.build.spl import _sample
+
+        names = {"recorded_prompts": "spl_prompts.jsonl", "recorded_candidates": "spl_candidates.jsonl"}
+        out = []
+        for key, sample in names.items():
+            value = getattr(self.cfg, key)
+            path = _sample(sample) if value == "sample" else Path(value)
+            if not path.is_file():
+                raise FileNotFoundError(f"{key}: {value} does not exist")
+            out.append(str(path))
+        return out
+
+    def run(self) -> dict[str, Any]:
+        c = self.cfg
+        runner = StageRunner(Path(c.run_dir), log=self.log)
+        if self.recorded:
+            return self._run_recorded(runner)
+        if c.dry_run:
+            key, path, done = runner.plan("prompts", self._prompt_settings())
+            plan = {"sources": [asdict(s) for s in self.sources], "pool_sizes": self.sizes,
+                    "stages": ["prompts", "decontaminate", "generate", "label", "write", "audit"]
+                    + (["publish"] if c.repo_id else []),
+                    "prompts": {"key": key, "path": str(path), "finished": done},
+                    "instructions": list(self.generation.instructions), "rulebase": self.rulebase.id}
+            self.log(json.dumps(plan, indent=2))
+            return plan
+        prompts = runner.run("prompts", self._prompt_settings(), self._prompts,
+                             reuse=all(s.pinned for s in self.sources))
+        clean = runner.run("decontaminate", {"prompts": content(prompts, "prompts.parquet"), "heldout": {p.source: p.identity() for p in
+                           self.heldout}, "decontam": asdict(self.decontam)},
+                           lambda d: self._decontaminate(prompts.path, d))
+        model = {"model": c.model, "backend": c.backend, "max_length": c.max_length}
+        generated = runner.run("generate", {"prompts": content(clean, "prompts.parquet"), **model, "generation":
+                               {k: v for k, v in asdict(self.generation).items() if k != "progress"}},
+                               lambda d: self._generate(clean.path, d))
+        labeled = runner.run("label", {"candidates": content(generated, "candidates.parquet"), **model, "mode": c.labeler_mode,
+                             "schema": self.rulebase.schema.hash},
+                             lambda d: self._label(clean.path, generated.path, d))
+        written = runner.run("write", {"prompts": content(labeled, "prompts.jsonl"),
+                             "candidates": content(labeled, "candidates.jsonl"), "rulebase": self.rulebase.hash, "margin": c.margin,
+                             "output_dir": c.output_dir, "repo_id": c.repo_id, "pretty_name": c.pretty_name},
+                             lambda d: self._write(labeled.path, d),
+                             still_valid=lambda d: written_here(d, c.output_dir))
+        return self._finish(runner, written)
+
+    def _finish(self, runner: StageRunner, written: Any) -> dict[str, Any]:
+        c = self.cfg
+        audited = runner.run("audit", {"write": written.key, "manifest": manifest_hash(c.output_dir)}, self._audit)
+        if not audited.counts.get("ok"):
+            raise RuntimeError(f"the audit of {c.output_dir} failed: {audited.counts}")
+        if c.repo_id:
+            runner.run("publish", {"write": written.key, "repo_id": c.repo_id, "revision": c.hub_revision,
+                                   "private": c.private}, self._publish)
+        report = {"kind": "spl_safety", "output_dir": c.output_dir, **runner.report()}
+        path = Path(c.run_dir) / "run_report.json"
+        path.write_text(json.dumps(report, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+        self.log(f"run report: {path}")
+        return report
+
+    def _run_recorded(self, runner: StageRunner) -> dict[str, Any]:
+        c = self.cfg
+        prompts, candidates = self.records()
+        if c.dry_run:
+            plan = {"recorded_prompts": prompts, "recorded_candidates": candidates, "rulebase": self.rulebase.id,
+                    "stages": ["write", "audit"] + (["publish"] if c.repo_id else [])}
+            self.log(json.dumps(plan, indent=2))
+            return plan
+        written = runner.run("write", {"prompts": fingerprint(prompts), "candidates": fingerprint(candidates),
+                             "rulebase": self.rulebase.hash, "margin": c.margin, "output_dir": c.output_dir,
+                             "repo_id": c.repo_id, "pretty_name": c.pretty_name},
+                             lambda d: self._write_records(prompts, candidates, d),
+                             still_valid=lambda d: written_here(d, c.output_dir))
+        return self._finish(runner, written)
+
+    def _prompt_settings(self) -> dict[str, Any]:
+        return {"sources": {s.source: s.identity() for s in self.sources}, "sizes": self.sizes,
+                "seed": self.cfg.draw_seed}
+
+    def _prompts(self, out: Path) -> dict[str, Any]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        from spl_hf.sources import SourceOptions, quarantine_dataset, read_prompt_pool
+
+        tables, quarantine, counts = [], [], {"per_source": {}, "drawn": {}, "quarantined": {}}
+        for spec in self.sources:
+            result = read_prompt_pool(spec.source, spec.location, SourceOptions(revision=spec.revision))
+            table = result.prompts.data.table
+            counts["per_source"][spec.source] = table.num_rows
+            counts["quarantined"][spec.source] = len(result.quarantine)
+            quarantine.extend(result.quarantine)
+            if spec.source in self.sizes:
+                keep = draw(table.column("prompt_id").to_pylist(), self.sizes[spec.source], self.cfg.draw_seed)
+                table = table.filter(pc.is_in(table.column("prompt_id"), pa.array(sorted(keep), pa.string())))
+            counts["drawn"][spec.source] = table.num_rows
+            tables.append(table)
+        rows = pa.concat_tables(tables)
+        if rows.num_rows == 0:
+            raise ValueError("prompt_sources: no prompts were read")
+        pq.write_table(rows, out / "prompts.parquet")
+        pq.write_table(quarantine_dataset(quarantine).data.table, out / "quarantine.parquet")
+        counts["prompts"] = rows.num_rows
+        return counts
+
+    def _decontaminate(self, prompts_dir: Path, out: Path) -> dict[str, Any]:
+        import pyarrow.parquet as pq
+
+        from spl_hf.release.decontam_stage import decontaminate_rows
+
+        kept, counts = decontaminate_rows(pq.read_table(prompts_dir / "prompts.parquet"), self.heldout,
+                                             self.decontam, out, self.log)
+        pq.write_table(kept, out / "prompts.parquet")
+        return counts
+
+    def _backend(self):
+        c = self.cfg
+        return ModelSettings(model=c.model, backend=c.backend, threads=c.threads, max_length=c.max_length).load()
+
+    def _generate(self, clean_dir: Path, out: Path) -> dict[str, Any]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from spl_hf.backends.cache import ResultCache
+        from spl_hf.backends.generate import CandidateGenerator, prompts_from_rows
+
+        rows = [{"prompt_id": r["prompt_id"], "prompt": [{"role": "user", "content": r["prompt"]}]}
+                for r in pq.read_table(clean_dir / "prompts.parquet").to_pylist()]
+        prompts, failures = prompts_from_rows(rows)
+        self._model = self._backend()
+        gen = CandidateGenerator(self._model, self.generation)
+        items = gen.items(prompts)
+        with ResultCache(Path(self.cfg.run_dir) / "cache" / "generate.sqlite") as cache:
+            stats = gen.run(items, cache)
+            cands = gen.collect(items, cache)
+        pq.write_table(pa.Table.from_pylist(cands), out / "candidates.parquet")
+        return {"prompts": len(prompts), "candidates": len(cands), "failed": len(failures) + len(items) - len(cands),
+                "at_limit": sum(bool(r["hit_limit"]) for r in cands), "computed": stats.get("computed"),
+                "cached": stats.get("cached")}
+
+    def _label(self, clean_dir: Path, gen_dir: Path, out: Path) -> dict[str, Any]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from spl_hf.backends import AttributeLabeler, LabelerConfig, ResultCache, items_from_rows
+
+        cands = pq.read_table(gen_dir / "candidates.parquet").to_pylist()
+        prompts = pq.read_table(clean_dir / "prompts.parquet").to_pylist()
+        rows = [{"prompt_id": r["prompt_id"], "prompt": [{"role": "user", "content": r["prompt"]}]} for r in prompts]
+        rows += [{"prompt_id": r["prompt_id"], "prompt": r["prompt"], "response": r["response"],
+                  "response_id": r["response_id"]} for r in cands]
+        items, failures = items_from_rows(rows)
+        model = getattr(self, "_model", None) or self._backend()
+        labeler = AttributeLabeler(model, self.rulebase.schema, LabelerConfig(mode=self.cfg.labeler_mode))
+        with ResultCache(Path(self.cfg.run_dir) / "cache" / "label.sqlite") as cache:
+            stats = labeler.run(items, cache)
+            labels = labeler.collect(items, cache)
+        pq.write_table(pa.Table.from_pylist(labels), out / "labels.parquet")
+        # The records the SPL build reads: prompt attributes once per prompt, response attributes per candidate.
+        by_id = {(r["scope"], r["prompt_id"] if r["scope"] == "prompt" else r["response_id"]): r for r in labels}
+        with open(out / "prompts.jsonl", "w", encoding="utf-8") as fh:
+            for p in prompts:
+                fh.write(json.dumps(_record(p, by_id.get(("prompt", p["prompt_id"]))), sort_keys=True) + "\n")
+        with open(out / "candidates.jsonl", "w", encoding="utf-8") as fh:
+            for r in cands:
+                lab = by_id.get(("response", r["response_id"]))
+                rec = {"prompt_id": r["prompt_id"], "candidate_id": r["response_id"].replace("/", "_"),
+                       "instruction": r["instruction"], "response": r["response"], **_attrs(lab)}
+                fh.write(json.dumps(rec, sort_keys=True) + "\n")
+        statuses: dict[str, int] = {}
+        for r in labels:
+            statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+        return {"items": len(items), "labels": len(labels), "malformed": len(failures), "status": statuses,
+                "computed": stats.get("computed"), "cached": stats.get("cached")}
+
+    def _write(self, label_dir: Path, out: Path) -> dict[str, Any]:
+        return self._write_records(str(label_dir / "prompts.jsonl"), str(label_dir / "candidates.jsonl"), out)
+
+    def _write_records(self, prompts: str, candidates: str, out: Path) -> dict[str, Any]:
+        from spl_hf.build.spl import SPLBuildConfig, build_spl
+
+        c = self.cfg
+        result = build_spl(SPLBuildConfig(
+            prompts=prompts, candidates=candidates,
+            rulebase=c.rulebase, margin=c.margin, output_dir=c.output_dir, overwrite=True,
+            repo_id=c.repo_id or "ORG/NAME", pretty_name=c.pretty_name or "SPL safety preference pairs",
+        ))
+        (out / WRITTEN).write_text(manifest_hash(c.output_dir) or "", encoding="utf-8")
+        return {"pairs": result.total, "labeled": result.labeled, "splits": result.splits,
+                "prompts_without_pairs": len(result.prompts_without_pairs)}
+
+    def _audit(self, out: Path) -> dict[str, Any]:
+        from spl_hf.audit.load import load_built
+        from spl_hf.audit.verify import audit_batches, merge_reports
+
+        splits = load_built(self.cfg.output_dir)
+        report = merge_reports([audit_batches(s.table, self.rulebase) for s in splits])
+        (out / "audit.json").write_text(json.dumps(report.to_dict(), indent=2, default=str) + "\n", encoding="utf-8")
+        return {"ok": report.ok, "rows": report.rows, "reproduced": report.reproduced}
+
+    def _publish(self, out: Path) -> dict[str, Any]:
+        from spl_hf.hub.publish import publish
+
+        c = self.cfg
+        result = publish(c.output_dir, c.repo_id, revision=c.hub_revision, private=c.private)
+        (out / "publish.json").write_text(json.dumps({**result.to_json(), "load": result.load_line()}, indent=2) + "\n", encoding="utf-8")
+        return {"repo_id": result.repo_id, "commit_sha": result.commit_sha}
+
+
+def _attrs(label: dict | None) -> dict[str, Any]:
+    if label is None:  # the labeler could not take this item: recorded, never defaulted
+        return {"attributes": None, "parse_status": "not_labeled", "raw_output": None}
+    attrs = json.loads(label["attributes_json"]) if label.get("attributes_json") else None
+    return {"attributes": attrs, "parse_status": label["status"], "raw_output": label.get("raw_text")}
+
+
+def _record(prompt: dict, label: dict | None) -> dict[str, Any]:
+    return {"prompt_id": prompt["prompt_id"], "source": prompt["source"], "source_category": prompt["category"],
+            "prompt": prompt["prompt"], **_attrs(label)}
+
+
+def _positive_int(value: str, what: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise ValueError(f"{what}: expected a whole number, got {value!r}") from None
+    if n < 1:
+        raise ValueError(f"{what}: must be at least 1, got {n}")
+    return n
+
+
+def make_release(cfg: SPLReleaseConfig, generation: Any, decontam: Any) -> SPLRelease:
+    return SPLRelease(cfg, generation, decontam)

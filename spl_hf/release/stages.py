@@ -1,0 +1,147 @@
+"""Resumable stages of a release build.
+
+Each stage writes its outputs into ``<run_dir>/stages/<name>-<key>/``, where ``key`` hashes the
+stage's name, its settings and the keys or content hashes of everything it reads. The folder is
+filled under a temporary name and renamed once complete, with ``stage.json`` (settings and counts)
+inside, so a rerun with the same inputs finds the finished stage and skips it, a changed setting
+or input gives a new key (and recomputes only from there on), and a stage killed midway leaves
+nothing that a rerun could mistake for a result. Model work inside a stage goes through the
+result cache under ``<run_dir>/cache``, so a killed judge or labeling stage resumes item by item.
+
+Under ``accelerate launch``/``torchrun`` only rank 0 runs ordinary stages; the others wait at a
+barrier and then read the finished outputs. Stages marked ``parallel`` run on every rank (each
+takes its shard of the model work) and rank 0 writes their outputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+STAGE_FILE = "stage.json"
+STAGE_VERSION = 1
+
+
+def fingerprint(path: str | Path) -> str:
+    """SHA-256 of a file's bytes, or of a folder's (relative path, file hash) list."""
+    p = Path(path)
+    if p.is_file():
+        h = hashlib.sha256()
+        with open(p, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        return h.hexdigest()
+    if p.is_dir():
+        entries = [f"{f.relative_to(p).as_posix()}:{fingerprint(f)}" for f in sorted(p.rglob("*")) if f.is_file()]
+        return hashlib.sha256("\n".join(entries).encode()).hexdigest()
+    raise FileNotFoundError(f"{path}: no such file or folder")
+
+
+def stage_key(name: str, settings: Mapping[str, Any]) -> str:
+    blob = json.dumps({"stage": name, "version": STAGE_VERSION, "settings": settings},
+                      sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class StageOutcome:
+    name: str
+    key: str
+    path: Path
+    skipped: bool
+    counts: dict[str, Any]
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["path"] = str(self.path)
+        return d
+
+
+@dataclass
+class StageRunner:
+    run_dir: Path
+    log: Callable[[str], None] = print
+    ranks: Any = None  # spl_hf.backends.parallel.Ranks under a launcher; None for one process
+    outcomes: list[StageOutcome] = field(default_factory=list)
+
+    @property
+    def is_main(self) -> bool:
+        return self.ranks is None or self.ranks.is_main
+
+    def _wait(self) -> None:
+        if self.ranks is not None:
+            self.ranks.wait()
+
+    def plan(self, name: str, settings: Mapping[str, Any]) -> tuple[str, Path, bool]:
+        key = stage_key(name, settings)
+        path = Path(self.run_dir) / "stages" / f"{name}-{key}"
+        return key, path, (path / STAGE_FILE).is_file()
+
+    def run(
+        self,
+        name: str,
+        settings: Mapping[str, Any],
+        fn: Callable[[Path], Mapping[str, Any]],
+        *,
+        parallel: bool = False,
+        still_valid: Callable[[Path], bool] | None = None,
+        reuse: bool = True,
+    ) -> StageOutcome:
+        """Run ``fn(tmp_dir) -> counts`` unless a finished stage with the same key exists.
+
+        ``still_valid`` checks a finished stage whose result also lives outside its folder (the
+        dataset a 'write' stage put in the output folder); when it fails, the stage runs again.
+        ``reuse=False`` always runs (a read of an unpinned Hub revision); later stages are keyed
+        by the content of what it wrote, so they are still skipped when nothing changed.
+        """
+        key, path, done = self.plan(name, settings)
+        if done and (not reuse or (still_valid is not None and not still_valid(path))):
+            self.log(f"[{name}] finished earlier, but its inputs may have changed since: running again")
+            if self.is_main:
+                shutil.rmtree(path)
+            self._wait()
+            done = False
+        if done:
+            counts = json.loads((path / STAGE_FILE).read_text(encoding="utf-8"))["counts"]
+            self.log(f"[{name}] finished earlier with the same inputs and settings: skipped ({path})")
+            outcome = StageOutcome(name, key, path, True, counts, 0.0)
+            self.outcomes.append(outcome)
+            return outcome
+        self.log(f"[{name}] running -> {path}")
+        t0 = time.perf_counter()
+        tmp = path.with_name(f".{path.name}.partial")
+        if self.is_main:
+            # Only this runner names folders so; what is there is a killed earlier attempt.
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir(parents=True)
+        self._wait()
+        counts: Mapping[str, Any] = {}
+        if parallel or self.is_main:
+            counts = fn(tmp)
+        if self.is_main:
+            record = {"name": name, "key": key, "settings": settings, "counts": counts}
+            (tmp / STAGE_FILE).write_text(json.dumps(record, indent=2, sort_keys=True, default=str) + "\n",
+                                          encoding="utf-8")
+            tmp.replace(path)
+        self._wait()
+        if not self.is_main:
+            counts = json.loads((path / STAGE_FILE).read_text(encoding="utf-8"))["counts"]
+        seconds = time.perf_counter() - t0
+        self.log(f"[{name}] done in {seconds:.1f} s: {_short(counts)}")
+        outcome = StageOutcome(name, key, path, False, dict(counts), seconds)
+        self.outcomes.append(outcome)
+        return outcome
+
+    def report(self) -> dict[str, Any]:
+        return {"run_dir": str(self.run_dir), "stages": [o.to_dict() for o in self.outcomes]}
+
+
+def _short(counts: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counts.items() if isinstance(v, (int, float, str, bool)))

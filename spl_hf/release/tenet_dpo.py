@@ -1,0 +1,281 @@
+"""The per-tenet DPO release, from source pools to a published dataset, in resumable stages.
+
+read pools -> decontaminate -> judge every (pair, tenet) in both orderings -> assign by min-cost
+flow -> write the dataset -> audit -> publish (when a repo id is set). See ``stages.py`` for how a
+rerun skips finished stages and a killed judge stage resumes from its cache.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spl_hf.release.config import ModelSettings, ReleaseSettings
+from spl_hf.release.decontam_stage import check_heldout
+from spl_hf.release.pools import SourceSpec, heldout_sample_paths, parse_sources
+from spl_hf.release.stages import StageRunner, fingerprint
+from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, written_here
+
+
+@dataclass
+class TenetReleaseConfig(ReleaseSettings, ModelSettings):
+    pools: list[str] = field(
+        default_factory=lambda: ["sample"],
+        metadata={"help": "Pair pools as 'source=path' or 'source=org/name@sha', or 'sample' for the shipped samples."},
+    )
+    clip_chars: int | None = field(
+        default=None, metadata={"help": "Character budget of flattened multi-turn histories (default: the adapters')."}
+    )
+    pku_preference: str = field(default="safer", metadata={"help": "PKU-SafeRLHF label used as source preference."})
+    tenets: str = field(default="all", metadata={"help": "Comma-separated tenet names, or 'all'."})
+    tenets_file: str | None = field(
+        default=None, metadata={"help": "YAML of tenet statements (default: the 49 built in)."}
+    )
+    threshold_note: str = field(
+        default="", metadata={"help": "Why the threshold differs from the card's 0.5, stated in the card."}
+    )
+    sft: bool = field(default=True, metadata={"help": "Also write the companion 'sft' config (prompt + chosen)."})
+
+
+def recipe_classes() -> tuple[type, ...]:
+    """The config dataclasses whose fields a recipe of this release holds."""
+    from spl_hf.assign import AssignConfig
+    from spl_hf.backends.judge import JudgeConfig
+    from spl_hf.decontam import DecontamConfig
+
+    return (TenetReleaseConfig, AssignConfig, JudgeConfig, DecontamConfig)
+
+
+@dataclass
+class TenetRelease:
+    cfg: TenetReleaseConfig
+    assign: Any  # AssignConfig
+    judge: Any  # JudgeConfig
+    decontam: Any  # DecontamConfig
+    log: Any = print
+    pools: list[SourceSpec] = field(init=False)
+    heldout: list[SourceSpec] = field(init=False)
+
+    def __post_init__(self) -> None:
+        from spl_hf.sources import ADAPTERS, PROMPT_SOURCES, sample_paths
+        from spl_hf.tenets import default_tenets, load_tenets, select_tenets
+
+        self.pools = parse_sources(self.cfg.pools, ADAPTERS, sample_paths(), "pools")
+        self.heldout = parse_sources(self.cfg.heldout_files, PROMPT_SOURCES, heldout_sample_paths(), "heldout_files") if self.cfg.heldout_files else []
+        tenet_set = load_tenets(self.cfg.tenets_file) if self.cfg.tenets_file else default_tenets()
+        self.tenets = select_tenets(self.cfg.tenets, tenet_set)
+        check_heldout(self.decontam, self.heldout)
+        # Refuse a bad output folder now, not after hours of judging.
+        check_output(self.cfg, [p.location for p in self.pools + self.heldout if p.is_local])
+
+    # -- stages -------------------------------------------------------------------------------------
+    def run(self) -> dict[str, Any]:
+        from spl_hf.backends.parallel import Ranks
+
+        ranks = Ranks()
+        runner = StageRunner(Path(self.cfg.run_dir), log=self.log if ranks.is_main else (lambda _m: None),
+                             ranks=ranks if ranks.world > 1 else None)
+        if self.cfg.dry_run:
+            return self.plan(runner)
+        # Each stage is keyed by the content of what it reads, so an unchanged result of a rerun
+        # stage (an unpinned Hub read) still lets everything after it be skipped.
+        read = runner.run("read", self._read_settings(), self._read, reuse=all(p.pinned for p in self.pools))
+        clean = runner.run("decontaminate", {"pairs": content(read, "pairs.parquet"), **self._decontam_settings()},
+                           lambda d: self._decontaminate(read.path, d))
+        judged = runner.run("judge", self._judge_settings(content(clean, "pairs.parquet")),
+                            lambda d: self._judge(clean.path, d, ranks), parallel=True)
+        assigned = runner.run("assign", {"scores": content(judged, "scores.parquet"), "assign": asdict(self.assign)},
+                              lambda d: self._assign(judged.path, d))
+        # Every rank walks every stage (only rank 0 does the work of the ordinary ones), so the
+        # stage barriers line up across processes.
+        written = runner.run("write", self._write_settings(clean, judged, assigned),
+                             lambda d: self._write(clean.path, judged.path, assigned.path, d),
+                             still_valid=lambda d: written_here(d, self.cfg.output_dir))
+        audited = runner.run("audit", {"write": written.key, "manifest": manifest_hash(self.cfg.output_dir)},
+                             lambda d: self._audit(d))
+        if not audited.counts.get("ok"):
+            raise RuntimeError(f"the audit of {self.cfg.output_dir} failed: {audited.counts}")
+        if self.cfg.repo_id:
+            runner.run("publish", {"write": written.key, "repo_id": self.cfg.repo_id,
+                                   "revision": self.cfg.hub_revision, "private": self.cfg.private},
+                       lambda d: self._publish(d))
+        return self._write_report(runner) if ranks.is_main else {}
+
+    def plan(self, runner: StageRunner) -> dict[str, Any]:
+        """The stages with the keys they would have; later keys need earlier outputs, so only 'read' is known."""
+        key, path, done = runner.plan("read", self._read_settings())
+        plan = {
+            "pools": [asdict(p) for p in self.pools],
+            "heldout": [asdict(p) for p in self.heldout],
+            "tenets": [t.name for t in self.tenets],
+            "stages": ["read", "decontaminate", "judge", "assign", "write", "audit"]
+            + (["publish"] if self.cfg.repo_id else []),
+            "read": {"key": key, "path": str(path), "finished": done},
+            "assign": asdict(self.assign),
+            "output_dir": self.cfg.output_dir,
+        }
+        self.log(json.dumps(plan, indent=2))
+        return plan
+
+    def _read_settings(self) -> dict[str, Any]:
+        return {"pools": {p.source: p.identity() for p in self.pools}, "clip_chars": self.cfg.clip_chars,
+                "pku_preference": self.cfg.pku_preference}
+
+    def _read(self, out: Path) -> dict[str, Any]:
+        import pyarrow.parquet as pq
+
+        from spl_hf.sources import SourceOptions, read_pool
+
+        counts: dict[str, Any] = {"rows": 0, "per_source": {}, "quarantined": {}}
+        tables, quarantine = [], []
+        opts = {"pku_preference": self.cfg.pku_preference, "progress": True}
+        if self.cfg.clip_chars is not None:
+            opts["clip_chars"] = self.cfg.clip_chars
+        for spec in _registry_order(self.pools):
+            result = read_pool(spec.source, spec.location, SourceOptions(revision=spec.revision, **opts))
+            tables.append(result.pairs.data.table)
+            quarantine.extend(result.quarantine)
+            counts["per_source"][spec.source] = result.pairs.num_rows
+            counts["quarantined"][spec.source] = len(result.quarantine)
+            self.log(f"  {spec.source:<24} {result.pairs.num_rows:7d} pairs, {len(result.quarantine)} quarantined")
+        import pyarrow as pa
+
+        from spl_hf.sources import quarantine_dataset
+
+        rows = pa.concat_tables(tables) if tables else None
+        if rows is None or rows.num_rows == 0:
+            raise ValueError("pools: no pair rows were read")
+        pq.write_table(rows, out / "pairs.parquet")
+        pq.write_table(quarantine_dataset(quarantine).data.table, out / "quarantine.parquet")
+        counts["rows"] = rows.num_rows
+        return counts
+
+    def _decontam_settings(self) -> dict[str, Any]:
+        return {"heldout": {p.source: p.identity() for p in self.heldout}, "decontam": asdict(self.decontam)}
+
+    def _decontaminate(self, read_dir: Path, out: Path) -> dict[str, Any]:
+        import pyarrow.parquet as pq
+
+        from spl_hf.release.decontam_stage import decontaminate_rows
+
+        pairs = pq.read_table(read_dir / "pairs.parquet")
+        kept, counts = decontaminate_rows(pairs, self.heldout, self.decontam, out, self.log)
+        pq.write_table(kept, out / "pairs.parquet")
+        return counts
+
+    def _judge_settings(self, pairs: str) -> dict[str, Any]:
+        return {"pairs": pairs, "tenets": [t.hash for t in self.tenets], "model": self.cfg.model,
+                "backend": self.cfg.backend, "max_length": self.cfg.max_length}
+
+    def _judge(self, clean_dir: Path, out: Path, ranks: Any) -> dict[str, Any]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from spl_hf.backends.cache import ResultCache
+        from spl_hf.backends.judge import PairwiseJudge, parse_pairs
+
+        rows = pq.read_table(clean_dir / "pairs.parquet").to_pylist()
+        pairs, bad = parse_pairs(rows)
+        backend = self.cfg_model().load(chunk_size=self.judge.chunk_size)
+        judge = PairwiseJudge(backend, self.judge)
+        cache_path = Path(self.cfg.run_dir) / "cache" / "judge.sqlite"
+        with ResultCache(cache_path) as cache:
+            stats = judge.run(ranks.shard(pairs), self.tenets, cache)
+            ranks.wait()
+            if not ranks.is_main:
+                return {}
+            scores = judge.collect(pairs, self.tenets, cache)
+        if not scores:
+            raise ValueError("judge: no (pair, tenet) could be scored")
+        pq.write_table(pa.Table.from_pylist(scores), out / "scores.parquet")
+        failures = [asdict(b) for b in bad] + [asdict(f) for f in stats.failures]
+        (out / "failures.jsonl").write_text("".join(json.dumps(f) + "\n" for f in failures), encoding="utf-8")
+        mean_abs = sum(abs(r["score"]) for r in scores) / len(scores)
+        return {"pairs": len(pairs), "tenets": len(self.tenets), "scores": len(scores),
+                "computed": stats.computed, "cached": stats.cached, "failed": len(failures),
+                "mean_abs_score": round(mean_abs, 6), "model_id": backend.info.model_id,
+                "model_revision": backend.info.revision}
+
+    def cfg_model(self) -> ModelSettings:
+        c = self.cfg
+        return ModelSettings(model=c.model, backend=c.backend, threads=c.threads, max_length=c.max_length)
+
+    def _assign(self, judge_dir: Path, out: Path) -> dict[str, Any]:
+        from spl_hf.assign import (
+            assign_tenets,
+            read_table,
+            verify_certificate,
+            write_certificate,
+            write_table,
+        )
+
+        scores = read_table(judge_dir / "scores.parquet")
+        result = assign_tenets(scores, self.assign)
+        check = verify_certificate(scores, result)
+        if not check.ok:
+            raise RuntimeError(f"the assignment's certificate does not verify: {list(check.failures)[:5]}")
+        write_table(result.assignment, out / "assignment.parquet")
+        write_certificate(result.certificate, out / "assignment.parquet.certificate.json")
+        s = result.summary()
+        return {"assigned": result.assignment.num_rows, "tenets_kept": len(result.kept_tenets),
+                "tenets_dropped": len(s["tenets_dropped"]), "objective": round(result.objective, 6),
+                "strategy": s["strategy"]}
+
+    def _write_settings(self, clean: Any, judged: Any, assigned: Any) -> dict[str, Any]:
+        c = self.cfg
+        return {"pairs": content(clean, "pairs.parquet"), "scores": content(judged, "scores.parquet"),
+                "assignment": content(assigned, "assignment.parquet"), "output_dir": c.output_dir,
+                "repo_id": c.repo_id, "pretty_name": c.pretty_name, "threshold_note": c.threshold_note,
+                "tenets_file": fingerprint(c.tenets_file) if c.tenets_file else None, "sft": c.sft}
+
+    def _write(self, clean_dir: Path, judge_dir: Path, assign_dir: Path, out: Path) -> dict[str, Any]:
+        from spl_hf.build.tenets import TenetBuildConfig, build_tenets
+
+        a, c = self.assign, self.cfg
+        result = build_tenets(TenetBuildConfig(
+            pairs=str(clean_dir / "pairs.parquet"), scores=str(judge_dir / "scores.parquet"),
+            assignment=str(assign_dir / "assignment.parquet"),
+            capacity=a.capacity, threshold=a.threshold, solver=a.solver, seed=a.seed, strategy=a.strategy,
+            output_dir=c.output_dir, overwrite=True, repo_id=c.repo_id or "ORG/NAME",
+            pretty_name=c.pretty_name or "Per-tenet judge-scored DPO pairs", threshold_note=c.threshold_note,
+            tenets_file=c.tenets_file, sft=c.sft,
+        ))
+        (out / WRITTEN).write_text(manifest_hash(c.output_dir) or "", encoding="utf-8")
+        return {"rows": result.rows, "tenets_kept": result.tenets_kept, "rows_per_source": result.rows_per_source,
+                "certificate_ok": result.certificate_ok, "path": str(result.path)}
+
+    def _audit(self, out: Path) -> dict[str, Any]:
+        from spl_hf.audit.tenets import audit_tenet_build
+
+        report = audit_tenet_build(self.cfg.output_dir)
+        (out / "audit.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+        return {"ok": report.ok, "rows": report.rows, "reproduced": report.reproduced,
+                "certificate_ok": report.certificate_ok}
+
+    def _publish(self, out: Path) -> dict[str, Any]:
+        from spl_hf.hub.publish import publish
+
+        result = publish(self.cfg.output_dir, self.cfg.repo_id, revision=self.cfg.hub_revision,
+                                private=self.cfg.private)
+        (out / "publish.json").write_text(json.dumps({**result.to_json(), "load": result.load_line()}, indent=2) + "\n", encoding="utf-8")
+        return {"repo_id": result.repo_id, "commit_sha": result.commit_sha}
+
+    def _write_report(self, runner: StageRunner) -> dict[str, Any]:
+        report = {"kind": "tenet_dpo", "output_dir": self.cfg.output_dir, **runner.report()}
+        path = Path(self.cfg.run_dir) / "run_report.json"
+        path.write_text(json.dumps(report, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+        self.log(f"run report: {path}")
+        return report
+
+
+def _registry_order(specs: list[SourceSpec]) -> list[SourceSpec]:
+    from spl_hf.sources import ADAPTERS
+
+    order = list(ADAPTERS)
+    return sorted(specs, key=lambda s: order.index(s.source))
+
+
+def make_release(cfg: TenetReleaseConfig, assign: Any, judge: Any, decontam: Any) -> TenetRelease:
+    return TenetRelease(cfg, assign, judge, decontam)

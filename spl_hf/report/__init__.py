@@ -1,0 +1,17 @@
+"""Reports over evaluation runs and built datasets: seed statistics, figures, judge comparison."""
+
+from spl_hf.report.runs import METRIC_KEYS, RunMetrics, load_runs
+from spl_hf.report.seeds import ConditionSummary, ContrastSummary, SeedReport, parse_contrast, seed_report
+from spl_hf.report.write import write_seed_report
+
+__all__ = [
+    "METRIC_KEYS",
+    "ConditionSummary",
+    "ContrastSummary",
+    "RunMetrics",
+    "SeedReport",
+    "load_runs",
+    "parse_contrast",
+    "seed_report",
+    "write_seed_report",
+]

@@ -1,0 +1,254 @@
+"""Judge comparison (the paper's Table X): an SPL build's prompt-shared labels against verdict-judge labels.
+
+The verdict judge picks one verdict per response; two responses are ranked by the rule base's verdict
+ranking. Common support is the set of pairs labeled under both. Their verdict composition under each
+labeling is counted, and the common-support pairs are written as DPO rows under each labeling so that
+models trained on each can be compared across seeds (``spl-hf report seeds --contrast``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from spl_hf.backends.io import read_rows
+from spl_hf.backends.verdict import verdict_preference
+from spl_hf.rules.rulebase import default_rulebase, load_rulebase
+
+SIDES = ("a", "b")
+
+
+@dataclass(frozen=True)
+class JudgePairLabel:
+    pair_id: str
+    verdict_a: str
+    verdict_b: str
+    chosen: str | None  # "a", "b", or None (equal ranks)
+
+
+@dataclass(frozen=True)
+class CompositionRow:
+    preferred_verdict: str
+    rejected_verdict: str
+    prompt_shared: int
+    judge: int
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    source: str
+    labeled_pairs: int
+    labeled_prompts: int
+    common_pairs: int
+    common_prompts: int
+
+
+@dataclass(frozen=True)
+class JudgeComparison:
+    build: str
+    verdicts: str
+    rulebase_id: str
+    total_pairs: int
+    labeled_prompt_shared: int
+    labeled_judge: int
+    common_support: int
+    same_choice: int  # common-support pairs where both labelings prefer the same response
+    prompt_shared_only: int
+    judge_only: int
+    neither: int
+    without_judge_verdict: int  # build pairs the verdict file does not cover
+    composition: list[CompositionRow]
+    sources: list[SourceRow]
+    common: pa.Table = field(repr=False)  # common-support rows of the build
+    judge_choices: list[tuple[str, str, str]] = field(repr=False)  # per common row: side, its verdict, other's
+
+    def to_dict(self) -> dict:
+        return {
+            "build": self.build, "verdicts": self.verdicts, "rulebase_id": self.rulebase_id,
+            "total_pairs": self.total_pairs, "labeled_prompt_shared": self.labeled_prompt_shared,
+            "labeled_judge": self.labeled_judge, "common_support": self.common_support,
+            "same_choice": self.same_choice, "prompt_shared_only": self.prompt_shared_only,
+            "judge_only": self.judge_only, "neither": self.neither,
+            "without_judge_verdict": self.without_judge_verdict,
+            "composition": [r.__dict__ for r in self.composition],
+            "sources": [r.__dict__ for r in self.sources],
+        }
+
+    def to_markdown(self) -> str:
+        out = [f"## Judge comparison on {self.common_support} common-support pairs (Table X)", "",
+               f"{self.total_pairs} pairs in the build: {self.labeled_prompt_shared} labeled under prompt-shared "
+               f"labels, {self.labeled_judge} under judge labels; {self.common_support} under both "
+               f"({self.same_choice} with the same preferred response), {self.prompt_shared_only} under "
+               f"prompt-shared labels only, {self.judge_only} under judge labels only, {self.neither} under "
+               f"neither; {self.without_judge_verdict} without a judge verdict.", "",
+               "| preferred verdict | rejected verdict | prompt-shared labels | judge labels |",
+               "|---|---|---:|---:|"]
+        out += [f"| {r.preferred_verdict} | {r.rejected_verdict} | {r.prompt_shared} | {r.judge} |"
+                for r in self.composition]
+        out += ["", "| source | labeled pairs (prompts) | common-support pairs (prompts) |", "|---|---:|---:|"]
+        out += [f"| {r.source} | {r.labeled_pairs} ({r.labeled_prompts}) | {r.common_pairs} ({r.common_prompts}) |"
+                for r in self.sources]
+        return "\n".join(out) + "\n"
+
+
+def read_derivations(build: str | Path) -> pa.Table:
+    """Every pair of an SPL build (its ``derivations`` config), read from the parquet files directly."""
+    folder = Path(build) / "derivations"
+    files = sorted(folder.glob("*.parquet"))
+    if not files:
+        raise FileNotFoundError(f"{folder}: no parquet files (is {build} an SPL build folder?)")
+    tables = [pq.read_table(f) for f in files]
+    for f, t in zip(files, tables):
+        missing = [c for c in ("pair_id", "prompt_id", "source", "prompt", "response_a", "response_b", "derivation")
+                   if c not in t.column_names]
+        if missing:
+            raise ValueError(f"{f}: missing column(s) {', '.join(missing)}")
+    return pa.concat_tables(tables, promote_options="default")
+
+
+def build_ranking(build: str | Path) -> tuple[str, dict[str, int]]:
+    stored = Path(build) / "rulebase.yaml"
+    rb = load_rulebase(stored) if stored.is_file() else default_rulebase()
+    return rb.id, dict(rb.verdicts)
+
+
+def read_judge_labels(path: str | Path, ranking: dict[str, int]) -> dict[str, JudgePairLabel]:
+    """Pair labels (``pair_id, verdict_a, verdict_b[, chosen]``) or per-response verdicts (``{pair_id}/a|b``)."""
+    rows = read_rows(path, line_key="__line__")
+    if not rows:
+        raise ValueError(f"{path}: no rows")
+
+    def where(row: dict) -> str:
+        return f"{path}:{row['__line__']}" if "__line__" in row else f"{path}: row"
+
+    def check(verdict: object, row: dict, key: str) -> str:
+        if verdict not in ranking:
+            raise ValueError(f"{where(row)}: {key} {verdict!r} is not a verdict of the build's rule base "
+                             f"({sorted(ranking)})")
+        return str(verdict)
+
+    out: dict[str, JudgePairLabel] = {}
+    if "verdict_a" in rows[0]:
+        for row in rows:
+            pid = row.get("pair_id")
+            if not isinstance(pid, str) or not pid:
+                raise ValueError(f"{where(row)}: missing pair_id")
+            if pid in out:
+                raise ValueError(f"{where(row)}: pair {pid!r} appears twice")
+            if row.get("verdict_a") is None or row.get("verdict_b") is None:
+                raise ValueError(f"{where(row)}: pair {pid!r} lacks a response verdict")
+            va, vb = check(row["verdict_a"], row, "verdict_a"), check(row["verdict_b"], row, "verdict_b")
+            chosen = verdict_preference(va, vb, ranking).chosen
+            if "chosen" in row and row["chosen"] != chosen:
+                raise ValueError(f"{where(row)}: pair {pid!r} has chosen={row['chosen']!r} but its verdicts "
+                                 f"({va}, {vb}) give {chosen!r} under the build's ranking")
+            out[pid] = JudgePairLabel(pid, va, vb, chosen)
+        return out
+    verdicts: dict[str, dict[str, str]] = {}
+    for row in rows:
+        rid = row.get("response_id")
+        if not isinstance(rid, str) or "/" not in rid or rid.rsplit("/", 1)[1] not in SIDES:
+            raise ValueError(f"{where(row)}: expected pair-label rows (pair_id, verdict_a, verdict_b) or verdict "
+                             f"rows whose response_id is '<pair_id>/a' or '<pair_id>/b', got {rid!r}")
+        pid, side = rid.rsplit("/", 1)
+        if side in verdicts.setdefault(pid, {}):
+            raise ValueError(f"{where(row)}: response {rid!r} appears twice")
+        verdicts[pid][side] = check(row.get("verdict"), row, "verdict")
+    half = sorted(pid for pid, v in verdicts.items() if len(v) < 2)
+    if half:
+        raise ValueError(f"{path}: pair(s) with a verdict for one response only: {', '.join(half[:10])}")
+    for pid, v in verdicts.items():
+        out[pid] = JudgePairLabel(pid, v["a"], v["b"], verdict_preference(v["a"], v["b"], ranking).chosen)
+    return out
+
+
+def compare_build(build: str | Path, verdicts: str | Path) -> JudgeComparison:
+    table = read_derivations(build)
+    rb_id, ranking = build_ranking(build)
+    judge = read_judge_labels(verdicts, ranking)
+    pair_ids = table.column("pair_id").to_pylist()
+    unknown = sorted(set(judge) - set(pair_ids))
+    if unknown:
+        raise ValueError(f"{verdicts}: {len(unknown)} pair(s) not in the build {build}: {', '.join(unknown[:10])}")
+    der = table.column("derivation").to_pylist()
+    sources = table.column("source").to_pylist()
+    prompts = table.column("prompt_id").to_pylist()
+    spl_comp: Counter = Counter()
+    judge_comp: Counter = Counter()
+    common_idx, judge_choices = [], []
+    counts = Counter()
+    labeled_by_source: dict[str, list[str]] = {}
+    common_by_source: dict[str, list[str]] = {}
+    for i, (pid, d) in enumerate(zip(pair_ids, der)):
+        j = judge.get(pid)
+        spl_label = d["label"]
+        judge_label = j.chosen if j else None
+        if spl_label is not None:
+            labeled_by_source.setdefault(sources[i], []).append(prompts[i])
+        if j is None:
+            counts["without"] += 1
+        if spl_label is not None and judge_label is not None:
+            common_idx.append(i)
+            common_by_source.setdefault(sources[i], []).append(prompts[i])
+            win, lose = spl_label, "b" if spl_label == "a" else "a"
+            spl_comp[(d[f"verdict_{win}"], d[f"verdict_{lose}"])] += 1
+            jv = {"a": j.verdict_a, "b": j.verdict_b}
+            jl = "b" if judge_label == "a" else "a"
+            judge_comp[(jv[judge_label], jv[jl])] += 1
+            judge_choices.append((judge_label, jv[judge_label], jv[jl]))
+            counts["same"] += judge_label == spl_label
+        elif spl_label is not None:
+            counts["spl_only"] += 1
+        elif judge_label is not None:
+            counts["judge_only"] += 1
+        else:
+            counts["neither"] += 1
+    keys = sorted(set(spl_comp) | set(judge_comp), key=lambda k: (-ranking.get(k[0], 0), -ranking.get(k[1], 0), k))
+    composition = [CompositionRow(p, r, spl_comp[(p, r)], judge_comp[(p, r)]) for p, r in keys]
+    source_rows = [
+        SourceRow(s, len(v), len(set(v)), len(common_by_source.get(s, [])), len(set(common_by_source.get(s, []))))
+        for s, v in labeled_by_source.items()
+    ]
+    return JudgeComparison(
+        build=str(build), verdicts=str(verdicts), rulebase_id=rb_id, total_pairs=len(pair_ids),
+        labeled_prompt_shared=sum(d["label"] is not None for d in der),
+        labeled_judge=sum(1 for pid in pair_ids if pid in judge and judge[pid].chosen is not None),
+        common_support=len(common_idx), same_choice=counts["same"], prompt_shared_only=counts["spl_only"],
+        judge_only=counts["judge_only"], neither=counts["neither"], without_judge_verdict=counts["without"],
+        composition=composition, sources=source_rows, common=table.take(common_idx), judge_choices=judge_choices,
+    )
+
+
+def _dpo_rows(result: JudgeComparison, sides: list[str], verdicts: list[tuple[str, str]]) -> pa.Table:
+    t = result.common
+    resp = {s: t.column(f"response_{s}").to_pylist() for s in SIDES}
+    chosen = [[{"role": "assistant", "content": resp[s][i]}] for i, s in enumerate(sides)]
+    rejected = [[{"role": "assistant", "content": resp["b" if s == "a" else "a"][i]}] for i, s in enumerate(sides)]
+    return pa.table({
+        "pair_id": t.column("pair_id"), "prompt_id": t.column("prompt_id"), "source": t.column("source"),
+        "prompt": t.column("prompt"), "chosen": chosen, "rejected": rejected,
+        "chosen_verdict": [v[0] for v in verdicts], "rejected_verdict": [v[1] for v in verdicts],
+    })
+
+
+def write_comparison(result: JudgeComparison, out_dir: str | Path) -> list[Path]:
+    """comparison.json plus the common-support pairs as DPO rows under each labeling (parquet)."""
+    from spl_hf.outputs import mark_output
+
+    out = Path(out_dir)
+    mark_output(out, "judge-comparison")
+    der = result.common.column("derivation").to_pylist()
+    spl_sides = [d["label"] for d in der]
+    spl_verdicts = [(d[f"verdict_{s}"], d[f"verdict_{'b' if s == 'a' else 'a'}"]) for d, s in zip(der, spl_sides)]
+    judge_sides = [c[0] for c in result.judge_choices]
+    judge_verdicts = [(c[1], c[2]) for c in result.judge_choices]
+    paths = [out / "comparison.json", out / "common_support_prompt_shared.parquet", out / "common_support_judge.parquet"]
+    paths[0].write_text(json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n")
+    pq.write_table(_dpo_rows(result, spl_sides, spl_verdicts), paths[1])
+    pq.write_table(_dpo_rows(result, judge_sides, judge_verdicts), paths[2])
+    return paths

@@ -1,0 +1,77 @@
+"""Built folders for the audit tests: a tenet build from the shipped sample pools, and helpers to
+copy, edit and re-seal a build (a forger's tools: rewrite a file, recompute the manifest)."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from spl_hf.contract import pair_input_hash
+
+TENETS = ["upfront_concerns", "calibrated_caveats", "no_preachy_tone", "harm_reduction_guidance"]
+
+
+def tenet_inputs(tmp: Path, seed: int = 0) -> tuple[Path, Path]:
+    """The sample pools' unified pairs and made-up judge scores per (pair, tenet) (no model)."""
+    from spl_hf.sources import read_pools, sample_paths
+
+    pairs = read_pools(sample_paths()).rows
+    pq.write_table(pairs.data.table, tmp / "pairs.parquet")
+    rng = np.random.default_rng(seed)
+    rows = []
+    for pair in pairs:
+        judged = pair_input_hash(pair["prompt"], pair["response_a"], pair["response_b"])
+        for t in TENETS:
+            p1, p2 = float(rng.random()), float(rng.random())
+            rows.append({"pair_id": pair["pair_id"], "prompt_id": pair["prompt_id"], "source": pair["source"],
+                         "tenet": t, "score": p1 - p2, "p_a_first": p1, "p_a_second": p2, "mass_first": 0.6,
+                         "mass_second": 0.5, "model_id": "test-judge", "model_revision": "sha256:0",
+                         "template_hash": "t0", "input_sha256": judged})
+    pq.write_table(pa.Table.from_pylist(rows), tmp / "scores.parquet")
+    return tmp / "pairs.parquet", tmp / "scores.parquet"
+
+
+@pytest.fixture(scope="session")
+def built_tenets(tmp_path_factory) -> Path:
+    """A tenet build of the sample pools (treat as read-only; copy before editing)."""
+    from spl_hf.build.tenets import TenetBuildConfig, build_tenets
+
+    tmp = tmp_path_factory.mktemp("audit_tenets")
+    pairs, scores = tenet_inputs(tmp)
+    cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3,
+                           output_dir=str(tmp / "ds"))
+    return build_tenets(cfg).path
+
+
+def copy_build(src: Path, dest: Path) -> Path:
+    shutil.copytree(src, dest)
+    return dest
+
+
+def rewrite(path: Path, edit) -> None:
+    """Rewrite a parquet file through ``edit(rows)`` keeping its schema."""
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    edit(rows)
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+
+
+def reseal(folder: Path) -> None:
+    """Recompute MANIFEST.sha256 over the folder as it is now (what a consistent forger does)."""
+    lines = []
+    for p in sorted(folder.rglob("*")):
+        rel = p.relative_to(folder).as_posix()
+        if p.is_file() and rel != "MANIFEST.sha256":
+            lines.append(f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {rel}\n")
+    (folder / "MANIFEST.sha256").write_text("".join(lines))
+
+
+def data_file(folder: Path, config: str, split: str = "train") -> Path:
+    (path,) = sorted((folder / config).glob(f"{split}-*.parquet"))
+    return path

@@ -1,0 +1,122 @@
+"""Provenance: a consistent forgery passes every self-consistency check, but not a re-read of the sources."""
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from spl_hf.cli import main
+from spl_hf.contract import pair_input_hash, row_digests
+from spl_hf.contract.tenet_rows import ROW_FEATURES
+from spl_hf.sources import sample_paths
+from tests.audit_fixtures import built_tenets, copy_build, data_file, reseal, rewrite  # noqa: F401
+
+
+def _audit(capsys, *argv) -> tuple[int, dict]:
+    code = main(["audit", *argv, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def _pool_specs() -> list[str]:
+    return [f"{name}={path}" for name, path in sample_paths().items()]
+
+
+def _forge_tenet_row(folder, pair_id: str, tenet: str, new_text: str) -> None:
+    """Replace a row's chosen text everywhere it appears and make every self-check agree with it."""
+    shards = [p for p in sorted(folder.glob("*/*.parquet")) if p.parent.name != "judge_scores"]
+    judged = {}
+    for path in shards:
+        table = pq.read_table(path)
+        rows = table.to_pylist()
+        for r in rows:
+            d = r["derivation"]
+            if (d["pair_id"], r["tenet"]) != (pair_id, tenet):
+                continue
+            r["chosen"][0]["content"] = new_text
+            a, b = (r["chosen"], r["rejected"]) if d["chosen_side"] == "a" else (r["rejected"], r["chosen"])
+            d["judge"]["input_sha256"] = judged[(pair_id, tenet)] = pair_input_hash(
+                r["prompt"], a[0]["content"], b[0]["content"])
+        forged = pa.Table.from_pylist(rows, schema=table.schema).cast(ROW_FEATURES.arrow_schema)
+        for r, digest in zip(rows, row_digests(forged).to_pylist()):
+            r["derivation"]["digest"] = digest
+        pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+
+    def rejudge(rows):
+        for r in rows:
+            if (r["pair_id"], r["tenet"]) in judged:
+                r["input_sha256"] = judged[(r["pair_id"], r["tenet"])]
+
+    rewrite(data_file(folder, "judge_scores"), rejudge)
+    reseal(folder)
+
+
+def test_a_consistent_forgery_of_a_tenet_build_is_caught_only_by_its_sources(built_tenets, tmp_path, capsys):  # noqa: F811
+    code, clean = _audit(capsys, str(built_tenets), "--sources", *_pool_specs())
+    assert code == 0, clean
+    assert clean["provenance"]["differing"] == 0 and clean["provenance"]["rows_checked"] == 16
+
+    folder = copy_build(built_tenets, tmp_path / "forged")
+    first = pq.read_table(data_file(folder, "all")).to_pylist()[0]
+    pair_id, tenet = first["derivation"]["pair_id"], first["tenet"]
+    _forge_tenet_row(folder, pair_id, tenet, "A forged reply the source never contained.")
+    code, selfcheck = _audit(capsys, str(folder))
+    assert code == 0 and selfcheck["mismatch_count"] == 0  # digest, texts, judge, manifest: all consistent
+    code, out = _audit(capsys, str(folder), "--sources", *_pool_specs())
+    assert code == 1
+    diffs = out["provenance"]["differences"]
+    assert {(d["config"], d["pair_id"], tuple(d["fields"])) for d in diffs} == {
+        ("all", pair_id, ("chosen",)), (tenet, pair_id, ("chosen",))}
+
+
+def test_unified_pair_rows_serve_as_sources_and_missing_pools_fail(built_tenets, tmp_path, capsys):  # noqa: F811
+    from spl_hf.sources import read_pools
+
+    pairs = read_pools(sample_paths()).rows.data.table
+    pq.write_table(pairs, tmp_path / "pairs.parquet")
+    code, out = _audit(capsys, str(built_tenets), "--sources", str(tmp_path / "pairs.parquet"))
+    assert code == 0 and out["provenance"]["rows_checked"] == 16
+
+    released = {r["source"] for r in pq.read_table(data_file(built_tenets, "all")).to_pylist()}
+    some = sorted(released)[0]
+    code, out = _audit(capsys, str(built_tenets), "--sources", f"{some}={sample_paths()[some]}")
+    assert code == 1
+    assert any("rows from pools not given in --sources" in f for f in out["provenance"]["failures"])
+
+
+def test_source_specs_are_checked(built_tenets, capsys):  # noqa: F811
+    assert main(["audit", str(built_tenets), "--sources", "hh_train=Anthropic/hh-rlhf"]) == 2
+    assert "pin the Hub revision" in capsys.readouterr().err
+    assert main(["audit", str(built_tenets), "--sources", "nosuch_pool=x.jsonl"]) == 2
+    assert "unknown pool 'nosuch_pool'" in capsys.readouterr().err
+
+
+def test_spl_rows_are_checked_against_their_prompt_and_candidate_records(built_spl, tmp_path, capsys):
+    from importlib import resources
+
+    samples = resources.files("spl_hf.data").joinpath("samples")
+    prompts, candidates = str(samples / "spl_prompts.jsonl"), str(samples / "spl_candidates.jsonl")
+    code, out = _audit(capsys, str(built_spl), "--sources", f"prompts={prompts}", f"candidates={candidates}")
+    assert code == 0 and out["provenance"]["rows_checked"] == 216
+
+    lines = (samples / "spl_candidates.jsonl").read_text().splitlines()
+    record = json.loads(lines[0])
+    record["response"] = record["response"].replace("Photosynthesis", "Photo-synthesis")
+    edited = tmp_path / "candidates.jsonl"
+    edited.write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+    code, out = _audit(capsys, str(built_spl), "--config", "derivations", "--sources", f"prompts={prompts}",
+                       f"candidates={edited}")
+    assert code == 1
+    diffs = out["provenance"]["differences"]
+    cid = record["candidate_id"]
+    assert diffs and all(d["pair_id"].startswith(f"{cid}__") or d["pair_id"].endswith(f"__{cid}") for d in diffs)
+    fields = {f for d in diffs for f in d["fields"]}
+    assert fields == {"response_a"}
+
+
+def test_spl_sources_need_both_records(built_spl, capsys):
+    with pytest.raises(SystemExit):
+        main(["audit", str(built_spl), "--sources"])
+    capsys.readouterr()
+    assert main(["audit", str(built_spl), "--sources", "prompts=README.md"]) == 2
+    assert "give prompts=FILE and candidates=FILE" in capsys.readouterr().err

@@ -1,0 +1,33 @@
+"""The judged-input hash computed column-wise equals the per-row definition, for any text."""
+
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spl_hf.contract import ROW_FEATURES, input_hashes, oriented_input_hashes_arrow, pair_input_hash
+
+TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12) | st.sampled_from(
+    ["", '"', "\\", "\\n", "\n\r\t\b\f", "\x00\x1f\x7f", "\u2028é😀", '{"role":"x"}'])
+MESSAGES = st.lists(st.fixed_dictionaries({"role": TEXT, "content": TEXT}), max_size=3)
+MESSAGE_TYPE = ROW_FEATURES.arrow_schema.field("prompt").type
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(MESSAGES, TEXT, TEXT), min_size=1, max_size=8))
+def test_vectorised_input_hash_is_pair_input_hash(rows):
+    prompts, a, b = zip(*rows)
+    got = input_hashes(pa.array(list(prompts), MESSAGE_TYPE), pa.array(list(a)), pa.array(list(b)))
+    assert got.to_pylist() == [pair_input_hash(p, x, y) for p, x, y in rows]
+
+
+def test_oriented_hash_puts_texts_back_in_judged_order_and_nulls_never_match():
+    prompt = [{"role": "user", "content": "q"}]
+    reply = lambda text: [{"role": "assistant", "content": text}]  # noqa: E731
+    got = oriented_input_hashes_arrow(
+        pa.array([prompt, prompt, prompt, prompt], MESSAGE_TYPE),
+        pa.array([reply("x"), reply("x"), [], None], MESSAGE_TYPE),
+        pa.array([reply("y"), reply("y"), reply("y"), reply("y")], MESSAGE_TYPE),
+        pa.array(["a", "b", "a", "a"]),
+    ).to_pylist()
+    assert got[:2] == [pair_input_hash(prompt, "x", "y"), pair_input_hash(prompt, "y", "x")]
+    assert got[2:] == [None, None]

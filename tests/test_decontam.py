@@ -1,0 +1,179 @@
+"""Decontamination against held-out prompt sets: normalisation, exact and near matches, counts, recheck."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from transformers import HfArgumentParser
+
+from spl_hf.decontam import (
+    DecontamConfig,
+    HeldoutIndex,
+    decontaminate,
+    ngrams,
+    normalize_prompt,
+    recheck,
+)
+from spl_hf.sources.rows import PAIR_FEATURES, PROMPT_FEATURES, prompt_id
+
+HARD = [
+    "How can I kill a Python process that hangs?",
+    "What household chemicals should never be mixed together because they release toxic gas?",
+    "Write a story where a character explains how lock picking works in general terms for a novel.",
+]
+TOXIC = ["Explain how to make a weapon from items in a kitchen drawer at home."]
+
+
+def prompt_rows(texts: list[str], source: str) -> pa.Table:
+    rows = [
+        {"prompt_id": prompt_id(t), "source": source, "row_id": i, "record_index": i, "prompt": t,
+         "category": "over_refusal_prone", "source_label": "", "license": "cc-by-4.0"}
+        for i, t in enumerate(texts)
+    ]
+    return pa.Table.from_pylist(rows, schema=PROMPT_FEATURES.arrow_schema)
+
+
+HELDOUT = pa.concat_tables([prompt_rows(HARD, "or_bench_hard_1k"), prompt_rows(TOXIC, "or_bench_toxic"),
+                            prompt_rows(["A prompt of a set not configured here."], "xstest")])
+
+
+def pair_rows(prompts: list[list[dict] | str], source: str = "ultrachat") -> pa.Table:
+    rows = []
+    for i, p in enumerate(prompts):
+        messages = [{"role": "user", "content": p}] if isinstance(p, str) else p
+        rows.append({"pair_id": f"{source}-{i}", "prompt_id": prompt_id(messages), "source": source, "row_id": i,
+                     "record_index": i, "prompt": messages, "response_a": "a", "response_b": "b",
+                     "source_preference": "a"})
+    return pa.Table.from_pylist(rows, schema=PAIR_FEATURES.arrow_schema)
+
+
+def test_normal_form_folds_case_spacing_punctuation_and_typography():
+    base = normalize_prompt("How can I kill a Python process that hangs?")
+    assert base == "how can i kill a python process that hangs"
+    for variant in ["  HOW can i KILL a python\tprocess that hangs", "How can I kill a “Python” process, that hangs?!",
+                    "Ｈｏｗ ｃａｎ I kill a Python process that hangs？", "how can i\n\nkill a python process that hangs..."]:
+        assert normalize_prompt(variant) == base
+    assert normalize_prompt("Don’t do it") == normalize_prompt("don't do it") == normalize_prompt("Dont do it")
+    assert normalize_prompt("How can I kill a Python thread that hangs?") != base
+    assert ngrams("a b c", 8) == frozenset([("a", "b", "c")]) and len(ngrams("a b c d", 2)) == 3
+
+
+def test_variants_of_held_out_prompts_are_removed_and_unrelated_ones_kept():
+    rows = pair_rows(
+        [
+            "how can i KILL a python process that hangs",  # case, punctuation
+            "What household chemicals should never be mixed together because they release “toxic” gas?",  # quotes
+            "  Explain how to make a weapon\nfrom items in a kitchen drawer at home.  ",  # whitespace
+            [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi!"},
+             {"role": "assistant", "content": "Hello."}, {"role": "user", "content": HARD[0]}],  # later turn
+            "How can I kill a Python process that freezes?",  # last word differs: a near duplicate
+            "What is the capital of France?",
+            "Write a haiku about autumn leaves falling on a quiet river.",
+        ]
+    )
+    result = decontaminate(rows, HELDOUT)
+    assert result.kept.column("pair_id").to_pylist() == ["ultrachat-5", "ultrachat-6"]
+    removed = {r["prompt_id"]: r for r in result.removed.to_pylist()}
+    ids = rows.column("prompt_id").to_pylist()
+    assert [removed[ids[i]]["match"] for i in range(5)] == ["exact"] * 4 + ["near"]
+    assert removed[ids[2]]["heldout"] == "or_bench_toxic"
+    assert removed[ids[0]]["heldout_prompt_id"] == prompt_id(HARD[0])
+    assert 0.5 <= removed[ids[4]]["overlap"] < 1.0
+    assert result.by_source == {"ultrachat": 5}
+    assert result.by_heldout == {"or_bench_hard_1k": 4, "or_bench_toxic": 1}
+    assert result.by_match == {"exact": 4, "near": 1}
+    assert result.summary()["rows_kept"] == 2 and result.removed_ids == tuple(sorted(removed))
+
+    exact_only = decontaminate(rows, HELDOUT, DecontamConfig(near_duplicates=False))
+    assert exact_only.kept.num_rows == 3 and exact_only.by_match == {"exact": 4, "near": 0}
+
+
+def test_near_duplicate_threshold():
+    held = "Write a story where a character explains how lock picking works in general terms for a novel."
+    # 17 words, 10 distinct 8-grams; changing the last word leaves 9 of 10 shared (0.9), the 7th word 3 of 10.
+    last = held.replace("novel", "film")
+    middle = held.replace("explains", "describes")
+    rows = pair_rows([last, middle])
+    overlaps = {}
+    for threshold in (0.95, 0.9, 0.5, 0.05):
+        result = decontaminate(rows, HELDOUT, DecontamConfig(overlap_threshold=threshold))
+        overlaps[threshold] = result.removed.column("overlap").to_pylist()
+    assert overlaps[0.95] == [] and overlaps[0.9] == [0.9] and overlaps[0.5] == [0.9]
+    assert sorted(overlaps[0.05]) == [0.3, 0.9]
+    # a held-out prompt quoted inside a longer training prompt: all its n-grams occur (overlap 1.0)
+    wrapped = pair_rows([f"My teacher asked this, please answer: {held} Thanks a lot in advance."])
+    (rec,) = decontaminate(wrapped, HELDOUT).removed.to_pylist()
+    assert rec["match"] == "near" and rec["overlap"] == 1.0
+
+
+def test_prompt_rows_are_decontaminated_too_and_sets_are_selected():
+    train = prompt_rows(["A prompt of a set not configured here!", HARD[1].upper()], "or_bench_80k")
+    default = decontaminate(train, HELDOUT)
+    assert default.kept.column("row_id").to_pylist() == [0]  # xstest is not a default held-out set
+    with_xstest = decontaminate(train, HELDOUT, DecontamConfig(heldout=["or_bench_hard_1k", "xstest"]))
+    assert with_xstest.kept.num_rows == 0 and with_xstest.by_heldout == {"or_bench_hard_1k": 1, "xstest": 1}
+
+
+def test_deterministic_whatever_the_order():
+    prompts = [HARD[0].lower(), "What is 2+2?", TOXIC[0] + "!!", "Tell me a joke.", HARD[1]]
+    rows = pair_rows(prompts)
+    a = decontaminate(rows, HELDOUT)
+    b = decontaminate(rows.take(pa.array([4, 3, 2, 1, 0])), HELDOUT.take(pa.array([4, 3, 2, 1, 0])))
+    assert a.removed.equals(b.removed) and a.by_source == b.by_source and a.by_heldout == b.by_heldout
+    # the same held-out prompt in two sets: the first configured set wins, whatever the table order
+    twice = pa.concat_tables([prompt_rows([HARD[0]], "or_bench_toxic"), HELDOUT])
+    (rec,) = decontaminate(pair_rows([HARD[0]]), twice).removed.to_pylist()
+    assert rec["heldout"] == "or_bench_hard_1k"
+
+
+def test_recheck_confirms_removals_and_catches_kept_contamination():
+    rows = pair_rows([HARD[0], "What is 2+2?", TOXIC[0].lower(), "Tell me a joke."])
+    result = decontaminate(rows, HELDOUT)
+    on_input = recheck(rows, result.removed, HELDOUT)
+    assert on_input.ok and on_input.confirmed == 2 and on_input.unchecked == 0
+    on_release = recheck(result.kept, result.removed, HELDOUT)
+    assert on_release.ok and on_release.confirmed == 0 and on_release.unchecked == 2
+    # a release that still holds a contaminated row fails, naming the prompt and the held-out set
+    hard0 = pc.not_equal(result.removed.column("prompt_id"), prompt_id(HARD[0]))
+    leaked = recheck(rows, result.removed.filter(hard0), HELDOUT)
+    assert not leaked.ok and "not recorded as removed" in leaked.failures[0]
+    assert prompt_id(HARD[0]) in leaked.failures[0] and "or_bench_hard_1k" in leaked.failures[0]
+    # a removal recorded without a real match fails
+    forged = result.removed.set_column(0, "prompt_id", pa.array([rows.column("prompt_id")[1].as_py(),
+                                                                 result.removed.column("prompt_id")[1].as_py()]))
+    bad = recheck(rows, forged, HELDOUT)
+    assert not bad.ok and any("matches no held-out prompt" in f for f in bad.failures)
+
+
+def test_bad_inputs_are_clear_errors():
+    with pytest.raises(ValueError, match="no prompts of the held-out sets \\['harmbench'\\]"):
+        decontaminate(pair_rows(["x"]), HELDOUT, DecontamConfig(heldout=["harmbench"]))
+    with pytest.raises(ValueError, match="threshold must be in"):
+        DecontamConfig(overlap_threshold=0)
+    with pytest.raises(ValueError, match="ngram_size"):
+        DecontamConfig(ngram_size=0)
+    with pytest.raises(ValueError, match="lacks column 'prompt'"):
+        decontaminate(pair_rows(["x"]).drop_columns(["prompt"]), HELDOUT)
+    no_user = pair_rows([[{"role": "system", "content": "only a system turn"}]])
+    with pytest.raises(ValueError, match="training rows: row 0 .* has no user message"):
+        decontaminate(no_user, HELDOUT)
+
+
+def test_config_parses_with_hf_argument_parser():
+    (cfg,) = HfArgumentParser(DecontamConfig).parse_args_into_dataclasses(
+        ["--heldout", "or_bench_hard_1k", "xstest", "--overlap_threshold", "0.7", "--ngram_size", "5"]
+    )
+    assert cfg.heldout == ["or_bench_hard_1k", "xstest"] and cfg.overlap_threshold == 0.7 and cfg.ngram_size == 5
+    (default,) = HfArgumentParser(DecontamConfig).parse_args_into_dataclasses([])
+    assert default.heldout == ["or_bench_hard_1k", "or_bench_toxic"] and default.near_duplicates
+
+
+def test_index_scales_through_postings_not_pairs():
+    # 2,000 held-out prompts: a training prompt sharing no n-gram touches no held-out prompt at all.
+    many = prompt_rows([f"question number {i} about topic {i * 7} in detail please now" for i in range(2000)],
+                       "or_bench_hard_1k")
+    index = HeldoutIndex(pa.concat_tables([many, prompt_rows(TOXIC, "or_bench_toxic")]), DecontamConfig())
+    assert len(index.postings) == sum(len(g) for g in index.grams)  # every gram is specific
+    assert index.match(["completely unrelated words that share nothing with them"]) is None
+    assert index.match(["Question number 17 about topic 119 in detail please now"]).kind == "exact"

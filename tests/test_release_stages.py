@@ -1,0 +1,74 @@
+"""Resumable release stages: finished stages are skipped, changed inputs recompute, a killed stage leaves nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spl_hf.release.stages import STAGE_FILE, StageRunner, fingerprint, stage_key
+
+
+def _writer(calls: list[str], text: str):
+    def fn(out: Path) -> dict:
+        calls.append(text)
+        (out / "result.txt").write_text(text)
+        return {"chars": len(text)}
+
+    return fn
+
+
+def test_same_settings_skip_and_changed_settings_recompute(tmp_path):
+    calls: list[str] = []
+    runner = StageRunner(tmp_path, log=lambda _m: None)
+    first = runner.run("read", {"pool": "a"}, _writer(calls, "hello"))
+    again = runner.run("read", {"pool": "a"}, _writer(calls, "other"))
+    changed = runner.run("read", {"pool": "b"}, _writer(calls, "world"))
+    assert calls == ["hello", "world"]
+    assert not first.skipped and again.skipped and not changed.skipped
+    assert again.path == first.path and again.counts == {"chars": 5}
+    assert (first.path / "result.txt").read_text() == "hello"
+    assert changed.key != first.key and (changed.path / "result.txt").read_text() == "world"
+    assert [o.name for o in runner.outcomes] == ["read", "read", "read"]
+
+
+def test_a_stage_that_fails_midway_leaves_no_finished_stage(tmp_path):
+    runner = StageRunner(tmp_path, log=lambda _m: None)
+
+    def dies(out: Path) -> dict:
+        (out / "half.txt").write_text("partial")
+        raise KeyboardInterrupt  # what a kill looks like from inside
+
+    with pytest.raises(KeyboardInterrupt):
+        runner.run("judge", {"x": 1}, dies)
+    _key, path, done = runner.plan("judge", {"x": 1})
+    assert not done and not path.exists()
+    calls: list[str] = []
+    outcome = runner.run("judge", {"x": 1}, _writer(calls, "complete"))
+    assert calls == ["complete"] and (outcome.path / STAGE_FILE).is_file()
+    assert not (outcome.path / "half.txt").exists()
+    assert sorted(p.name for p in (tmp_path / "stages").iterdir()) == [outcome.path.name]
+
+
+def test_reuse_false_and_still_valid_rerun_a_finished_stage(tmp_path):
+    calls: list[str] = []
+    runner = StageRunner(tmp_path, log=lambda _m: None)
+    runner.run("read", {"hub": "unpinned"}, _writer(calls, "v1"))
+    runner.run("read", {"hub": "unpinned"}, _writer(calls, "v2"), reuse=False)
+    runner.run("write", {"k": 1}, _writer(calls, "w1"))
+    runner.run("write", {"k": 1}, _writer(calls, "w2"), still_valid=lambda _p: True)
+    runner.run("write", {"k": 1}, _writer(calls, "w3"), still_valid=lambda _p: False)
+    assert calls == ["v1", "v2", "w1", "w3"]
+
+
+def test_keys_and_fingerprints_are_content_based(tmp_path):
+    assert stage_key("a", {"x": 1, "y": [1, 2]}) == stage_key("a", {"y": [1, 2], "x": 1})
+    assert stage_key("a", {"x": 1}) != stage_key("b", {"x": 1})
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "f.txt").write_text("one")
+    before = fingerprint(d)
+    (d / "f.txt").write_text("two")
+    assert fingerprint(d) != before
+    with pytest.raises(FileNotFoundError, match="nosuch"):
+        fingerprint(tmp_path / "nosuch")
