@@ -33,6 +33,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("label", "spl_hf.cli.label", "assign SPL attributes with an LM labeler"),
     ("judge", "spl_hf.cli.judge", "score response pairs per tenet with an LM judge (both orderings)"),
     ("generate", "spl_hf.cli.generate", "generate candidate responses per prompt under named instructions"),
+    ("eval", "spl_hf.cli.eval", "refusal evaluation of a model or a trained run; at-limit counts per seed"),
     ("report", "spl_hf.cli.report", "refusal statistics across seeds (figures) and the judge comparison"),
     ("agreement", "spl_hf.cli.agreement", "agreement of model attribute labels with a human rater panel"),
     ("hub", "spl_hf.cli.hub", "a local Hub server for offline tests of publishing pipelines"),

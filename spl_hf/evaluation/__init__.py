@@ -1,0 +1,35 @@
+"""Refusal evaluation of policies: prompt sets, resumable greedy generation, metrics per prompt set,
+the at-limit table across seeds, and an optional model-based refusal classifier.
+
+Heavy dependencies (torch, transformers, peft) load only when a model is loaded.
+"""
+
+from spl_hf.evaluation.classifier import RefusalClass, RefusalClassifier, RefusalItem
+from spl_hf.evaluation.collect import at_limit_table, collect_metrics, format_at_limit
+from spl_hf.evaluation.job import EvalTarget, evaluate_sets, plan_outputs
+from spl_hf.evaluation.prompts import DEFAULT_SETS, EvalPrompt, PromptSet, load_prompt_set, parse_prompt_sets
+from spl_hf.evaluation.run_folder import RunInfo, read_run
+from spl_hf.evaluation.runner import EvalConfig, RefusalEvaluator, refusal_metrics
+
+__all__ = [
+    "DEFAULT_SETS",
+    "EvalConfig",
+    "EvalPrompt",
+    "EvalTarget",
+    "PromptSet",
+    "RefusalClass",
+    "RefusalClassifier",
+    "RefusalEvaluator",
+    "RefusalItem",
+    "RunInfo",
+    "at_limit_table",
+    "collect_metrics",
+    "evaluate_sets",
+    "format_at_limit",
+    "load_prompt_set",
+    "parse_prompt_sets",
+    "plan_outputs",
+    "read_run",
+    "refusal_metrics",
+]
+

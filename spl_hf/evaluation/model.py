@@ -1,0 +1,101 @@
+"""Load the policy to evaluate: a base model, optionally with a LoRA adapter merged in.
+
+The adapter's identity (hash of its ``adapter_*`` files) joins the base model's revision, so cached
+generations of a base model and of each adapter never mix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from spl_hf.backends.loading import ModelInfo, cache_root, file_sha256
+
+
+def adapter_hash(adapter: str | Path) -> str:
+    """sha256 over the adapter's own files (``adapter_config.json``, ``adapter_model.*``)."""
+    folder = Path(adapter)
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name.startswith("adapter_"))
+    if not (folder / "adapter_config.json").is_file():
+        raise FileNotFoundError(f"{folder / 'adapter_config.json'}: not a PEFT adapter folder")
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode() + b"\0" + file_sha256(f).encode() + b"\0")
+    return h.hexdigest()
+
+
+def with_adapter(info: ModelInfo, adapter: str | Path | None) -> ModelInfo:
+    if adapter is None:
+        return info
+    return ModelInfo(info.model_id, f"{info.revision}+adapter-sha256:{adapter_hash(adapter)}", info.path)
+
+
+def _merged(model: Any, adapter: str | Path) -> Any:
+    from peft import PeftModel
+
+    # Merging once makes generation as fast as the base model's; the adapter never changes here.
+    merged = PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()
+    merged.eval()
+    return merged
+
+
+def load_policy(
+    kind: str = "hf",
+    model: str | None = None,
+    adapter: str | Path | None = None,
+    threads: int = 1,
+    max_length: int | None = None,
+    **kw: Any,
+) -> Any:
+    """A generation backend (``hf`` or ``vllm``) for ``model`` with ``adapter`` merged in."""
+    if adapter is not None and not (Path(adapter) / "adapter_config.json").is_file():
+        raise FileNotFoundError(f"{adapter}: not a PEFT adapter folder (adapter_config.json missing)")
+    if kind == "hf":
+        from spl_hf.backends.hf import HFBackend
+        from spl_hf.backends.loading import LoadedModel, load_model
+
+        loaded = load_model(model, threads=threads)
+        if adapter is not None:
+            loaded = LoadedModel(_merged(loaded.model, adapter), loaded.tokenizer, with_adapter(loaded.info, adapter))
+        return HFBackend(loaded, max_length=max_length, **kw)
+    if kind == "vllm":
+        from spl_hf.backends.vllm import VLLMBackend
+
+        path = model if adapter is None else str(merged_folder(model, adapter))
+        return VLLMBackend(path, max_length=max_length, **kw)
+    raise ValueError(f"backend: expected 'hf' or 'vllm', got {kind!r}")
+
+
+def merged_folder(model: str | None, adapter: str | Path) -> Path:
+    """Base + adapter merged and saved once (for vLLM), under the spl_hf cache, keyed by both hashes."""
+    import os
+    import shutil
+    import tempfile
+
+    from spl_hf.backends.loading import load_model, resolve_model
+
+    _, base_info, _ = resolve_model(model)
+    info = with_adapter(base_info, adapter)
+    key = hashlib.sha256(info.revision.encode()).hexdigest()[:24]
+    target = cache_root() / "merged" / key
+    marker = target / "spl_hf_model.json"
+    if marker.is_file():
+        return target
+    loaded = load_model(model, threads=0, device="cpu")
+    merged = _merged(loaded.model, adapter)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{key}.tmp-"))
+    try:
+        merged.save_pretrained(str(tmp))
+        loaded.tokenizer.save_pretrained(str(tmp))
+        # resolve_model reads this marker, so the vLLM backend reports base + adapter identity.
+        (tmp / "spl_hf_model.json").write_text(json.dumps(info.to_dict(), indent=2, sort_keys=True))
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target

@@ -1,0 +1,22 @@
+"""Refusal detection without a model: published keyword matchers, vectorised matching, refusal rates,
+and agreement between classifiers. Pure: no model or I/O code."""
+
+from spl_hf.refusal.agreement import Agreement, agreement
+from spl_hf.refusal.match import match_array, match_one
+from spl_hf.refusal.matchers import MATCHERS, Matcher, get_matcher
+from spl_hf.refusal.normalise import normalise
+from spl_hf.refusal.result import GroupRate, RefusalResult, compute_refusal
+
+__all__ = [
+    "MATCHERS",
+    "Agreement",
+    "GroupRate",
+    "Matcher",
+    "RefusalResult",
+    "agreement",
+    "compute_refusal",
+    "get_matcher",
+    "match_array",
+    "match_one",
+    "normalise",
+]
