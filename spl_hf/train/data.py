@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 from datasets import Dataset, DatasetDict, IterableDataset, IterableDatasetDict
+from datasets.exceptions import DatasetGenerationError
 
 from spl_hf.backends.loading import file_sha256
 
@@ -226,6 +227,15 @@ def files_fingerprint(name: str, files: list[str]) -> tuple[str, list[str]]:
     return h.hexdigest(), rels
 
 
+def _parquet_rows(files: list[str]) -> int | None:
+    """Rows in local parquet files from their footers; None when a file is not parquet."""
+    import pyarrow.parquet as pq
+
+    if not files or not all(f.endswith(".parquet") for f in files):
+        return None
+    return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+
+
 def hub_commit(name: str, revision: str | None) -> str:
     """The commit sha a Hub revision (or the default branch) resolves to, from ``HF_ENDPOINT``."""
     from huggingface_hub import HfApi
@@ -254,7 +264,13 @@ def load_split(
     files = config_data_files(name, config, revision)
     split = check_split_name(name, config, split, list(files))
     where = _where(name, config, split)
-    ds = require_dataset(load_dataset(name, config, split=split, revision=revision), where)
+    if local and _parquet_rows(files[split]) == 0:
+        raise ValueError(f"{where}: the split is empty; nothing to train on")
+    try:
+        loaded = load_dataset(name, config, split=split, revision=revision)
+    except DatasetGenerationError as exc:
+        raise ValueError(f"{where}: its data files could not be read: {exc.__cause__ or exc}") from exc
+    ds = require_dataset(loaded, where)
     ds = filter_sources(ds, sources, where)
     check_rows(ds, where, weight_column)
     if local:

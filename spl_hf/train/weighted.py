@@ -118,5 +118,5 @@ class WeightedDPOTrainer(DPOTrainer):
         metrics["rewards/margins"].append(gather(chosen_rewards - rejected_rewards).mean().item())
         metrics["logps/chosen"].append(gather(chosen_logps.detach()).mean().item())
         metrics["logps/rejected"].append(gather(rejected_logps.detach()).mean().item())
-        metrics["weights/mean"].append(gather(weights.to(chosen_logps.device)).mean().item())
+        metrics["weights/mean"].append(gather(weights.to(chosen_logps.device).float()).mean().item())
         return loss
