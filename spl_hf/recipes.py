@@ -18,6 +18,13 @@ RECIPE_KINDS: dict[str, tuple[str, ...]] = {
     "tenets": ("spl_hf.build.tenets:TenetBuildConfig",),
 }
 
+# kinds parsed by their own function ("module:function"), for recipes that are not one
+# HfArgumentParser YAML: training (TrlParser) and accelerate launch configs.
+RECIPE_PARSERS: dict[str, str] = {
+    "train": "spl_hf.train.args:parse_recipe",
+    "accelerate": "spl_hf.train.launch:parse_accelerate_config",
+}
+
 
 def recipe_classes(path: str | Path) -> tuple[type, ...]:
     kind = Path(path).parent.name
@@ -32,4 +39,9 @@ def recipe_classes(path: str | Path) -> tuple[type, ...]:
 
 def parse_recipe(path: str | Path) -> tuple:
     """The recipe's config objects; raises ``ValueError`` on keys no dataclass takes."""
+    kind = Path(path).parent.name
+    if kind in RECIPE_PARSERS:
+        module, name = RECIPE_PARSERS[kind].split(":")
+        parsed = getattr(importlib.import_module(module), name)(path)
+        return parsed if isinstance(parsed, tuple) else (parsed,)
     return tuple(HfArgumentParser(recipe_classes(path)).parse_yaml_file(str(path), allow_extra_keys=False))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from trl import DPOConfig, ModelConfig, ScriptArguments, TrlParser
 
@@ -45,6 +46,18 @@ PARSED_TYPES = (TrainScriptArguments, DPOConfig, ModelConfig)
 
 def make_parser() -> TrlParser:
     return TrlParser(PARSED_TYPES)
+
+
+def parse_recipe(path: str | Path) -> tuple[TrainScriptArguments, DPOConfig, ModelConfig]:
+    """Parse a training recipe exactly as ``train.py --config`` does (unknown keys raise).
+
+    On a machine without a GPU, ``TrainingArguments`` refuses bf16 unless ``use_cpu`` is set; the
+    recipe is then checked with ``use_cpu`` so a GPU recipe can be validated anywhere.
+    """
+    import torch
+
+    extra = [] if torch.cuda.is_available() else ["--use_cpu", "true"]
+    return parse_args(["--config", str(path), *extra])
 
 
 def parse_args(argv: Sequence[str] | None = None) -> tuple[TrainScriptArguments, DPOConfig, ModelConfig]:
