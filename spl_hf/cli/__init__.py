@@ -25,6 +25,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("label", "spl_hf.cli.label", "assign SPL attributes with an LM labeler"),
     ("judge", "spl_hf.cli.judge", "score response pairs per tenet with an LM judge (both orderings)"),
     ("generate", "spl_hf.cli.generate", "generate candidate responses per prompt under named instructions"),
+    ("train", "spl_hf.cli.train", "DPO + LoRA training: seed x condition sweeps of train.py"),
     ("demo", "spl_hf.cli.demo", "run the main job on the embedded defaults, writing under out/demo"),
 )
 
