@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -69,13 +70,16 @@ def resolve_config(name: str, config: str | None, revision: str | None) -> str |
     return config
 
 
-def config_data_files(name: str, config: str | None, revision: str | None) -> dict[str, list[str]]:
-    """Split name -> data files of one config, resolved the way ``load_dataset`` resolves them."""
+def config_data_files(name: str, config: str | None, revision: str | None) -> tuple[dict[str, list[str]], str]:
+    """(split name -> data files, builder hash) of one config, resolved the way ``load_dataset`` does.
+
+    For a Hub repo the builder hash is the commit the revision resolved to.
+    """
     from datasets import load_dataset_builder
 
     builder = load_dataset_builder(name, config, revision=revision)
     files = builder.config.data_files or {}
-    return {str(split): [str(f) for f in paths] for split, paths in files.items()}
+    return {str(split): [str(f) for f in paths] for split, paths in files.items()}, str(builder.hash)
 
 
 def check_split_name(name: str, config: str | None, split: str | None, splits: list[str]) -> str:
@@ -261,13 +265,18 @@ def load_split(
         raise ValueError(f"{name}: --dataset_revision pins a Hub commit, but this is a local folder "
                          "(its data files are hashed and recorded instead)")
     config = resolve_config(name, config, revision)
-    files = config_data_files(name, config, revision)
+    files, builder_hash = config_data_files(name, config, revision)
     split = check_split_name(name, config, split, list(files))
     where = _where(name, config, split)
-    if local and _parquet_rows(files[split]) == 0:
-        raise ValueError(f"{where}: the split is empty; nothing to train on")
+    if local:
+        resolved = None
+        if _parquet_rows(files[split]) == 0:
+            raise ValueError(f"{where}: the split is empty; nothing to train on")
+    else:
+        # Pin the commit the files were listed at, so a push in between cannot change the rows.
+        resolved = builder_hash if re.fullmatch(r"[0-9a-f]{40}", builder_hash) else hub_commit(name, revision)
     try:
-        loaded = load_dataset(name, config, split=split, revision=revision)
+        loaded = load_dataset(name, config, split=split, revision=resolved)
     except DatasetGenerationError as exc:
         raise ValueError(f"{where}: its data files could not be read: {exc.__cause__ or exc}") from exc
     ds = require_dataset(loaded, where)
@@ -275,9 +284,8 @@ def load_split(
     check_rows(ds, where, weight_column)
     if local:
         fingerprint, rels = files_fingerprint(name, files[split])
-        resolved = None
     else:
-        resolved = hub_commit(name, revision)
-        fingerprint, rels = resolved, [f.split("@", 1)[-1] for f in files[split]]
+        # hf://datasets/<repo>@<sha>/<path>: keep the path inside the repo
+        fingerprint, rels = resolved, [f.split("@", 1)[-1].split("/", 1)[-1] for f in files[split]]
     return ds, DataRecord(name, config, resolved, fingerprint, split, ds.num_rows,
                           sorted(set(sources)) if sources else None, rels)

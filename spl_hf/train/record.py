@@ -53,7 +53,7 @@ def _plain(value: Any) -> Any:
 
 def _no_secrets(d: dict[str, Any]) -> dict[str, Any]:
     # Tokens never reach an output file, not even masked placeholders that look like values.
-    return {k: v for k, v in d.items() if "token" not in k.lower() or k in ("pad_token",)}
+    return {k: v for k, v in d.items() if not (k == "token" or (k.endswith("_token") and k != "pad_token"))}
 
 
 def resolved_config(script_args: Any, training_args: Any, model_args: Any) -> dict[str, Any]:

@@ -89,6 +89,8 @@ def main(
     if not model_args.use_peft:
         raise ValueError("train.py trains LoRA adapters: set use_peft: true (the reference is the base model "
                          "with the adapter disabled)")
+    if script_args.dataset_streaming:
+        raise ValueError("dataset_streaming is not supported: the rows are counted and checked before training")
     name = script_args.dataset_name
     out = guard_dir(training_args.output_dir, overwrite=script_args.overwrite,
                     inputs=[name] if name and is_local(name) else [])
@@ -136,6 +138,12 @@ def main(
         peft_config=get_peft_config(model_args),
         **kwargs,
     )
+    if script_args.ignore_bias_buffers:  # as TRL's dpo.py: DDP must not broadcast boolean mask buffers
+        import torch
+
+        trainer.model._ddp_params_and_buffers_to_ignore = [
+            n for n, b in trainer.model.named_buffers() if b.dtype == torch.bool
+        ]
     adapted, trainable, total = count_adapter(trainer.model)
     result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     trainer.save_model(str(out))
