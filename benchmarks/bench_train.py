@@ -5,7 +5,10 @@ model on the same published split for the same number of steps and save the adap
 ``spl_hf.train.run.main`` (output guard, data checks, dataset fingerprint, run record, card);
 "bare" is what a user would write: ``load_dataset`` + ``DPOTrainer(peft_config=...)`` + ``save_model``.
 Each run is a fresh subprocess (so peak RSS is its own), in ABBA order to cancel drift; the
-printed figures are medians, and the overhead is ours/bare - 1 in end-to-end seconds per step.
+printed figures are medians, and the overhead is ours/bare - 1 in end-to-end seconds per step. On a
+shared machine run-to-run noise can exceed the overhead, so the time spent around
+``trainer.train()`` (loading, checks, saving, records) is also printed for both: the training loop
+itself is TRL's in both paths.
 
 Usage: python benchmarks/bench_train.py [--model tiny|embedded|PATH] [--steps 20] [--repeats 2]
        [--split ultrachat] [--device cpu|gpu]
@@ -55,7 +58,8 @@ def child(mode: str, flags: list[str]) -> dict[str, float]:
         from spl_hf.train.run import main
 
         out = main(script, train_args, model_args, argv=flags)
-        steps = json.loads((out / "run.json").read_text())["global_steps"]
+        rec = json.loads((out / "run.json").read_text())
+        steps, train_s = rec["global_steps"], rec["train_s"]
     else:
         from datasets import load_dataset
         from trl import DPOTrainer, get_peft_config
@@ -66,10 +70,13 @@ def child(mode: str, flags: list[str]) -> dict[str, float]:
         train_args.model_init_kwargs = {"dtype": model_args.dtype}
         ds = load_dataset(script.dataset_name, script.dataset_config, split=script.dataset_train_split)
         trainer = DPOTrainer(model=path, args=train_args, train_dataset=ds, peft_config=get_peft_config(model_args))
+        t_train = time.perf_counter()
         trainer.train()
+        train_s = time.perf_counter() - t_train
         trainer.save_model(train_args.output_dir)
         steps = trainer.state.global_step
-    return {"steps": steps, "wall_s": time.perf_counter() - t0, **_peak()}
+    wall = time.perf_counter() - t0
+    return {"steps": steps, "wall_s": wall, "train_s": train_s, "outside_s": wall - train_s, **_peak()}
 
 
 def _run_child(mode: str, flags: list[str]) -> dict[str, float]:
@@ -114,7 +121,8 @@ def main() -> int:
             out = str(tmp_path / f"{mode}{i}")
             results[mode].append(_run_child(mode, _flags(model, str(data), args.split, args.steps, out, args.device)))
             r = results[mode][-1]
-            print(f"  {mode:<4} run {i}: {r['steps']} steps in {r['wall_s']:.2f} s, peak RSS {r['peak_rss_mb']:.0f} MB"
+            print(f"  {mode:<4} run {i}: {r['steps']} steps in {r['wall_s']:.2f} s ({r['train_s']:.2f} s in "
+                  f"trainer.train, {r['outside_s']:.2f} s around it), peak RSS {r['peak_rss_mb']:.0f} MB"
                   + (f", CUDA peak {r['cuda_peak_mb']:.0f} MB" if "cuda_peak_mb" in r else ""), flush=True)
 
     def med(mode: str, key: str) -> float:
@@ -131,6 +139,10 @@ def main() -> int:
     print(f"overhead of train.py's path: {sps['bare'] / sps['ours'] - 1:+.1%} time per step "
           f"(ratio ours/bare steps/s = {sps['ours'] / sps['bare']:.3f}); "
           f"peak RSS ratio {med('ours', 'peak_rss_mb') / med('bare', 'peak_rss_mb'):.3f}")
+    print(f"time around trainer.train (loading, checks, saving, records): ours {med('ours', 'outside_s'):.2f} s, "
+          f"bare {med('bare', 'outside_s'):.2f} s; added by train.py "
+          f"{med('ours', 'outside_s') - med('bare', 'outside_s'):+.2f} s per run "
+          f"= {(med('ours', 'outside_s') - med('bare', 'outside_s')) / med('bare', 'wall_s'):+.1%} of a bare run")
     return 0
 
 

@@ -93,6 +93,7 @@ class RunRecord:
     world_size: int
     global_steps: int
     wall_s: float
+    train_s: float
     final_loss: float | None
     train_loss: float | None
     adapted_modules: int
@@ -119,6 +120,7 @@ class RunRecord:
             "world_size": self.world_size,
             "global_steps": self.global_steps,
             "wall_s": round(self.wall_s, 3),
+            "train_s": round(self.train_s, 3),
             "final_loss": self.final_loss,
             "train_loss": self.train_loss,
             "adapted_modules": self.adapted_modules,

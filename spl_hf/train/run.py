@@ -145,7 +145,9 @@ def main(
             n for n, b in trainer.model.named_buffers() if b.dtype == torch.bool
         ]
     adapted, trainable, total = count_adapter(trainer.model)
+    t_train = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    train_s = time.perf_counter() - t_train
     trainer.save_model(str(out))
     if state.is_main_process:
         record = RunRecord(
@@ -157,6 +159,7 @@ def main(
             world_size=trainer.accelerator.num_processes,
             global_steps=trainer.state.global_step,
             wall_s=time.perf_counter() - t0,
+            train_s=train_s,
             final_loss=final_loss(trainer.state.log_history),
             train_loss=float(result.training_loss) if result.training_loss is not None else None,
             adapted_modules=adapted,
