@@ -37,6 +37,13 @@ RECIPE_KINDS: dict[str, RecipeKind] = {
     ),
 }
 
+# kinds parsed by their own function ("module:function"), for recipes that are not one
+# HfArgumentParser YAML: training (TrlParser) and accelerate launch configs.
+RECIPE_PARSERS: dict[str, str] = {
+    "train": "spl_hf.train.args:parse_recipe",
+    "accelerate": "spl_hf.train.launch:parse_accelerate_config",
+}
+
 
 RECIPES_DIR = Path(__file__).resolve().parents[1] / "recipes"  # a source checkout or editable install
 
@@ -52,6 +59,14 @@ def recipe_path(relative: str) -> Path:
     if packaged.is_file():
         return Path(str(packaged))
     raise FileNotFoundError(f"recipe {relative!r}: not in {RECIPES_DIR} nor in the installed package")
+
+
+# Kinds that are not config-dataclass recipes of an spl-hf command, parsed by their own function
+# ("module:function"): training recipes (TrlParser, train.py) and accelerate launch configs.
+RECIPE_PARSERS: dict[str, str] = {
+    "train": "spl_hf.train.args:parse_recipe",
+    "accelerate": "spl_hf.train.launch:parse_accelerate_config",
+}
 
 
 def recipe_kind(path: str | Path) -> str:
@@ -80,4 +95,11 @@ def parse_recipe(path: str | Path, *overrides: str) -> tuple:
     Required settings that the recipe leaves to the command line (an assign recipe's ``scores``)
     must be given in ``overrides``.
     """
+    kind = Path(path).parent.name
+    if kind in RECIPE_PARSERS:
+        if overrides:
+            raise ValueError(f"{path}: {kind} recipes take no overrides here")
+        module, name = RECIPE_PARSERS[kind].split(":")
+        parsed = getattr(importlib.import_module(module), name)(path)
+        return parsed if isinstance(parsed, tuple) else (parsed,)
     return parse_config(recipe_classes(path), ["--config", str(path), *overrides])

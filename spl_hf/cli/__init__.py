@@ -40,6 +40,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("publish", "spl_hf.cli.publish", "audit a built dataset folder and push it to the Hub in one commit"),
     ("card", "spl_hf.cli.card", "regenerate the dataset card of a build without rebuilding it"),
     ("release", "spl_hf.cli.release", "build a release end to end from its sources, in resumable stages"),
+    ("train", "spl_hf.cli.train", "DPO + LoRA training: seed x condition sweeps of train.py"),
     ("demo", "spl_hf.cli.demo", "run the main job on the embedded defaults, writing under out/demo"),
 )
 

@@ -1,0 +1,11 @@
+"""DPO + LoRA training on published splits (``train.py``), seed sweeps and score-weighted DPO.
+
+Importing this package loads no model code beyond TRL's argument classes; trainers are imported
+where they run.
+"""
+
+from spl_hf.train.args import TrainScriptArguments, make_parser, parse_args
+from spl_hf.train.data import DataRecord, check_rows, load_split
+from spl_hf.train.record import RUN_FILE
+
+__all__ = ["RUN_FILE", "DataRecord", "TrainScriptArguments", "check_rows", "load_split", "make_parser", "parse_args"]

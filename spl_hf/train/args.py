@@ -1,0 +1,68 @@
+"""Command-line and recipe arguments of ``train.py``: TRL's own dataclasses plus the dataset pin,
+source filter, score weighting and output safety that spl_hf adds.
+
+``TrainScriptArguments`` extends :class:`trl.ScriptArguments` rather than renaming its fields, so a
+recipe written for TRL's ``dpo.py`` (``dataset_name``, ``dataset_config``, ``dataset_train_split``,
+``dataset_test_split``) works unchanged here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trl import DPOConfig, ModelConfig, ScriptArguments, TrlParser
+
+
+@dataclass
+class TrainScriptArguments(ScriptArguments):
+    dataset_revision: str | None = field(
+        default=None,
+        metadata={"help": "Hub commit (sha, branch or tag) to load; the resolved sha is recorded in run.json. "
+                  "A local folder is identified by a hash of its data files instead."},
+    )
+    sources: list[str] | None = field(
+        default=None,
+        metadata={"help": "Keep only rows whose `source` column is one of these values (e.g. xstest harmbench)."},
+    )
+    score_weighting: bool = field(
+        default=False,
+        metadata={"help": "Weight each pair's DPO loss by a numeric column (see weight_column)."},
+    )
+    weight_column: str = field(
+        default="score",
+        metadata={"help": "Column holding each pair's non-negative weight when score_weighting is on "
+                  "(default: `score`, the stored |score| of the tenet datasets)."},
+    )
+    overwrite: bool = field(
+        default=False,
+        metadata={"help": "Replace an earlier spl_hf output in output_dir (never a folder spl_hf did not write)."},
+    )
+
+
+PARSED_TYPES = (TrainScriptArguments, DPOConfig, ModelConfig)
+
+
+def make_parser() -> TrlParser:
+    return TrlParser(PARSED_TYPES)
+
+
+def parse_recipe(path: str | Path) -> tuple[TrainScriptArguments, DPOConfig, ModelConfig]:
+    """Parse a training recipe exactly as ``train.py --config`` does (unknown keys raise).
+
+    On a machine without a GPU, ``TrainingArguments`` refuses bf16 unless ``use_cpu`` is set; the
+    recipe is then checked with ``use_cpu`` so a GPU recipe can be validated anywhere.
+    """
+    import torch
+
+    extra = [] if torch.cuda.is_available() else ["--use_cpu", "true"]
+    return parse_args(["--config", str(path), *extra])
+
+
+def parse_args(argv: Sequence[str] | None = None) -> tuple[TrainScriptArguments, DPOConfig, ModelConfig]:
+    """Parse ``--config x.yaml`` plus flags (flags override the YAML; unknown keys raise)."""
+    script_args, training_args, model_args = make_parser().parse_args_and_config(
+        args=None if argv is None else list(argv)
+    )
+    return script_args, training_args, model_args
