@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 import pyarrow as pa
 import pytest
@@ -82,3 +83,45 @@ def built_spl(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("spl") / "dataset"
     build_spl(SPLBuildConfig(output_dir=str(out)))
     return out
+
+
+class DemoRun(NamedTuple):
+    out: Path
+    code: int
+    output: str
+    rerun_code: int
+    rerun_output: str
+    files_before: dict[str, bytes]  # the published datasets and model outputs after the first run
+    files_after: dict[str, bytes]  # the same after the rerun
+
+
+DEMO_KEPT = ("spl", "tenets_release/dataset", "spl_release/dataset", "train_run/run.json", "eval")
+
+
+def _demo_files(out: Path) -> dict[str, bytes]:
+    files = {}
+    for rel in DEMO_KEPT:
+        path = out / rel
+        for p in sorted([path] if path.is_file() else path.rglob("*")):
+            if p.is_file():
+                files[p.relative_to(out).as_posix()] = p.read_bytes()
+    return files
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory) -> DemoRun:
+    """The demo, run once per session on the embedded model and then rerun (shared by every demo test)."""
+    import contextlib
+    import io
+
+    from spl_hf.demo import run_demo
+
+    out = tmp_path_factory.mktemp("demo") / "demo"
+    runs = []
+    for _ in range(2):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            code = run_demo(str(out))
+        runs.append((code, buf.getvalue(), _demo_files(out)))
+    (code, output, before), (rerun_code, rerun_output, after) = runs
+    return DemoRun(out, code, output, rerun_code, rerun_output, before, after)

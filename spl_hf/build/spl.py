@@ -132,7 +132,10 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     configs = [
         # `train` lists the per-source files: every labeled pair once, for a plain DPO `split="train"`.
         ConfigData("preferences", feats, by_source, default=True,
-                   unions={ALL_SOURCES: [("preferences", s) for s in by_source]} if by_source else {}),
+                   unions={ALL_SOURCES: [("preferences", s) for s in by_source]})
+        if by_source
+        # No labeled pair: an empty `train` file, so the config still loads (and says there is nothing).
+        else ConfigData("preferences", feats, {ALL_SOURCES: labeled}, default=True),
         ConfigData("derivations", feats, split_by_source(derived)),
     ]
     tables = composition_tables(derived)

