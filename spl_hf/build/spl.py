@@ -129,17 +129,15 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     labeled = derived.filter(pc.is_valid(pc.struct_field(derived.column("derivation"), "label")))
     feats = derived_features(rb.schema)
     by_source = split_by_source(labeled)
-    configs = [
-        # `train` lists the per-source files: every labeled pair once, for a plain DPO `split="train"`.
-        ConfigData("preferences", feats, by_source, default=True,
-                   unions={ALL_SOURCES: [("preferences", s) for s in by_source]})
-        if by_source
-        # No labeled pair: an empty `train` file, so the config still loads (and says there is nothing).
-        else ConfigData("preferences", feats, {ALL_SOURCES: labeled}, default=True),
-        ConfigData("derivations", feats, split_by_source(derived)),
-    ]
+    # `train` lists the per-source files: every labeled pair once, for a plain DPO `split="train"`.
+    preferences = ConfigData("preferences", feats, by_source, default=True,
+                             unions={ALL_SOURCES: [("preferences", s) for s in by_source]})
+    derivations = ConfigData("derivations", feats, split_by_source(derived), default=not by_source)
+    # With no labeled pair there is no `preferences` config: `datasets` cannot load an empty split,
+    # and `derivations` (every pair with its no-label reason) becomes the default.
+    configs = [preferences, derivations] if by_source else [derivations]
     tables = composition_tables(derived)
-    splits = {s: t.num_rows for s, t in configs[1].splits.items()}
+    splits = {s: t.num_rows for s, t in derivations.splits.items()}
     source_licenses = {s: SOURCE_LICENSES.get(s, "unknown") for s in splits}
     licenses = sorted(set(source_licenses.values()))
     single = licenses[0].lower() if len(licenses) == 1 and licenses[0] != "unknown" else None
