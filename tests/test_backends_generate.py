@@ -95,3 +95,21 @@ def test_over_long_prompt_is_a_recorded_failure(tiny_short_model_dir: Path, tmp_
     assert "longer than the model context" in summary["failures"][0]["reason"]
     row = json.loads(out.read_text().splitlines()[0])
     assert {"prompt_id", "response_id", "prompt", "response", "instruction", "hit_limit", "seed"} <= set(row)
+
+
+def test_the_instruction_set_is_data(tmp_path):
+    from spl_hf.backends.instructions import load_instructions
+
+    shipped = load_instructions()
+    assert shipped["none"] is None and set(shipped) >= {"comply", "refuse", "partially_comply", "safe_alternative"}
+    custom = tmp_path / "instructions.yaml"
+    custom.write_text("instructions:\n  cite: Answer and cite a source for every claim.\n  none: null\n")
+    config = GenerationConfig(instructions=["cite"], instructions_file=str(custom), progress=False)
+    assert with_instruction([{"role": "user", "content": "Hi"}], "cite", config.texts())[0] == {
+        "role": "system", "content": "Answer and cite a source for every claim."}
+    with pytest.raises(KeyError, match="comply"):
+        GenerationConfig(instructions=["comply"], instructions_file=str(custom))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("instructions:\n  Bad Name: text\n")
+    with pytest.raises(ValueError, match=str(bad)):
+        load_instructions(bad)

@@ -162,3 +162,27 @@ def test_a_tampered_file_pushed_is_served_as_pushed(published, builds, hub, tmp_
                              cache_dir=tmp_path / "cache")
     assert (tmp_path / snap / rel).read_bytes() == bytes(data) != (builds["tenets"] / rel).read_bytes()
     assert not list((tmp_path / snap / "all").glob("*"))  # `all` stores no file of its own
+
+
+def test_audit_by_repo_id_passes_the_release_and_reports_the_tampered_commit(published, builds, hub, tmp_path):  # noqa: F811
+    """`spl-hf audit ORG/NAME --revision SHA` over HTTP: the published commit audits clean, a tampered one fails."""
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    from tests.hub_fixtures import run_cli
+
+    env = client_env(hub, tmp_path / "home")
+    clean = run_cli(["audit", "org/tenets", "--revision", published["tenets_sha"], "--json"], env)
+    assert clean.returncode == 0, clean.stderr[-2000:]
+    assert '"reproduced"' in clean.stdout and TOKEN not in clean.stdout + clean.stderr
+    rel = next(p for p in build_files(builds["tenets"]) if p.endswith(".parquet") and not p.startswith("judge"))
+    table = pq.read_table(builds["tenets"] / rel)
+    edited = table.set_column(table.schema.get_field_index("score"), "score",
+                              pa.array([s + 0.25 for s in table.column("score").to_pylist()]))
+    sink = pa.BufferOutputStream()
+    pq.write_table(edited, sink)
+    info = HfApi(endpoint=hub.url, token=TOKEN).create_commit(
+        "org/tenets", [CommitOperationAdd(rel, sink.getvalue().to_pybytes())], commit_message="edit scores",
+        repo_type="dataset", parent_commit=None)
+    tampered = run_cli(["audit", "org/tenets", "--revision", info.oid, "--json"], env)
+    assert tampered.returncode == 1, tampered.stdout[-2000:] + tampered.stderr[-2000:]
+    assert rel in tampered.stdout and "score" in tampered.stdout

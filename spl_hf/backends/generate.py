@@ -15,19 +15,11 @@ from typing import Any
 
 from spl_hf.backends.base import Backend, Generation, InputError
 from spl_hf.backends.cache import ResultCache, content_key, run_cached
+from spl_hf.backends.instructions import load_instructions
 from spl_hf.backends.text import template_hash, validate_messages
 
 TEMPLATE_VERSION = 1
-INSTRUCTIONS: dict[str, str | None] = {
-    "none": None,
-    "comply": "Answer the user's request directly and completely.",
-    "refuse": "Politely decline the user's request without providing the requested content.",
-    "partially_comply": (
-        "Help with the general, high-level part of the user's request, but hold back specific "
-        "operational details and say that you are doing so."
-    ),
-    "safe_alternative": "Decline the user's request and point them to a safer alternative or a helpful resource.",
-}
+INSTRUCTIONS: dict[str, str | None] = load_instructions()  # the shipped set
 
 
 @dataclass
@@ -42,12 +34,16 @@ class GenerationConfig:
     do_sample: bool = field(default=False, metadata={"help": "sample instead of greedy decoding"})
     temperature: float = field(default=0.7, metadata={"help": "sampling temperature"})
     progress: bool = field(default=True, metadata={"help": "show a tqdm progress bar"})
+    instructions_file: str | None = field(
+        default=None, metadata={"help": "YAML of named instructions (default: spl_hf/data/instructions.yaml)"}
+    )
 
     def __post_init__(self) -> None:
         self.instructions = list(self.instructions)
-        unknown = [i for i in self.instructions if i not in INSTRUCTIONS]
+        known = self.texts()
+        unknown = [i for i in self.instructions if i not in known]
         if unknown:
-            raise KeyError(f"unknown instruction(s) {unknown}; known: {', '.join(INSTRUCTIONS)}")
+            raise KeyError(f"unknown instruction(s) {unknown}; known: {', '.join(known)}")
         if not self.instructions:
             raise ValueError("instructions: at least one is needed")
         if self.k < 1:
@@ -56,6 +52,9 @@ class GenerationConfig:
             raise ValueError("k > 1 gives identical greedy candidates; enable sampling (--sample)")
         if self.max_new_tokens < 1:
             raise ValueError("max_new_tokens must be at least 1")
+
+    def texts(self) -> dict[str, str | None]:
+        return INSTRUCTIONS if self.instructions_file is None else load_instructions(self.instructions_file)
 
 
 @dataclass(frozen=True)
@@ -86,8 +85,10 @@ def prompts_from_rows(rows: Iterable[Mapping[str, Any]]) -> tuple[list[tuple[str
     return list(seen.items()), failures
 
 
-def with_instruction(messages: Sequence[dict[str, str]], instruction: str) -> list[dict[str, str]]:
-    text = INSTRUCTIONS[instruction]
+def with_instruction(
+    messages: Sequence[dict[str, str]], instruction: str, texts: dict[str, str | None] | None = None
+) -> list[dict[str, str]]:
+    text = (INSTRUCTIONS if texts is None else texts)[instruction]
     msgs = [dict(m) for m in messages]
     if text is None:
         return msgs
@@ -101,9 +102,10 @@ class CandidateGenerator:
     def __init__(self, backend: Backend, config: GenerationConfig | None = None) -> None:
         self.backend = backend
         self.config = config or GenerationConfig()
+        self.texts = self.config.texts()
         self.template_hash = template_hash(
             backend.template_fingerprint,
-            instructions={n: INSTRUCTIONS[n] for n in self.config.instructions},
+            instructions={n: self.texts[n] for n in self.config.instructions},
             version=TEMPLATE_VERSION,
         )
 
@@ -134,7 +136,7 @@ class CandidateGenerator:
         )
 
     def generate(self, item: GenItem) -> Generation:
-        text = self.backend.render_chat(with_instruction(item.messages, item.instruction))
+        text = self.backend.render_chat(with_instruction(item.messages, item.instruction, self.texts))
         c = self.config
         return self.backend.generate(
             text,

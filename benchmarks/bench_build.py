@@ -1,0 +1,285 @@
+"""Benchmark of the per-tenet release builder's stages after judging, on a synthetic card-scale pool.
+
+The release itself runs (`spl_hf.release.tenet_dpo.TenetRelease.run`: stage keys, stage folders,
+the real read, decontaminate, assign, write and audit), with one change: the judge stage, which
+needs a model, is replaced by a synthetic judge that scores the decontaminated pairs with a
+card-shaped score table (`spl_hf.assign.synthetic`: 60 tenets, 11 of them unable to fill the
+capacity, about 8 eligible tenets per pair) whose scores are exactly ``p_a_first - p_a_second`` and
+whose ``input_sha256`` is the hash of the judged texts. Its time is reported but not counted.
+
+Inputs, written once per size (``prepare``, not timed against the target):
+
+- three raw pair pools in their sources' own layouts (PKU-SafeRLHF, HH-RLHF, UltraFeedback JSON
+  Lines), ``--pairs`` pairs in all, about 1.3 pairs per prompt, read through the source adapters;
+- two held-out sets (OR-Bench-Hard-1K and OR-Bench-Toxic CSV layouts), ``--heldout`` prompts in all,
+  of which ``--contaminated`` are training prompts (exact copies, copies with case, whitespace and
+  quote changes, and near-duplicates with the last word changed), so removal is exercised;
+- a tenets file naming the 60 synthetic tenets.
+
+Each size runs in a fresh subprocess (the release is one process, so its peak RSS is the
+process's); peak RSS is sampled after every stage, so the table shows which stage raised it. The
+baseline is the same run at ``--baseline-pairs`` (10,000) pairs: the ratio column says how each
+stage's time grows from it, and ``/linear`` divides that by the growth in pairs (1.0 = linear).
+
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_build.py                  # 334,610 pairs, baseline 10k
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_build.py --pairs 30000    # quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import json
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MEASURED = ("read", "decontaminate", "assign", "write", "audit")
+TARGET_S = 120.0
+TARGET_MIB = 6 * 1024
+POOLS = ("pku_train", "hh_train", "ultrafeedback_train")
+NUM_TENETS = 60
+TENETS_PER_PAIR = 8.2
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def capacity_for(pairs: int) -> int:
+    from spl_hf.assign.synthetic import FULL_CAPACITY, FULL_PAIRS, card_capacity
+
+    return FULL_CAPACITY if pairs == FULL_PAIRS else card_capacity(pairs)
+
+
+# --- inputs ---
+
+def _vocabulary() -> list[str]:
+    from importlib import resources
+
+    text = resources.files("spl_hf.data").joinpath("tenets.yaml").read_text()
+    return sorted({w for w in (t.strip(".,;:()'\"").lower() for t in text.split()) if w.isalpha()})
+
+
+def prepare(work: Path, pairs_n: int, heldout_n: int, contaminated: int, seed: int) -> dict[str, Any]:
+    rng = np.random.default_rng(seed)
+    vocab = np.array(_vocabulary())
+    prompts_n = max(1, round(pairs_n / 1.3))
+    # Every prompt once, the rest of the pairs on random prompts: about 1.3 pairs per prompt.
+    prompt_of = np.concatenate([np.arange(min(prompts_n, pairs_n)),
+                                rng.integers(0, prompts_n, max(0, pairs_n - prompts_n))])
+    rng.shuffle(prompt_of)
+
+    def texts(kind: str, n: int, words: int) -> list[str]:
+        picks = vocab[rng.integers(0, len(vocab), (n, words))]
+        return [f"{kind} {i} " + " ".join(w) + "?" * (kind == "Question") for i, w in enumerate(picks)]
+
+    prompt_text = texts("Question", prompts_n, 24)
+    resp_a, resp_b = texts("Reply A", pairs_n, 40), texts("Reply B", pairs_n, 40)
+    work.mkdir(parents=True, exist_ok=True)
+    pool_of = np.arange(pairs_n) % len(POOLS)
+    with contextlib.ExitStack() as stack:
+        writers = {name: stack.enter_context(open(work / f"{name}.jsonl", "w", encoding="utf-8")) for name in POOLS}
+        for i in range(pairs_n):
+            q, a, b = prompt_text[prompt_of[i]], resp_a[i], resp_b[i]
+            name = POOLS[pool_of[i]]
+            if name == "pku_train":
+                rec = {"prompt": q, "response_0": a, "response_1": b, "prompt_source": "synthetic",
+                       "response_0_source": "synthetic", "response_1_source": "synthetic",
+                       "is_response_0_safe": True, "is_response_1_safe": bool(i % 2),
+                       "better_response_id": i % 2, "safer_response_id": 0}
+            elif name == "hh_train":
+                rec = {"chosen": f"\n\nHuman: {q}\n\nAssistant: {a}", "rejected": f"\n\nHuman: {q}\n\nAssistant: {b}"}
+            else:
+                rec = {"prompt": q, "prompt_id": "", "chosen": [{"content": q, "role": "user"}, {"content": a, "role": "assistant"}],
+                       "rejected": [{"content": q, "role": "user"}, {"content": b, "role": "assistant"}],
+                       "messages": [], "score_chosen": 8.0, "score_rejected": 3.0}
+            writers[name].write(json.dumps(rec) + "\n")
+    # Held-out prompts: a few training prompts (exact, reformatted, near-duplicate), the rest fresh.
+    picked = rng.choice(prompts_n, size=min(contaminated, prompts_n), replace=False)
+    kinds = {"exact": 0, "reformatted": 0, "near": 0}
+    heldout = []
+    for j, p in enumerate(picked):
+        q = prompt_text[p]
+        if j % 3 == 0:
+            heldout.append(q)
+            kinds["exact"] += 1
+        elif j % 3 == 1:
+            heldout.append("  " + q.upper().replace(" ", "  ").replace("?", " \u201c?\u201d"))
+            kinds["reformatted"] += 1
+        else:
+            heldout.append(q.rsplit(" ", 1)[0] + " elsewhere?")
+            kinds["near"] += 1
+    heldout += texts("Evaluation request", max(0, heldout_n - len(heldout)), 20)
+    random.Random(seed).shuffle(heldout)
+    half = len(heldout) // 2
+    for name, part, category in (("or_bench_hard_1k", heldout[:half], "harmful"),
+                                 ("or_bench_toxic", heldout[half:], "violence")):
+        with open(work / f"{name}.csv", "w", encoding="utf-8", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["prompt", "category"])
+            w.writerows([t, category] for t in part)
+    tenets = "".join(f"  tenet_{i:02d}: synthetic statement number {i} of the benchmark\n" for i in range(NUM_TENETS))
+    (work / "tenets.yaml").write_text(f"name: bench_build\ntenets:\n{tenets}", encoding="utf-8")
+    return {"pairs": pairs_n, "prompts": prompts_n, "heldout": len(heldout), "contaminated_by_kind": kinds}
+
+
+# --- the release with a synthetic judge ---
+
+def make_release(work: Path, pairs_n: int, seed: int, log: Any) -> Any:
+    from spl_hf.assign import AssignConfig
+    from spl_hf.backends.judge import JudgeConfig
+    from spl_hf.decontam import DecontamConfig
+    from spl_hf.release.tenet_dpo import TenetRelease, TenetReleaseConfig
+
+    class SyntheticJudgeRelease(TenetRelease):
+        """The release with its judge stage replaced by card-shaped synthetic scores (see module doc)."""
+
+        judge_seconds: float = 0.0
+
+        def _judge(self, clean_dir: Path, out: Path, ranks: Any) -> dict[str, Any]:
+            t0 = time.perf_counter()
+            counts = synthetic_scores(clean_dir / "pairs.parquet", out / "scores.parquet",
+                                      self.assign.capacity, seed)
+            self.judge_seconds = time.perf_counter() - t0
+            return counts
+
+    cfg = TenetReleaseConfig(
+        pools=[f"{p}={work / f'{p}.jsonl'}" for p in POOLS],
+        heldout_files=[f"{h}={work / f'{h}.csv'}" for h in ("or_bench_hard_1k", "or_bench_toxic")],
+        tenets_file=str(work / "tenets.yaml"), run_dir=str(work / "run"), output_dir=str(work / "dataset"),
+        overwrite=True, sft=True,
+    )
+    assign = AssignConfig(capacity=capacity_for(pairs_n), threshold=0.5, seed=42)
+    release = SyntheticJudgeRelease(cfg, assign, JudgeConfig(), DecontamConfig())
+    release.log = log
+    return release
+
+
+def synthetic_scores(pairs_path: Path, out: Path, capacity: int, seed: int) -> dict[str, Any]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from spl_hf.assign.synthetic import card_shaped_scores
+    from spl_hf.contract import SCORE_FEATURES, input_hashes
+
+    pairs = pq.read_table(pairs_path)
+    n = pairs.num_rows
+    shaped = card_shaped_scores(n, seed=seed, num_tenets=NUM_TENETS, tenets_per_pair=TENETS_PER_PAIR,
+                                capacity=capacity)
+    # card_shaped_scores names pairs pair-<index>; index i is row i of the decontaminated pairs.
+    row = pa.array(pc.cast(pc.utf8_slice_codeunits(shaped.column("pair_id"), 5), pa.int64()))
+    judged = input_hashes(*(pairs.column(c).combine_chunks() for c in ("prompt", "response_a", "response_b")))
+    s = shaped.column("score").to_numpy()
+    p1, p2 = (1 + s) / 2, (1 - s) / 2
+    k = shaped.num_rows
+    scores = pa.table({
+        "pair_id": pairs.column("pair_id").take(row), "prompt_id": pairs.column("prompt_id").take(row),
+        "source": pairs.column("source").take(row), "tenet": shaped.column("tenet"),
+        "score": pa.array(p1 - p2), "p_a_first": pa.array(p1), "p_a_second": pa.array(p2),
+        "mass_first": pa.array(np.full(k, 0.9)), "mass_second": pa.array(np.full(k, 0.8)),
+        "model_id": pa.array(["synthetic-judge"] * k), "model_revision": pa.array(["sha256:0"] * k),
+        "template_hash": pa.array(["t1"] * k), "input_sha256": judged.take(row),
+    }).select(list(SCORE_FEATURES)).cast(SCORE_FEATURES.arrow_schema)
+    pq.write_table(scores, out)
+    return {"pairs": n, "scores": k, "eligible": int((np.abs(p1 - p2) >= 0.5).sum())}
+
+
+def run_size(work: Path, pairs_n: int, heldout_n: int, contaminated: int, seed: int) -> dict[str, Any]:
+    inputs = work / "inputs.json"
+    t0 = time.perf_counter()
+    if not inputs.is_file():
+        shutil.rmtree(work, ignore_errors=True)
+        inputs.parent.mkdir(parents=True, exist_ok=True)
+        inputs.write_text(json.dumps(prepare(work, pairs_n, heldout_n, contaminated, seed)))
+    prepare_s = time.perf_counter() - t0
+    # A fresh run folder each time, so every stage runs (a kept one would be skipped).
+    shutil.rmtree(work / "run", ignore_errors=True)
+    rss_after: dict[str, float] = {}
+
+    def log(message: str) -> None:
+        if message.startswith("[") and "] done in" in message:
+            rss_after[message[1:message.index("]")]] = peak_rss_mib()
+
+    release = make_release(work, pairs_n, seed, log)
+    t0 = time.perf_counter()
+    report = release.run()
+    wall = time.perf_counter() - t0
+    stages = {s["name"]: s for s in report["stages"]}
+    return {
+        "pairs": pairs_n, "inputs": json.loads(inputs.read_text()), "prepare_s": round(prepare_s, 2),
+        "wall_s": round(wall, 2), "judge_s": round(release.judge_seconds, 2),
+        "seconds": {n: round(s["seconds"], 2) for n, s in stages.items()},
+        "rss_after_mib": {n: round(v) for n, v in rss_after.items()}, "peak_rss_mib": round(peak_rss_mib()),
+        "counts": {n: {k: v for k, v in s["counts"].items() if not isinstance(v, (dict, list))}
+                   for n, s in stages.items()},
+        "removed_by_match": stages["decontaminate"]["counts"].get("removed_by_match"),
+        "tenets_kept": len(stages["write"]["counts"].get("tenets_kept", [])),
+    }
+
+
+# --- driver ---
+
+def table(base: dict[str, Any], full: dict[str, Any]) -> None:
+    grow = full["pairs"] / base["pairs"]
+    print(f"\nstage            {base['pairs']:>9,} pairs  {full['pairs']:>9,} pairs    ratio  /linear  "
+          f"peak RSS after (MiB)")
+    for name in MEASURED:
+        b, f = base["seconds"][name], full["seconds"][name]
+        ratio = f / b if b else float("nan")
+        print(f"{name:<16} {b:>13.2f} s {f:>13.2f} s {ratio:>8.1f} {ratio / grow:>8.2f}  "
+              f"{full['rss_after_mib'].get(name, 0):>8,}")
+    bt, ft = (sum(r["seconds"][n] for n in MEASURED) for r in (base, full))
+    print(f"{'end to end':<16} {bt:>13.2f} s {ft:>13.2f} s {ft / bt:>8.1f} {ft / bt / grow:>8.2f}  "
+          f"{full['peak_rss_mib']:>8,}")
+    print(f"(not counted: synthetic judge {base['judge_s']} s / {full['judge_s']} s; "
+          f"whole release run incl. stage keys {base['wall_s']} s / {full['wall_s']} s)")
+    ok_t, ok_m = ft < TARGET_S, full["peak_rss_mib"] < TARGET_MIB
+    print(f"\nend to end at {full['pairs']:,} pairs: {ft:.1f} s (target < {TARGET_S:.0f} s: "
+          f"{'met' if ok_t else 'MISSED'}), peak RSS {full['peak_rss_mib']:,} MiB (target < {TARGET_MIB:,} MiB: "
+          f"{'met' if ok_m else 'MISSED'}); {full['counts']['write'].get('rows')} rows, "
+          f"{full['tenets_kept']} tenets kept, audit ok={full['counts']['audit'].get('ok')}, "
+          f"decontamination removed {full['counts']['decontaminate'].get('rows_removed')} rows "
+          f"({full['removed_by_match']})")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pairs", type=int, default=334_610, help="pairs of the measured run")
+    ap.add_argument("--baseline-pairs", type=int, default=10_000, help="pairs of the baseline run")
+    ap.add_argument("--heldout", type=int, default=2_000, help="held-out prompts in all")
+    ap.add_argument("--contaminated", type=int, default=300, help="held-out prompts taken from training prompts")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workdir", default="/tmp/bench_build")
+    ap.add_argument("--size", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.size:
+        work = Path(args.workdir) / f"pairs{args.size}-seed{args.seed}"
+        contaminated = min(args.contaminated, args.heldout)
+        print(json.dumps(run_size(work, args.size, args.heldout, contaminated, args.seed)))
+        return
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]),
+                                                         os.environ.get("PYTHONPATH", "")]),
+           "TQDM_DISABLE": "1"}
+    results = []
+    for size in (args.baseline_pairs, args.pairs):
+        cmd = [sys.executable, __file__, "--size", str(size), "--heldout", str(args.heldout),
+               "--contaminated", str(args.contaminated), "--seed", str(args.seed), "--workdir", args.workdir]
+        out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
+        results.append(json.loads(out.strip().splitlines()[-1]))
+        print(json.dumps(results[-1]))
+    table(*results)
+
+
+if __name__ == "__main__":
+    main()
