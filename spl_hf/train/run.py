@@ -23,13 +23,11 @@ EMBEDDED = "embedded"
 
 def hub_model_revision(name: str, revision: str | None) -> str:
     """The commit a Hub model revision resolves to, or what was asked for when the Hub is unreachable."""
-    import httpx
     from huggingface_hub import HfApi
-    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
     try:
         return f"hub:{HfApi().model_info(name, revision=revision).sha}"
-    except (HfHubHTTPError, OfflineModeIsEnabled, OSError, httpx.HTTPError) as exc:
+    except Exception as exc:  # offline mode, HTTP errors, or the HTTP client's own connect errors
         # Recorded as unresolved rather than guessed: the run still names what it asked for.
         return f"unresolved:{revision or 'main'} ({type(exc).__name__})"
 
