@@ -207,3 +207,15 @@ def test_unknown_recipe_key_fails(tmp_path):
     bad.write_text(Path(DEMO).read_text() + "max_prompt_length: 128\n")
     with pytest.raises(ValueError, match="max_prompt_length"):
         parse_args(["--config", str(bad)])
+
+
+def test_same_named_folders_with_equal_cards_do_not_share_a_cache(tmp_path):
+    from spl_hf.train.data import load_split
+
+    # Same folder name, same card, same byte size, different rows: `datasets` alone would reuse
+    # the first folder's cached Arrow data for the second.
+    a = publish(tmp_path / "a" / "ds", {"pairs": {"train": [_row(i) for i in range(3)]}})
+    b = publish(tmp_path / "b" / "ds", {"pairs": {"train": [_row(i + 3) for i in range(3)]}})
+    for folder, ids in ((a, ["p0", "p1", "p2"]), (b, ["p3", "p4", "p5"])):
+        ds, _ = load_split(str(folder), "pairs", "train")
+        assert ds["pair_id"] == ids

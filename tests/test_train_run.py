@@ -88,13 +88,29 @@ def test_lora_weights_changed_base_unchanged(run_dir, tiny_model_dir):
     assert _hashes(tiny_model_dir) == before
 
 
-def test_rerun_needs_overwrite(run_dir, built_spl, tiny_model_dir):
+def test_rerun_needs_overwrite_and_reproduces_bytes(run_dir, built_spl, tiny_model_dir):
     out, _ = run_dir
     from spl_hf.train.entry import cli
 
     before = _hashes(out)
     assert cli(_train_flags(built_spl, tiny_model_dir, out)[1:]) == 2
     assert _hashes(out) == before
+    old = json.loads((out / "run.json").read_text())
+    # Same data, model, seed and thread count (float sums depend on it): the retrained adapter is
+    # byte-identical, here retrained in-process rather than launched.
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as OMP_NUM_THREADS=1 in the launched run
+    try:
+        assert cli([*_train_flags(built_spl, tiny_model_dir, out)[1:], "--overwrite", "true"]) == 0
+    finally:
+        torch.set_num_threads(threads)
+    after = _hashes(out)
+    assert after["adapter_model.safetensors"] == before["adapter_model.safetensors"]
+    new = json.loads((out / "run.json").read_text())
+    volatile = {"wall_s", "train_s", "argv"}
+    assert {k: v for k, v in new.items() if k not in volatile} == {k: v for k, v in old.items() if k not in volatile}
 
 
 @pytest.mark.slow

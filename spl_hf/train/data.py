@@ -275,8 +275,18 @@ def load_split(
     else:
         # Pin the commit the files were listed at, so a push in between cannot change the rows.
         resolved = builder_hash if re.fullmatch(r"[0-9a-f]{40}", builder_hash) else hub_commit(name, revision)
+    kwargs = {}
+    if local:
+        # `datasets` keys a local folder's Arrow cache on its folder name and card, not on the data:
+        # two folders named alike with equal cards would share one cache and train on stale rows.
+        # A cache folder named by the hash of every data file of the config rules that out.
+        from datasets import config as ds_config
+
+        every = sorted({f for fs in files.values() for f in fs})
+        kwargs["cache_dir"] = str(Path(ds_config.HF_DATASETS_CACHE) / "spl_hf-local"
+                                  / files_fingerprint(name, every)[0][:32])
     try:
-        loaded = load_dataset(name, config, split=split, revision=resolved)
+        loaded = load_dataset(name, config, split=split, revision=resolved, **kwargs)
     except DatasetGenerationError as exc:
         raise ValueError(f"{where}: its data files could not be read: {exc.__cause__ or exc}") from exc
     ds = require_dataset(loaded, where)

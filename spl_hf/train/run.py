@@ -21,7 +21,18 @@ from spl_hf.train.record import RunRecord, final_loss, resolved_config, safe_arg
 EMBEDDED = "embedded"
 
 
-def resolve_base_model(name: str | None) -> tuple[str, dict[str, str], str]:
+def hub_model_revision(name: str, revision: str | None) -> str:
+    """The commit a Hub model revision resolves to, or what was asked for when the Hub is unreachable."""
+    from huggingface_hub import HfApi
+
+    try:
+        return f"hub:{HfApi().model_info(name, revision=revision).sha}"
+    except Exception as exc:  # offline mode, HTTP errors, or the HTTP client's own connect errors
+        # Recorded as unresolved rather than guessed: the run still names what it asked for.
+        return f"unresolved:{revision or 'main'} ({type(exc).__name__})"
+
+
+def resolve_base_model(name: str | None, revision: str | None = None) -> tuple[str, dict[str, str], str]:
     """(load path, identity, card base model) for a folder, a Hub id, or ``embedded``.
 
     ``embedded`` is the packaged SmolLM2-135M, converted once from its GGUF into a safetensors
@@ -37,7 +48,7 @@ def resolve_base_model(name: str | None) -> tuple[str, dict[str, str], str]:
     if Path(name).expanduser().is_dir():
         path, info, _ = resolve_model(name)
         return str(path), info.to_dict(), info.model_id
-    return name, {"model_id": name, "revision": "hub", "path": name}, name
+    return name, {"model_id": name, "revision": hub_model_revision(name, revision), "path": name}, name
 
 
 def count_adapter(model: Any) -> tuple[int, int, int]:
@@ -111,7 +122,8 @@ def main(
     from trl import DPOTrainer, get_peft_config, get_quantization_config
 
     with state.main_process_first():  # the embedded model is converted once, by one process
-        model_path, model_info, base_model = resolve_base_model(model_args.model_name_or_path)
+        model_path, model_info, base_model = resolve_base_model(model_args.model_name_or_path,
+                                                                model_args.model_revision)
     model_init_kwargs = {
         "revision": model_args.model_revision,
         "trust_remote_code": False,
