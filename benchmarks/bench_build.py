@@ -17,7 +17,10 @@ Inputs, written once per size (``prepare``, not timed against the target):
 - a tenets file naming the 60 synthetic tenets.
 
 Each size runs in a fresh subprocess (the release is one process, so its peak RSS is the
-process's); peak RSS is sampled after every stage, so the table shows which stage raised it. The
+process's); peak RSS is sampled after every stage, so the table shows which stage raised it. Then
+each measured stage of the full-size run is run again alone in a fresh process (its folder removed,
+so the release reruns it and skips the rest, whose keys do not change): the ``alone`` columns give
+that stage's own seconds and peak RSS (``--no-stage-peaks`` skips this). The
 baseline is the same run at ``--baseline-pairs`` (10,000) pairs: the ratio column says how each
 stage's time grows from it, and ``/linear`` divides that by the growth in pairs (1.0 = linear).
 
@@ -228,20 +231,38 @@ def run_size(work: Path, pairs_n: int, heldout_n: int, contaminated: int, seed: 
     }
 
 
+def rerun_stage(work: Path, pairs_n: int, seed: int, stage: str) -> dict[str, Any]:
+    """Run one stage again in this fresh process: its peak RSS is then the stage's own.
+
+    Removing the stage's folder makes the release run it again; every stage is deterministic, so
+    the stages after it get the same keys as before and are skipped.
+    """
+    for old in (work / "run" / "stages").glob(f"{stage}-*"):
+        shutil.rmtree(old)
+    release = make_release(work, pairs_n, seed, lambda _m: None)
+    report = release.run()
+    ran = [s for s in report["stages"] if not s["skipped"]]
+    if [s["name"] for s in ran] != [stage]:
+        raise RuntimeError(f"expected only {stage!r} to run again, ran {[s['name'] for s in ran]}")
+    return {"stage": stage, "seconds": round(ran[0]["seconds"], 2), "peak_rss_mib": round(peak_rss_mib())}
+
+
 # --- driver ---
 
 def table(base: dict[str, Any], full: dict[str, Any]) -> None:
     grow = full["pairs"] / base["pairs"]
+    own = full.get("own", {})
     print(f"\nstage            {base['pairs']:>9,} pairs  {full['pairs']:>9,} pairs    ratio  /linear  "
-          f"peak RSS after (MiB)")
+          f"peak RSS so far (MiB)  alone: s, peak MiB")
     for name in MEASURED:
         b, f = base["seconds"][name], full["seconds"][name]
         ratio = f / b if b else float("nan")
+        alone = f"{own[name]['seconds']:>8.2f} s {own[name]['peak_rss_mib']:>7,}" if name in own else ""
         print(f"{name:<16} {b:>13.2f} s {f:>13.2f} s {ratio:>8.1f} {ratio / grow:>8.2f}  "
-              f"{full['rss_after_mib'].get(name, 0):>8,}")
+              f"{full['rss_after_mib'].get(name, 0):>20,}  {alone}")
     bt, ft = (sum(r["seconds"][n] for n in MEASURED) for r in (base, full))
     print(f"{'end to end':<16} {bt:>13.2f} s {ft:>13.2f} s {ft / bt:>8.1f} {ft / bt / grow:>8.2f}  "
-          f"{full['peak_rss_mib']:>8,}")
+          f"{full['peak_rss_mib']:>20,}")
     print(f"(not counted: synthetic judge {base['judge_s']} s / {full['judge_s']} s; "
           f"whole release run incl. stage keys {base['wall_s']} s / {full['wall_s']} s)")
     ok_t, ok_m = ft < TARGET_S, full["peak_rss_mib"] < TARGET_MIB
@@ -261,23 +282,34 @@ def main() -> None:
     ap.add_argument("--contaminated", type=int, default=300, help="held-out prompts taken from training prompts")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workdir", default="/tmp/bench_build")
+    ap.add_argument("--no-stage-peaks", action="store_true",
+                    help="skip rerunning each stage in a fresh process for its own peak RSS")
     ap.add_argument("--size", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--rerun", choices=MEASURED, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.size:
         work = Path(args.workdir) / f"pairs{args.size}-seed{args.seed}"
+        if args.rerun:
+            print(json.dumps(rerun_stage(work, args.size, args.seed, args.rerun)))
+            return
         contaminated = min(args.contaminated, args.heldout)
         print(json.dumps(run_size(work, args.size, args.heldout, contaminated, args.seed)))
         return
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]),
                                                          os.environ.get("PYTHONPATH", "")]),
            "TQDM_DISABLE": "1"}
-    results = []
-    for size in (args.baseline_pairs, args.pairs):
-        cmd = [sys.executable, __file__, "--size", str(size), "--heldout", str(args.heldout),
-               "--contaminated", str(args.contaminated), "--seed", str(args.seed), "--workdir", args.workdir]
+
+    def child(*extra: str) -> dict[str, Any]:
+        cmd = [sys.executable, __file__, "--heldout", str(args.heldout), "--contaminated", str(args.contaminated),
+               "--seed", str(args.seed), "--workdir", args.workdir, *extra]
         out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
-        results.append(json.loads(out.strip().splitlines()[-1]))
-        print(json.dumps(results[-1]))
+        result = json.loads(out.strip().splitlines()[-1])
+        print(json.dumps(result))
+        return result
+
+    results = [child("--size", str(size)) for size in (args.baseline_pairs, args.pairs)]
+    if not args.no_stage_peaks:
+        results[1]["own"] = {n: child("--size", str(args.pairs), "--rerun", n) for n in MEASURED}
     table(*results)
 
 

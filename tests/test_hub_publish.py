@@ -164,7 +164,9 @@ def test_a_tampered_file_pushed_is_served_as_pushed(published, builds, hub, tmp_
     assert not list((tmp_path / snap / "all").glob("*"))  # `all` stores no file of its own
 
 
-def test_audit_by_repo_id_passes_the_release_and_reports_the_tampered_commit(published, builds, hub, tmp_path):  # noqa: F811
+def test_audit_by_repo_id_passes_the_release_and_reports_the_tampered_commit(
+    published, builds, hub, tmp_path, hub_client  # noqa: F811
+):
     """`spl-hf audit ORG/NAME --revision SHA` over HTTP: the published commit audits clean, a tampered one fails."""
     from huggingface_hub import CommitOperationAdd, HfApi
 
