@@ -1,37 +1,20 @@
 import json
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from datasets import get_dataset_config_names, load_dataset
 
 from spl_hf.audit.tenets import audit_tenet_build
-from spl_hf.backends.judge import pair_input_hash
 from spl_hf.build.tenets import TenetBuildConfig, build_tenets
 from spl_hf.cli import main
-
-TENETS = ["upfront_concerns", "calibrated_caveats", "no_preachy_tone", "harm_reduction_guidance"]
+from tests.audit_fixtures import TENETS, tenet_inputs
 
 
 def _inputs(tmp_path, seed=0):
-    """The shipped sample pools plus judge scores made up per (pair, tenet) (no model)."""
-    from spl_hf.sources import read_pools, sample_paths
-
-    pairs = read_pools(sample_paths()).rows
-    pq.write_table(pairs.data.table, tmp_path / "pairs.parquet")
-    rng = np.random.default_rng(seed)
-    rows = []
-    for pair in pairs:
-        judged = pair_input_hash(pair["prompt"], pair["response_a"], pair["response_b"])
-        for t in TENETS:
-            p1, p2 = float(rng.random()), float(rng.random())
-            rows.append({"pair_id": pair["pair_id"], "prompt_id": pair["prompt_id"], "source": pair["source"],
-                         "tenet": t, "score": p1 - p2, "p_a_first": p1, "p_a_second": p2, "mass_first": 0.6,
-                         "mass_second": 0.5, "model_id": "test-judge", "model_revision": "sha256:0",
-                         "template_hash": "t0", "input_sha256": judged})
-    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "scores.parquet")
-    return tmp_path / "pairs.parquet", tmp_path / "scores.parquet", rows
+    """The shipped sample pools plus judge scores made up per (pair, tenet) (no model), and those rows."""
+    pairs, scores = tenet_inputs(tmp_path, seed)
+    return pairs, scores, pq.read_table(scores).to_pylist()
 
 
 @pytest.fixture(scope="module")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+
+from spl_hf.filehash import sha256_file
 
 MANIFEST = "MANIFEST.sha256"
 DATA_SUFFIXES = (".parquet", ".arrow")
@@ -28,14 +29,6 @@ class ManifestCheck:
         out = [f"{rel}: missing or differs from {MANIFEST}" for rel in self.mismatched]
         out += [f"{rel}: not listed in {MANIFEST}" for rel in self.unlisted]
         return out + self.problems
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def safe_relative(rel: str) -> bool:

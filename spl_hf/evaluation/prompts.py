@@ -8,15 +8,10 @@ a pinned revision), or from the small invented sample shipped with spl_hf (``sam
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 DEFAULT_SETS = ("or_bench_hard_1k", "or_bench_toxic")
-SAMPLE_FILES = {
-    "or_bench_hard_1k": "or_bench_hard_1k.sample.csv",
-    "or_bench_toxic": "or_bench_toxic.sample.csv",
-}
 SAMPLE = "sample"
 
 
@@ -38,9 +33,12 @@ class PromptSet:
 
 
 def sample_path(name: str) -> Path:
-    if name not in SAMPLE_FILES:
-        raise ValueError(f"no shipped sample for prompt set {name!r}; samples exist for {', '.join(SAMPLE_FILES)}")
-    return Path(str(resources.files("spl_hf.data").joinpath("eval", SAMPLE_FILES[name])))
+    from spl_hf.sources.samples import eval_sample_paths
+
+    samples = eval_sample_paths()
+    if name not in samples:
+        raise ValueError(f"no shipped sample for prompt set {name!r}; samples exist for {', '.join(samples)}")
+    return samples[name]
 
 
 def parse_prompt_sets(spec: str, default_location: str | None = None) -> list[tuple[str, str | None]]:
@@ -75,7 +73,7 @@ def load_prompt_set(
         raise ValueError(f"unknown prompt set {name!r}; known: {', '.join(PROMPT_SOURCES)}")
     if location == SAMPLE:
         path: str = str(sample_path(name))
-        shown = f"sample:{SAMPLE_FILES[name]}"
+        shown = f"sample:{Path(path).name}"
     elif location is None:
         path = adapter.hub.repo
         shown = f"hf://datasets/{adapter.hub.describe()}" + (f" revision={revision}" if revision else "")

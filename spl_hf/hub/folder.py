@@ -10,7 +10,6 @@ ever replaced (see :mod:`spl_hf.outputs`).
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import os
 import re
@@ -24,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets import Features
 
+from spl_hf.filehash import sha256_file
 from spl_hf.outputs import (
     MARKER,
     OutputError,
@@ -180,14 +180,6 @@ def parse_size(size: str | int) -> int:
         raise ValueError(f"size {size!r}: expected a number of bytes like 500MB or 2GB")
     base = 1024 if m.group(3) else 1000
     return int(m.group(1)) * base ** " KMGT".index(m.group(2) or " ")
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 TEMP_TAG = ".spl_hf-"  # temp siblings are ".<name>.spl_hf-new-XXXX" / ".<name>.spl_hf-old-XXXX"

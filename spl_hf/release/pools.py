@@ -8,31 +8,6 @@ from pathlib import Path
 from spl_hf.release.config import parse_assignments
 from spl_hf.release.stages import fingerprint
 
-PROMPT_SAMPLES = {
-    "ultrachat": "ultrachat.sample.jsonl",
-    "or_bench_80k": "or_bench_80k.sample.csv",
-    "xstest": "xstest.sample.jsonl",
-    "harmbench": "harmbench.sample.csv",
-    "do_not_answer": "do_not_answer.sample.jsonl",
-    "malicious_instruct": "malicious_instruct.sample.jsonl",
-}
-
-
-def prompt_sample_paths() -> dict[str, Path]:
-    """The six SPL prompt sources' shipped samples (two invented prompts each)."""
-    from importlib import resources
-
-    root = resources.files("spl_hf.data").joinpath("prompts")
-    return {source: Path(str(root.joinpath(name))) for source, name in PROMPT_SAMPLES.items()}
-
-
-def heldout_sample_paths() -> dict[str, Path]:
-    """Shipped samples of the evaluation sets (OR-Bench Hard-1K and Toxic layouts), for 'set=sample'."""
-    from importlib import resources
-
-    root = resources.files("spl_hf.data").joinpath("eval")
-    return {name: Path(str(root.joinpath(f"{name}.sample.csv"))) for name in ("or_bench_hard_1k", "or_bench_toxic")}
-
 
 @dataclass(frozen=True)
 class SourceSpec:

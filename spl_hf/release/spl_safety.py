@@ -15,7 +15,7 @@ from typing import Any
 
 from spl_hf.release.config import ModelSettings, ReleaseSettings, parse_assignments
 from spl_hf.release.decontam_stage import check_heldout
-from spl_hf.release.pools import SourceSpec, heldout_sample_paths, parse_sources, prompt_sample_paths
+from spl_hf.release.pools import SourceSpec, parse_sources
 from spl_hf.release.stages import StageRunner, fingerprint
 from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, written_here
 
@@ -70,7 +70,7 @@ class SPLRelease:
     heldout: list[SourceSpec] = field(init=False)
 
     def __post_init__(self) -> None:
-        from spl_hf.sources import PROMPT_SOURCES
+        from spl_hf.sources import PROMPT_SOURCES, eval_sample_paths, prompt_sample_paths
 
         recorded = (self.cfg.recorded_prompts, self.cfg.recorded_candidates)
         if any(recorded) and not all(recorded):
@@ -80,7 +80,7 @@ class SPLRelease:
             raise ValueError("give either prompt_sources (generate and label) or recorded_prompts and "
                              "recorded_candidates (derive from recorded attributes)")
         self.sources = parse_sources(self.cfg.prompt_sources, PROMPT_SOURCES, prompt_sample_paths(), "prompt_sources")
-        self.heldout = parse_sources(self.cfg.heldout_files, PROMPT_SOURCES, heldout_sample_paths(), "heldout_files") if self.cfg.heldout_files else []
+        self.heldout = parse_sources(self.cfg.heldout_files, PROMPT_SOURCES, eval_sample_paths(), "heldout_files") if self.cfg.heldout_files else []
         self.sizes = {k: _positive_int(v, f"pool_sizes {k}") for k, v in
                       parse_assignments(self.cfg.pool_sizes, "pool_sizes").items()}
         unknown = sorted(set(self.sizes) - {s.source for s in self.sources})

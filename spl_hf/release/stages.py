@@ -24,6 +24,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spl_hf.filehash import sha256_file
+
 STAGE_FILE = "stage.json"
 STAGE_VERSION = 1
 
@@ -32,11 +34,7 @@ def fingerprint(path: str | Path) -> str:
     """SHA-256 of a file's bytes, or of a folder's (relative path, file hash) list."""
     p = Path(path)
     if p.is_file():
-        h = hashlib.sha256()
-        with open(p, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-        return h.hexdigest()
+        return sha256_file(p)
     if p.is_dir():
         entries = [f"{f.relative_to(p).as_posix()}:{fingerprint(f)}" for f in sorted(p.rglob("*")) if f.is_file()]
         return hashlib.sha256("\n".join(entries).encode()).hexdigest()

@@ -14,7 +14,7 @@ from typing import Any
 
 from spl_hf.release.config import ModelSettings, ReleaseSettings
 from spl_hf.release.decontam_stage import check_heldout
-from spl_hf.release.pools import SourceSpec, heldout_sample_paths, parse_sources
+from spl_hf.release.pools import SourceSpec, parse_sources
 from spl_hf.release.stages import StageRunner, fingerprint
 from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, written_here
 
@@ -59,11 +59,11 @@ class TenetRelease:
     heldout: list[SourceSpec] = field(init=False)
 
     def __post_init__(self) -> None:
-        from spl_hf.sources import ADAPTERS, PROMPT_SOURCES, sample_paths
+        from spl_hf.sources import ADAPTERS, PROMPT_SOURCES, eval_sample_paths, sample_paths
         from spl_hf.tenets import default_tenets, load_tenets, select_tenets
 
         self.pools = parse_sources(self.cfg.pools, ADAPTERS, sample_paths(), "pools")
-        self.heldout = parse_sources(self.cfg.heldout_files, PROMPT_SOURCES, heldout_sample_paths(), "heldout_files") if self.cfg.heldout_files else []
+        self.heldout = parse_sources(self.cfg.heldout_files, PROMPT_SOURCES, eval_sample_paths(), "heldout_files") if self.cfg.heldout_files else []
         tenet_set = load_tenets(self.cfg.tenets_file) if self.cfg.tenets_file else default_tenets()
         self.tenets = select_tenets(self.cfg.tenets, tenet_set)
         check_heldout(self.decontam, self.heldout)

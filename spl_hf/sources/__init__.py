@@ -68,7 +68,7 @@ from spl_hf.sources.rows import (
     normalize_text,
     prompt_id,
 )
-from spl_hf.sources.samples import sample_paths
+from spl_hf.sources.samples import eval_sample_paths, prompt_sample_paths, sample_paths
 from spl_hf.sources.transcript import DEFAULT_CLIP_CHARS, OMITTED_MARKER, Flattened, flatten_history
 
 __all__ = [
@@ -96,10 +96,12 @@ __all__ = [
     "RowError",
     "SourceOptions",
     "SourceReport",
+    "eval_sample_paths",
     "flatten_history",
     "normalize_text",
     "pairs_from_table",
     "prompt_id",
+    "prompt_sample_paths",
     "prompts_from_table",
     "quarantine_dataset",
     "read_local",

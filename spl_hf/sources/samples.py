@@ -1,4 +1,9 @@
-"""Invented sample records in the pools' own layouts, shipped under ``spl_hf/data/sources``."""
+"""Invented sample records in the sources' own layouts, shipped as package data.
+
+Pair pools under ``spl_hf/data/sources``; the six SPL prompt sources under ``spl_hf/data/prompts``
+(two prompts each); the evaluation sets (OR-Bench Hard-1K and Toxic layouts) under
+``spl_hf/data/eval``.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +19,35 @@ SAMPLE_FILES: dict[str, str] = {
 }
 
 
+PROMPT_SAMPLE_FILES: dict[str, str] = {
+    "ultrachat": "ultrachat.sample.jsonl",
+    "or_bench_80k": "or_bench_80k.sample.csv",
+    "xstest": "xstest.sample.jsonl",
+    "harmbench": "harmbench.sample.csv",
+    "do_not_answer": "do_not_answer.sample.jsonl",
+    "malicious_instruct": "malicious_instruct.sample.jsonl",
+}
+EVAL_SAMPLE_FILES: dict[str, str] = {
+    "or_bench_hard_1k": "or_bench_hard_1k.sample.csv",
+    "or_bench_toxic": "or_bench_toxic.sample.csv",
+}
+
+
+def _paths(folder: str, files: dict[str, str]) -> dict[str, Path]:
+    root = resources.files("spl_hf.data").joinpath(folder)
+    return {source: Path(str(root.joinpath(name))) for source, name in files.items()}
+
+
 def sample_paths() -> dict[str, Path]:
     """Pool name -> shipped sample file, ready for ``read_pools``."""
-    root = resources.files("spl_hf.data").joinpath("sources")
-    return {source: Path(str(root.joinpath(name))) for source, name in SAMPLE_FILES.items()}
+    return _paths("sources", SAMPLE_FILES)
+
+
+def prompt_sample_paths() -> dict[str, Path]:
+    """SPL prompt source -> shipped sample file, ready for ``read_prompt_pools``."""
+    return _paths("prompts", PROMPT_SAMPLE_FILES)
+
+
+def eval_sample_paths() -> dict[str, Path]:
+    """Evaluation set -> shipped sample file (held-out sets of the builders, the demo's evaluation)."""
+    return _paths("eval", EVAL_SAMPLE_FILES)
