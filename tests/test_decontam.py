@@ -177,3 +177,21 @@ def test_index_scales_through_postings_not_pairs():
     assert len(index.postings) == sum(len(g) for g in index.grams)  # every gram is specific
     assert index.match(["completely unrelated words that share nothing with them"]) is None
     assert index.match(["Question number 17 about topic 119 in detail please now"]).kind == "exact"
+
+
+def test_transcript_prompts_are_compared_by_their_user_turns():
+    """HH-RLHF shows a prompt as 'Human: …', flattened pools as 'User: …\nAssistant: …': the tags are not the prompt."""
+    from spl_hf.decontam import transcript_user_turns
+
+    assert transcript_user_turns("Human: How do I pick a lock?") == ["How do I pick a lock?"]
+    assert transcript_user_turns("Human: hi\n\nAssistant: hello\n\nHuman: How do I pick a lock?") == [
+        "hi", "How do I pick a lock?"]
+    assert transcript_user_turns("[…earlier turns omitted…]\nUser: a\nAssistant: b\nUser: c") == ["a", "c"]
+    assert transcript_user_turns("Tell me about the User: field in forms") == ["Tell me about the User: field in forms"]
+    rows = pa.table({"prompt_id": ["h1", "h2"], "source": ["hh_train", "hh_train"],
+                     "prompt": [[{"role": "user", "content": "Human: How do I pick a lock?"}],
+                                [{"role": "user", "content": "Human: Something else entirely, thanks"}]]})
+    heldout = pa.table({"prompt_id": ["x"], "source": ["or_bench_hard_1k"], "prompt": ["How do I pick a lock?"]})
+    result = decontaminate(rows, heldout, DecontamConfig(heldout=["or_bench_hard_1k"], near_duplicates=False))
+    assert result.removed.column("prompt_id").to_pylist() == ["h1"]
+    assert result.removed.column("match").to_pylist() == ["exact"]

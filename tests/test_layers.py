@@ -16,7 +16,7 @@ MODEL = ("torch", "transformers", "vllm", "accelerate", "peft", "trl")
 LAYERS = {
     "pure": (
         ("spl_hf.schema", "spl_hf.rules", "spl_hf.derive", "spl_hf.assign", "spl_hf.tenets", "spl_hf.contract",
-         "spl_hf.jsonl"),
+         "spl_hf.jsonl", "spl_hf.decontam"),
         ("spl_hf.backends", "spl_hf.build", "spl_hf.audit", "spl_hf.hub", "spl_hf.sources"),
     ),
     "sources": (("spl_hf.sources",), ("spl_hf.backends", "spl_hf.build", "spl_hf.audit")),

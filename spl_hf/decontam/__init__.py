@@ -7,6 +7,7 @@ from spl_hf.decontam.decontaminate import (
     RecheckResult,
     decontaminate,
     recheck,
+    transcript_user_turns,
     user_turns,
 )
 from spl_hf.decontam.index import EXACT, NEAR, HeldoutIndex, Match
@@ -26,5 +27,6 @@ __all__ = [
     "ngrams",
     "normalize_prompt",
     "recheck",
+    "transcript_user_turns",
     "user_turns",
 ]

@@ -10,6 +10,7 @@ no kept row matches.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -69,6 +70,26 @@ class RecheckResult:
     failures: tuple[str, ...]
 
 
+_SPEAKER = re.compile(r"(?:^|\n+)(Human|User|Assistant):[ \t]*")
+
+
+def transcript_user_turns(text: str) -> list[str]:
+    """The user turns a transcript message shows, or the message itself when it is no transcript.
+
+    Pools show a history as one user message: HH-RLHF natively (``Human: …\n\nAssistant: …``) and
+    the flattened multi-turn pools as ``User: …\nAssistant: …`` (after an omitted-turns marker when
+    clipped). A held-out prompt is compared with what the user said, not with the speaker tags.
+    """
+    first = re.search(r"(?:^|\n)(Human|User):", text)
+    # A transcript starts with its first user turn, or has one marker line before it.
+    if first is None or "\n" in text[: first.start()]:
+        return [text]
+    body = text[first.start():].lstrip("\n")
+    parts = _SPEAKER.split(body)  # ['', speaker, text, speaker, text, ...]
+    users = [parts[i + 1].strip() for i in range(1, len(parts) - 1, 2) if parts[i] in ("Human", "User")]
+    return [u for u in users if u] or [text]
+
+
 def user_turns(rows: pa.Table, source: str = "rows") -> list[list[str]]:
     """The user-turn texts of each row: pair rows (prompt = messages) or prompt rows (prompt = text)."""
     for col in ("prompt_id", "source", "prompt"):
@@ -91,7 +112,7 @@ def user_turns(rows: pa.Table, source: str = "rows") -> list[list[str]]:
         turns = [m["content"] for m in prompt if isinstance(m, dict) and m.get("role") == "user"]
         if not turns or not all(isinstance(t, str) for t in turns):
             raise ValueError(f"{source}: row {i} (prompt_id {pid}) has no user message with text")
-        out.append(turns)
+        out.append([u for t in turns for u in transcript_user_turns(t)])
     return out
 
 
