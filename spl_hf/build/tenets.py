@@ -39,7 +39,6 @@ from spl_hf.contract.tenet_rows import (
     SCORE_FEATURES,
     check_inputs,
     row_digests,
-    score_index,
 )
 from spl_hf.hub.card import CARD_INPUTS, card_inputs, render_card
 from spl_hf.hub.folder import DEFAULT_MAX_SHARD_SIZE, ConfigData, write_dataset_folder
@@ -116,26 +115,33 @@ def _message(content: pa.Array) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(np.arange(n + 1, dtype=np.int32)), values)
 
 
+def _row_numbers(keys: pa.Table, table: pa.Table, on: list[str], missing: str) -> pa.Array:
+    """For each row of ``keys``, the row of ``table`` with the same ``on`` values (an Arrow join, in key order)."""
+    left = keys.select(on).append_column("__key_row", pa.array(np.arange(keys.num_rows, dtype=np.int64)))
+    right = table.select(on).append_column("__row", pa.array(np.arange(table.num_rows, dtype=np.int64)))
+    joined = left.join(right, on, join_type="left outer").sort_by("__key_row")
+    if joined.num_rows != keys.num_rows:
+        raise ValueError(f"{' and '.join(on)} repeat in a table that must hold each once")
+    rows = joined.column("__row").combine_chunks()
+    if rows.null_count:
+        absent = joined.filter(pc.is_null(joined.column("__row"))).select(on).slice(0, 5).to_pylist()
+        raise ValueError(f"{missing}: {absent}")
+    return rows
+
+
 def assemble_rows(pairs: pa.Table, scores: pa.Table, assignment: pa.Table, cfg: TenetBuildConfig) -> pa.Table:
     """Join assigned (pair, tenet) with their pair rows and judge probabilities; orient chosen/rejected."""
-    keyed_scores = score_index(scores)
-    pair_index = {p: i for i, p in enumerate(pairs.column("pair_id").to_pylist())}
-    a_pairs, a_tenets = assignment.column("pair_id").to_pylist(), assignment.column("tenet").to_pylist()
-    missing = [p for p in a_pairs if p not in pair_index]
-    if missing:
-        raise ValueError(f"assigned pairs missing from the pair rows: {missing[:5]}")
-    pi = pa.array([pair_index[p] for p in a_pairs])
-    si = pa.array([keyed_scores[(p, t)] for p, t in zip(a_pairs, a_tenets)])
+    pi = _row_numbers(assignment, pairs, ["pair_id"], "assigned pairs missing from the pair rows")
+    si = _row_numbers(assignment, scores, ["pair_id", "tenet"], "assigned (pair, tenet) without a judge score")
     p_rows, s_rows = pairs.take(pi), scores.take(si)
     raw = scores_from_probs(s_rows.column("p_a_first").to_numpy(), s_rows.column("p_a_second").to_numpy())
     a_wins = pa.array(raw > 0)
     resp_a, resp_b = p_rows.column("response_a").combine_chunks(), p_rows.column("response_b").combine_chunks()
     sources = p_rows.column("source").combine_chunks()
     row_ids = p_rows.column("row_id").combine_chunks()
-    n = len(a_pairs)
-    scenario = pc.binary_join_element_wise(
-        pa.array(a_tenets, pa.string()), sources, pc.cast(row_ids, pa.string()), "_"
-    )
+    n = assignment.num_rows
+    tenets = assignment.column("tenet").combine_chunks().cast(pa.string())
+    scenario = pc.binary_join_element_wise(tenets, sources, pc.cast(row_ids, pa.string()), "_")
     judge = pa.StructArray.from_arrays(
         [s_rows.column(k).combine_chunks().cast(JUDGE_FIELDS[k].pa_type) for k in JUDGE_FIELDS], names=list(JUDGE_FIELDS)
     )
@@ -155,7 +161,7 @@ def assemble_rows(pairs: pa.Table, scores: pa.Table, assignment: pa.Table, cfg: 
     )
     table = pa.table(
         {
-            "tenet": pa.array(a_tenets, pa.string()),
+            "tenet": tenets,
             "source": sources,
             "scenario_id": scenario,
             "score": pa.array(np.abs(raw)),

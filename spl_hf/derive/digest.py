@@ -14,6 +14,7 @@ tests check that both agree.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Sequence
 
@@ -157,6 +158,11 @@ def _with_nulls(h: np.ndarray, arr: pa.Array) -> np.ndarray:
     return h
 
 
+# Text hashed per pass: the power tables and the work buffer grow to a pass's byte length and are
+# kept, so passes over whole card-scale columns (hundreds of MB) would hold GBs for good.
+SLICE_BYTES = 1 << 25
+
+
 def _hash_strings(arr: pa.Array) -> np.ndarray:
     n = len(arr)
     if n > 64 and not arr.null_count and arr[0] == arr[n - 1] and pc.all(pc.equal(arr, arr[0])).as_py():
@@ -174,6 +180,11 @@ def _hash_strings(arr: pa.Array) -> np.ndarray:
     offsets = offsets.astype(np.int64)
     base, end = int(offsets[0]), int(offsets[-1])
     total = end - base
+    if total > SLICE_BYTES and n > 1:
+        # Each string's hash depends on its own bytes only, so row slices hash independently.
+        cuts = np.searchsorted(offsets - base, np.arange(SLICE_BYTES, total, SLICE_BYTES), side="left")
+        bounds = np.unique(np.concatenate([[0], np.clip(cuts, 1, n - 1), [n]]))
+        return np.concatenate([_hash_strings(arr.slice(a, b - a)) for a, b in itertools.pairwise(bounds.tolist())])
     starts, lengths = offsets[:-1] - base, np.diff(offsets)
     s = np.zeros(n, dtype=_U)
     if total:
