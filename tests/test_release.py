@@ -100,6 +100,10 @@ def test_tenet_release_decontaminates_resumes_and_recomputes_only_what_changed(
     judged = pq.read_table(next((tmp_path / "run" / "stages").glob("judge-*")) / "scores.parquet")
     assert pid not in set(judged.column("prompt_id").to_pylist()) and judged.num_rows == 3 * counts["decontaminate"]["rows_kept"]
     assert counts["audit"]["ok"] and counts["assign"]["tenets_kept"] == 3
+    record = json.loads((tmp_path / "ds" / "decontamination.json").read_text())
+    assert [r["prompt_id"] for r in record["removed"]] == [pid]
+    assert json.loads((tmp_path / "ds" / "build_report.json").read_text())["decontamination"]["rows_removed"] == 1
+    assert "## Decontamination" in (tmp_path / "ds" / "README.md").read_text()
     built = _files(tmp_path / "ds")
 
     assert main(_tenet_args(tmp_path, tiny_model_dir, heldout_csv)) == 0

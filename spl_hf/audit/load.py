@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from spl_hf.audit.card import CardLayout, read_card
+from spl_hf.audit.decontam import check_decontamination
 from spl_hf.audit.files import (
     MANIFEST,
     ManifestCheck,
@@ -192,6 +193,7 @@ def read_folder(
         if expected is not None and expected != table.num_rows:
             out.failures.append(f"{where}: {table.num_rows} rows on disk, {declarer} declares {expected}")
         out.splits.append(LoadedSplit(name, split, table, tuple(files)))
+    out.failures += check_decontamination(folder, out.splits)
     on_disk = folder_files(folder, ignore)
     out.failures += [f"{rel}: a data file no config of the card declares" for rel in on_disk
                      if is_data_file(rel) and rel not in declared]

@@ -21,6 +21,7 @@ from datasets import Dataset
 from datasets.table import InMemoryTable
 
 from spl_hf.contract.composition import CompositionTables, composition_tables
+from spl_hf.contract.decontamination import DECONTAMINATION_FILE, read_decontamination
 from spl_hf.derive.derivation import derive_table
 from spl_hf.derive.features import derived_features
 from spl_hf.derive.pairs import pairs_from_records, read_jsonl
@@ -62,6 +63,11 @@ class SPLBuildConfig:
     )
     pretty_name: str = field(default="SPL preference pairs (sample)", metadata={"help": "Card title."})
     batch_size: int = field(default=1024, metadata={"help": "Rows per Arrow batch in the derivation map."})
+    decontamination: str | None = field(
+        default=None,
+        metadata={"help": "decontamination.json of a release's decontaminate stage: its counts go into the card "
+                  "and the build report, its removed prompt ids into the build (the audit checks none is released)."},
+    )
     max_shard_size: str = field(
         default=DEFAULT_MAX_SHARD_SIZE, metadata={"help": "Largest parquet shard (Arrow size), e.g. 500MB."}
     )
@@ -111,7 +117,7 @@ def split_by_source(table: pa.Table) -> dict[str, pa.Table]:
 
 
 def _inputs(cfg: SPLBuildConfig) -> list[str]:
-    return [p for p in (cfg.prompts, cfg.candidates, cfg.rulebase) if p and p != SAMPLE]
+    return [p for p in (cfg.prompts, cfg.candidates, cfg.rulebase, cfg.decontamination) if p and p != SAMPLE]
 
 
 def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
@@ -138,6 +144,7 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     configs = [preferences, derivations] if by_source else [derivations]
     tables = composition_tables(derived)
     splits = {s: t.num_rows for s, t in derivations.splits.items()}
+    decontamination = read_decontamination(cfg.decontamination) if cfg.decontamination else None
     source_licenses = {s: SOURCE_LICENSES.get(s, "unknown") for s in splits}
     licenses = sorted(set(source_licenses.values()))
     single = licenses[0].lower() if len(licenses) == 1 and licenses[0] != "unknown" else None
@@ -165,13 +172,15 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
         license_note="Prompt texts keep the licences of their sources: "
         + ", ".join(f"{s}: {lic}" for s, lic in source_licenses.items())
         + ".",
+        decontamination=decontamination.summary if decontamination else None,
     )
     readme = render_card("spl_dataset.md.j2", configs, **card_kwargs)
     license_text = "# Licences\n\nPrompt texts keep the licences of their sources:\n\n" + "".join(
         f"- `{s}`: {lic}\n" for s, lic in source_licenses.items()
     )
     report = {"rulebase_id": rb.id, "rulebase_hash": rb.hash, "margin": cfg.margin, "splits": splits,
-              "labeled": labeled.num_rows, "prompts_without_pairs": unpaired, "tables": tables.to_dict()}
+              "labeled": labeled.num_rows, "prompts_without_pairs": unpaired, "tables": tables.to_dict(),
+              "decontamination": decontamination.summary if decontamination else None}
     written = write_dataset_folder(
         cfg.output_dir,
         configs,
@@ -184,6 +193,7 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
             "build_report.json": json.dumps(report, indent=2, sort_keys=True) + "\n",
             CARD_INPUTS: card_inputs("spl_dataset.md.j2", configs, **card_kwargs),
             LICENSE_FILE: license_text,
+            **({DECONTAMINATION_FILE: decontamination.text} if decontamination else {}),
         },
         max_shard_size=cfg.max_shard_size,
     )

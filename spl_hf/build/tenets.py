@@ -30,6 +30,7 @@ from spl_hf.assign import (
     read_table,
     verify_certificate,
 )
+from spl_hf.contract.decontamination import DECONTAMINATION_FILE, read_decontamination
 from spl_hf.contract.scores import scores_from_probs
 from spl_hf.contract.tenet_rows import (
     CERTIFICATE_FILE,
@@ -82,6 +83,11 @@ class TenetBuildConfig:
     )
     max_shard_size: str = field(
         default=DEFAULT_MAX_SHARD_SIZE, metadata={"help": "Largest parquet shard (Arrow size), e.g. 500MB."}
+    )
+    decontamination: str | None = field(
+        default=None,
+        metadata={"help": "decontamination.json of a release's decontaminate stage: its counts go into the card "
+                  "and the build report, its removed prompt ids into the build (the audit checks none is released)."},
     )
     sft: bool = field(
         default=False, metadata={"help": "Also write the companion 'sft' config: messages = prompt + chosen, same rows."}
@@ -238,6 +244,7 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
 
         configs.append(sft_config(per_tenet))
     per_source = {s: t.num_rows for s, t in _split_by(rows, "source", source_order).items()}
+    decontamination = read_decontamination(cfg.decontamination) if cfg.decontamination else None
     tenet_set = load_tenets(cfg.tenets_file) if cfg.tenets_file else default_tenets()
     statements = {t.name: t.statement for t in tenet_set.tenets}
     unknown = [t for t in result.kept_tenets if t not in statements]
@@ -278,23 +285,26 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         model_ids=sorted(set(scores.column("model_id").to_pylist())),
         clip_chars=DEFAULT_CLIP_CHARS,
         omitted_marker=OMITTED_MARKER,
+        decontamination=decontamination.summary if decontamination else None,
     )
     readme = render_card("tenet_dataset.md.j2", configs, **card_kwargs)
     license_text = "# Licences\n\nRows keep the licences of their source pools:\n\n" + "".join(
         f"- `{s}`: {ADAPTERS[s].license if s in ADAPTERS else 'unknown'}\n" for s in per_source
     )
-    report = {"kind": "tenets", **summary, "certificate_ok": result_check, "rows_per_source": per_source}
+    report = {"kind": "tenets", **summary, "certificate_ok": result_check, "rows_per_source": per_source,
+              "decontamination": decontamination.summary if decontamination else None}
     written = write_dataset_folder(
         cfg.output_dir,
         configs,
         readme,
         overwrite=cfg.overwrite,
-        inputs=(cfg.pairs, cfg.scores, cfg.tenets_file, cfg.assignment),
+        inputs=(cfg.pairs, cfg.scores, cfg.tenets_file, cfg.assignment, cfg.decontamination),
         extra_files={
             CERTIFICATE_FILE: json.dumps(result.certificate.to_dict(), separators=(",", ":")) + "\n",
             "build_report.json": json.dumps(report, indent=2, sort_keys=True, default=str) + "\n",
             CARD_INPUTS: card_inputs("tenet_dataset.md.j2", configs, **card_kwargs),
             LICENSE_FILE: license_text,
+            **({DECONTAMINATION_FILE: decontamination.text} if decontamination else {}),
         },
         max_shard_size=cfg.max_shard_size,
     )

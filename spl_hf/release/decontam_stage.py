@@ -10,6 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from spl_hf.contract.decontamination import DECONTAMINATION_FILE
 from spl_hf.release.pools import SourceSpec
 
 
@@ -45,7 +46,8 @@ def decontaminate_rows(
     result = decontaminate(rows, heldout_table(specs, list(config.heldout)), config, progress=True)
     pq.write_table(result.removed, out / "removed.parquet")
     summary = result.summary()
-    (out / "decontamination.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    record = {"summary": summary, "removed": result.removed.to_pylist()}
+    (out / DECONTAMINATION_FILE).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     log(f"  removed {summary['rows_removed']} of {summary['rows_in']} rows ({summary['prompts_removed']} prompts) "
         f"matching {', '.join(config.heldout)}: {summary['removed_by_source']}")
     return result.kept, summary

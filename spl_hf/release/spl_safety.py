@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spl_hf.contract.decontamination import DECONTAMINATION_FILE
 from spl_hf.release.config import ModelSettings, ReleaseSettings, parse_assignments
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
@@ -138,9 +139,10 @@ class SPLRelease:
                              "schema": self.rulebase.schema.hash},
                              lambda d: self._label(clean.path, generated.path, d))
         written = runner.run("write", {"prompts": content(labeled, "prompts.jsonl"),
+                             "decontamination": content(clean, DECONTAMINATION_FILE),
                              "candidates": content(labeled, "candidates.jsonl"), "rulebase": self.rulebase.hash, "margin": c.margin,
                              "output_dir": c.output_dir, "repo_id": c.repo_id, "pretty_name": c.pretty_name},
-                             lambda d: self._write(labeled.path, d),
+                             lambda d: self._write(labeled.path, clean.path, d),
                              still_valid=lambda d: written_here(d, c.output_dir))
         return self._finish(runner, written)
 
@@ -274,10 +276,12 @@ class SPLRelease:
         return {"items": len(items), "labels": len(labels), "malformed": len(failures), "status": statuses,
                 "computed": stats.get("computed"), "cached": stats.get("cached")}
 
-    def _write(self, label_dir: Path, out: Path) -> dict[str, Any]:
-        return self._write_records(str(label_dir / "prompts.jsonl"), str(label_dir / "candidates.jsonl"), out)
+    def _write(self, label_dir: Path, clean_dir: Path, out: Path) -> dict[str, Any]:
+        return self._write_records(str(label_dir / "prompts.jsonl"), str(label_dir / "candidates.jsonl"), out,
+                                   decontamination=str(clean_dir / DECONTAMINATION_FILE))
 
-    def _write_records(self, prompts: str, candidates: str, out: Path) -> dict[str, Any]:
+    def _write_records(self, prompts: str, candidates: str, out: Path, decontamination: str | None = None
+                       ) -> dict[str, Any]:
         from spl_hf.build.spl import SPLBuildConfig, build_spl
 
         c = self.cfg
@@ -285,6 +289,7 @@ class SPLRelease:
             prompts=prompts, candidates=candidates,
             rulebase=c.rulebase, margin=c.margin, output_dir=c.output_dir, overwrite=True,
             repo_id=c.repo_id or "ORG/NAME", pretty_name=c.pretty_name or "SPL safety preference pairs",
+            decontamination=decontamination,
         ))
         (out / WRITTEN).write_text(manifest_hash(c.output_dir) or "", encoding="utf-8")
         return {"pairs": result.total, "labeled": result.labeled, "splits": result.splits,

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spl_hf.contract.decontamination import DECONTAMINATION_FILE
 from spl_hf.release.config import ModelSettings, ReleaseSettings
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
@@ -226,6 +227,7 @@ class TenetRelease:
     def _write_settings(self, clean: Any, judged: Any, assigned: Any) -> dict[str, Any]:
         c = self.cfg
         return {"pairs": content(clean, "pairs.parquet"), "scores": content(judged, "scores.parquet"),
+                "decontamination": content(clean, DECONTAMINATION_FILE),
                 "assignment": content(assigned, "assignment.parquet"), "output_dir": c.output_dir,
                 "repo_id": c.repo_id, "pretty_name": c.pretty_name, "threshold_note": c.threshold_note,
                 "tenets_file": fingerprint(c.tenets_file) if c.tenets_file else None, "sft": c.sft}
@@ -240,7 +242,7 @@ class TenetRelease:
             capacity=a.capacity, threshold=a.threshold, solver=a.solver, seed=a.seed, strategy=a.strategy,
             output_dir=c.output_dir, overwrite=True, repo_id=c.repo_id or "ORG/NAME",
             pretty_name=c.pretty_name or "Per-tenet judge-scored DPO pairs", threshold_note=c.threshold_note,
-            tenets_file=c.tenets_file, sft=c.sft,
+            tenets_file=c.tenets_file, sft=c.sft, decontamination=str(clean_dir / DECONTAMINATION_FILE),
         ))
         (out / WRITTEN).write_text(manifest_hash(c.output_dir) or "", encoding="utf-8")
         return {"rows": result.rows, "tenets_kept": result.tenets_kept, "rows_per_source": result.rows_per_source,
