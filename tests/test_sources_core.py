@@ -25,18 +25,10 @@ from spl_hf.sources import (
     read_prompt_pool,
 )
 from spl_hf.sources.io import is_hub_id
+from tests.sources_fuzz import BASES
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sources"
-POOL_FILES = {
-    "pku_train": "pku_train.jsonl",
-    "hh_train": "hh_harmless_train.jsonl.gz",
-    "ultrafeedback_train": "ultrafeedback_train.jsonl",
-    "helpsteer2_train": "helpsteer2_preference.jsonl",
-    "community_alignment_en": "community_alignment.csv",
-    "wildfeedback_st": "wildfeedback.json",
-    "ca_en_mt_p1": "community_alignment.csv",
-    "wf_mt": "wildfeedback.json",
-}
+POOL_FILES = {name: f for name, f in BASES.items() if name in ADAPTERS}  # the pools' fixture files
 
 
 def write_jsonl(path: Path, rows: list) -> Path:
