@@ -92,6 +92,8 @@ def regenerate_card(folder: str | Path, repo_id: str | None = None, template: st
     from spl_hf.hub.folder import shard_pattern
 
     folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: no such build folder")
     inputs_path = folder / CARD_INPUTS
     if not inputs_path.is_file():
         raise FileNotFoundError(f"{inputs_path}: not found; this build predates card.json, rebuild it once")
