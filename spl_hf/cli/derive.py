@@ -17,7 +17,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
         help=help_text,
         description="Form every candidate pair per prompt, derive labels with the rule base and write "
         "a Hub-layout dataset folder (configs 'preferences' and 'derivations', one split per source). "
-        "Settings may also come from a YAML recipe (--config recipes/spl/*.yaml).",
+        "Settings may also come from a YAML file of these settings (--config F.yaml); the recipes in "
+        "recipes/spl/ are release recipes (spl-hf release spl).",
     )
     p.add_argument("--json", action="store_true", help="print the build summary as JSON")
     p.set_defaults(func=run)

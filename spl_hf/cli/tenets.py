@@ -22,7 +22,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
         help="assign judged pairs to tenets and write the per-tenet dataset folder",
         description="Min-cost-flow assignment of judged pairs to tenets, then a Hub-layout folder: config "
         "'all' (default), one config per kept tenet split by source, 'judge_scores', the card and the "
-        "assignment certificate. Settings may come from a recipe (--config recipes/tenets/*.yaml).",
+        "assignment certificate. Settings may come from a YAML file of these settings (--config F.yaml); the "
+        "recipes in recipes/tenets/ are release recipes (spl-hf release tenets).",
     )
     b.add_argument("--json", action="store_true", help="print the build summary as JSON")
     b.set_defaults(func=run_build)
