@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 RELEASES = {
     "tenets": ("spl_hf.release.tenet_dpo", "per-tenet judge-scored DPO: pools -> decontaminate -> judge -> "
@@ -43,7 +44,11 @@ def run(args: argparse.Namespace) -> int:
 
     module = importlib.import_module(args._release_module)
     release = module.make_release(*configs_from_args(args))
-    report = release.run()
+    try:
+        report = release.run()
+    except RuntimeError as exc:  # the build's own audit or certificate failed: nothing was published
+        print(f"spl-hf release: {exc}", file=sys.stderr)
+        return 1
     if release.cfg.dry_run or not report:  # a dry run printed its plan; ranks other than 0 print nothing
         return 0
     stages = {s["name"]: ("skipped" if s["skipped"] else f"{s['seconds']:.1f} s") for s in report.get("stages", [])}
