@@ -109,4 +109,7 @@ def test_card_command_regenerates_the_card_without_rebuilding(builds, tmp_path, 
         assert verify_manifest(copy) == []  # the manifest follows the new card
     shutil.rmtree(tmp_path / "spl" / "derivations")
     assert main(["card", str(tmp_path / "tenets" / "missing")]) == 2
+    assert "no such build folder" in capsys.readouterr().err
+    (tmp_path / "not_a_build").mkdir()
+    assert main(["card", str(tmp_path / "not_a_build")]) == 2
     assert "card.json: not found" in capsys.readouterr().err
