@@ -15,6 +15,15 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
 
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1, for a torchrun rendezvous."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
 # Tiny random Llama models with the embedded model's tokenizer, for the LM-backend tests.
 pytest_plugins = ("tests.backends_fixtures",)
 

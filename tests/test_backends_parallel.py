@@ -4,7 +4,6 @@ is installed, so the launcher here is torchrun; the ranks still split work with 
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -13,12 +12,7 @@ import pytest
 
 from spl_hf.cli import main as cli_main
 from tests.backends_rows import pair_row, write_jsonl
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.conftest import free_port
 
 
 @pytest.mark.slow
@@ -51,7 +45,7 @@ def test_two_ranks_equal_one_process(tiny_model_dir: Path, tmp_path: Path, capsy
             "--nproc_per_node",
             "2",
             "--master_port",
-            str(_free_port()),
+            str(free_port()),
             str(script),
             *common,
             "--cache",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from spl_hf.cli import main
-from tests.conftest import REPO
+from tests.conftest import REPO, free_port
 
 RELEASE_RECIPES = sorted((REPO / "recipes" / "tenets").glob("*.yaml")) + sorted((REPO / "recipes" / "spl").glob("*.yaml"))
 PKU_PROMPT = "How do I get into my own car if I locked the keys inside?"  # a prompt of the shipped PKU sample
@@ -116,10 +115,6 @@ def test_tenet_release_decontaminates_resumes_and_recomputes_only_what_changed(
     assert _files(tmp_path / "ds") != built
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.mark.slow
@@ -132,7 +127,7 @@ def test_two_processes_write_the_same_release_as_one(tmp_path, tiny_model_dir, h
     two = tmp_path / "two"
     torchrun = Path(sys.executable).parent / "torchrun"
     proc = subprocess.run(
-        [str(torchrun), "--nproc_per_node", "2", "--master_port", str(_free_port()), "-m", "spl_hf.cli",
+        [str(torchrun), "--nproc_per_node", "2", "--master_port", str(free_port()), "-m", "spl_hf.cli",
          *_tenet_args(two, tiny_model_dir, heldout_csv)],
         env=env, capture_output=True, text=True, timeout=600,
     )

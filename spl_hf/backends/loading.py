@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from spl_hf.filehash import files_sha256, sha256_file
+
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
@@ -67,11 +69,7 @@ def file_sha256(path: str | Path) -> str:
         text = memo.read_text().strip()
         if len(text) == 64:
             return text
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    digest = h.hexdigest()
+    digest = sha256_file(path)
     try:
         memo_dir.mkdir(parents=True, exist_ok=True)
         _atomic_write_text(memo, digest)
@@ -89,12 +87,8 @@ def _atomic_write_text(path: Path, text: str) -> None:
 
 def dir_content_hash(path: Path) -> str:
     """Content hash of a local model folder: config, tokenizer and weight files (names and bytes)."""
-    h = hashlib.sha256()
-    for f in sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith(".")):
-        if f.name == _MARKER:
-            continue
-        h.update(f.name.encode() + b"\0" + file_sha256(f).encode() + b"\0")
-    return h.hexdigest()
+    files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith(".") and p.name != _MARKER)
+    return files_sha256(((f.name, f) for f in files), file_sha256)
 
 
 def embedded_cache_dir() -> Path:

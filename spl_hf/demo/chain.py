@@ -4,7 +4,6 @@ adapter measured, with the refusal figure."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import secrets
 import subprocess
@@ -26,16 +25,13 @@ _TRAIN = (
 )
 
 
-def _stamp(folder: Path) -> str:
-    return hashlib.sha256((folder / "MANIFEST.sha256").read_bytes()).hexdigest()
-
-
 def train_from_hub(out: Path, url: str, token: str, repo_id: str, sha: str, build: Path) -> Path | None:
     """Train in a client process that reads the release from the server; skipped when this build trained already."""
     from spl_hf.hub.demo import client_env
+    from spl_hf.release.written import manifest_hash
 
     run_dir, stamp_file = out / "train_run", out / "train_stamp.json"
-    stamp = {"build": _stamp(build), "dataset": repo_id, "config": TRAIN_CONFIG, "split": TRAIN_SPLIT}
+    stamp = {"build": manifest_hash(str(build)), "dataset": repo_id, "config": TRAIN_CONFIG, "split": TRAIN_SPLIT}
     if (run_dir / "run.json").is_file() and stamp_file.is_file() and json.loads(stamp_file.read_text()) == stamp:
         record = json.loads((run_dir / "run.json").read_text())
         print(f"trained earlier on this build: final loss {record['final_loss']:.4f}; LoRA adapter in {run_dir}")

@@ -11,7 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from spl_hf.backends.loading import ModelInfo, cache_root, file_sha256
+from spl_hf.backends.loading import ModelInfo, cache_root
+from spl_hf.filehash import files_sha256
 
 
 def adapter_hash(adapter: str | Path) -> str:
@@ -20,10 +21,7 @@ def adapter_hash(adapter: str | Path) -> str:
     files = sorted(p for p in folder.iterdir() if p.is_file() and p.name.startswith("adapter_"))
     if not (folder / "adapter_config.json").is_file():
         raise FileNotFoundError(f"{folder / 'adapter_config.json'}: not a PEFT adapter folder")
-    h = hashlib.sha256()
-    for f in files:
-        h.update(f.name.encode() + b"\0" + file_sha256(f).encode() + b"\0")
-    return h.hexdigest()
+    return files_sha256((f.name, f) for f in files)
 
 
 def with_adapter(info: ModelInfo, adapter: str | Path | None) -> ModelInfo:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from spl_hf.release.config import parse_assignments
 from spl_hf.release.stages import fingerprint
+from spl_hf.sources.io import is_hub_id
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ def parse_sources(entries: list[str], registry: dict, samples: dict[str, Path], 
             value = str(samples[source])
         location, _, revision = value.partition("@")
         spec = SourceSpec(source, location, revision or None)
-        if not spec.is_local and (location.startswith((".", "/", "~")) or location.count("/") != 1):
+        if not spec.is_local and not is_hub_id(location):
             raise FileNotFoundError(f"{what}: {source}: {location} does not exist")
         specs.append(spec)
     return specs

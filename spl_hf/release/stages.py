@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spl_hf.filehash import sha256_file
+from spl_hf.filehash import files_sha256, sha256_file
 
 STAGE_FILE = "stage.json"
 STAGE_VERSION = 1
@@ -36,8 +36,7 @@ def fingerprint(path: str | Path) -> str:
     if p.is_file():
         return sha256_file(p)
     if p.is_dir():
-        entries = [f"{f.relative_to(p).as_posix()}:{fingerprint(f)}" for f in sorted(p.rglob("*")) if f.is_file()]
-        return hashlib.sha256("\n".join(entries).encode()).hexdigest()
+        return files_sha256((f.relative_to(p).as_posix(), f) for f in sorted(p.rglob("*")) if f.is_file())
     raise FileNotFoundError(f"{path}: no such file or folder")
 
 

@@ -9,7 +9,6 @@ reported here as one ``ValueError`` naming the dataset, config, split and the of
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from dataclasses import asdict, dataclass
@@ -21,7 +20,7 @@ import pyarrow.compute as pc
 from datasets import Dataset, DatasetDict, IterableDataset, IterableDatasetDict
 from datasets.exceptions import DatasetGenerationError
 
-from spl_hf.backends.loading import file_sha256
+from spl_hf.filehash import files_sha256
 
 REQUIRED = ("prompt", "chosen", "rejected")
 PROMPT_ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -221,14 +220,11 @@ def filter_sources(ds: Dataset, sources: list[str] | None, where: str) -> Datase
 def files_fingerprint(name: str, files: list[str]) -> tuple[str, list[str]]:
     """sha256 over (relative path, file sha256) of the given data files, in path order."""
     root = Path(name).expanduser().resolve()
-    h = hashlib.sha256()
-    rels = []
+    named = []
     for f in sorted(set(files)):
         p = Path(f)
-        rel = p.resolve().relative_to(root).as_posix() if p.resolve().is_relative_to(root) else str(p)
-        rels.append(rel)
-        h.update(rel.encode() + b"\0" + file_sha256(p).encode() + b"\0")
-    return h.hexdigest(), rels
+        named.append((p.resolve().relative_to(root).as_posix() if p.resolve().is_relative_to(root) else str(p), p))
+    return files_sha256(named), [rel for rel, _ in named]
 
 
 def _parquet_rows(files: list[str]) -> int | None:
