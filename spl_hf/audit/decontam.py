@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spl_hf.contract.decontamination import DECONTAMINATION_FILE
+from spl_hf.contract.decontamination import DECONTAMINATION_FILE, read_decontamination
 
 
 def _prompt_ids(table: pa.Table) -> pa.Array | None:
@@ -28,9 +27,9 @@ def check_decontamination(folder: Path, splits: Sequence) -> list[str]:
     if not path.is_file():
         return []
     try:
-        removed = {r["prompt_id"] for r in json.loads(path.read_text(encoding="utf-8"))["removed"]}
-    except (ValueError, KeyError, TypeError) as exc:
-        return [f"{DECONTAMINATION_FILE}: not a decontamination record ({exc})"]
+        removed = read_decontamination(path).removed_ids
+    except ValueError as exc:
+        return [str(exc)]
     failures = []
     if not removed:
         return failures

@@ -11,6 +11,7 @@ DECONTAMINATION_FILE = "decontamination.json"
 
 class DecontaminationRecord(NamedTuple):
     summary: dict[str, Any]  # counts per source, held-out set and match kind, and the settings
+    removed_ids: frozenset[str]  # the prompt ids the build removed
     text: str  # the file's canonical JSON: {"summary": ..., "removed": [{prompt_id, heldout, ...}]}
 
 
@@ -27,4 +28,4 @@ def read_decontamination(path: str | Path) -> DecontaminationRecord:
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"{path}: not a decontamination record ({exc})") from None
     text = json.dumps({"summary": summary, "removed": removed}, indent=1, sort_keys=True) + "\n"
-    return DecontaminationRecord(summary, text)
+    return DecontaminationRecord(summary, frozenset(r["prompt_id"] for r in removed), text)
