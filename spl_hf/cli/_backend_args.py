@@ -12,39 +12,16 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+
+from spl_hf.backends.settings import ModelArgs, check_context, check_positive, load_backend  # noqa: F401 (re-exported)
 
 ROW_SUFFIXES = (".parquet", ".jsonl", ".json")
-
-
-def _positive(name: str, value: int | None, optional: bool = False) -> None:
-    if value is None and optional:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"--{name} must be a positive integer, got {value!r}")
 
 
 def check_row_suffix(flag: str, path: str | None) -> None:
     if path is not None and Path(path).suffix.lower() not in ROW_SUFFIXES:
         raise ValueError(f"--{flag} {path}: unsupported extension; use .parquet or .jsonl")
-
-
-@dataclass
-class ModelArgs:
-    model: str | None = field(
-        default=None, metadata={"help": "Hub id or local folder (default: the embedded SmolLM2-135M)."}
-    )
-    threads: int = field(default=1, metadata={"help": "torch CPU threads (1 measured fastest on 2 cores)."})
-    max_length: int | None = field(
-        default=None, metadata={"help": "Token limit per input (default and maximum: the model's context)."}
-    )
-    backend: Literal["hf", "vllm"] = field(default="hf", metadata={"help": "vllm needs the [vllm] extra."})
-
-    def __post_init__(self) -> None:
-        _positive("threads", self.threads)
-        _positive("max_length", self.max_length, optional=True)
-        if self.backend not in ("hf", "vllm"):
-            raise ValueError(f"--backend must be hf or vllm, got {self.backend!r}")
 
 
 @dataclass
@@ -58,7 +35,7 @@ class RunArgs:
 
     def __post_init__(self) -> None:
         check_row_suffix("out", self.out)
-        _positive("limit", self.limit, optional=True)
+        check_positive("limit", self.limit, optional=True)
 
 
 def add_backend_parser(
@@ -90,29 +67,6 @@ def prepare_run(run: RunArgs, inputs: list[str | None], extra_outputs: tuple[str
         if Path(other).resolve() == Path(run.cache).resolve():
             raise OutputError(f"--cache {run.cache}: the cache is also an input; choose another file")
     check_cache_path(run.cache)
-
-
-def check_context(model: ModelArgs) -> None:
-    """Reject a --max_length beyond the model's context, reading its config only (no weights)."""
-    if model.max_length is None:
-        return
-    from spl_hf.backends.loading import resolve_model
-
-    path, _, _ = resolve_model(model.model)
-    config = Path(path) / "config.json"
-    if not config.is_file():
-        return
-    meta = json.loads(config.read_text(encoding="utf-8"))
-    context = meta.get("max_position_embeddings") or meta.get("n_positions")
-    if isinstance(context, int) and model.max_length > context:
-        raise ValueError(f"--max_length {model.max_length} exceeds the model's context of {context} tokens")
-
-
-def load_backend(model: ModelArgs, **kw: Any) -> Any:
-    from spl_hf.backends import make_backend
-
-    check_context(model)
-    return make_backend(model.backend, model.model, threads=model.threads, max_length=model.max_length, **kw)
 
 
 def report(args: argparse.Namespace, summary: dict[str, Any]) -> None:

@@ -6,29 +6,6 @@ from dataclasses import dataclass, field
 
 
 @dataclass
-class ModelSettings:
-    model: str | None = field(
-        default=None, metadata={"help": "Hub id or local folder of the model (default: the embedded SmolLM2-135M)."}
-    )
-    backend: str = field(default="hf", metadata={"help": "'hf' (transformers) or 'vllm' (needs the [vllm] extra)."})
-    threads: int = field(default=1, metadata={"help": "torch CPU threads (1 measured fastest on 2 cores)."})
-    max_length: int | None = field(default=None, metadata={"help": "Token limit per input (default: model context)."})
-
-    def __post_init__(self) -> None:
-        if self.backend not in ("hf", "vllm"):
-            raise ValueError(f"backend must be 'hf' or 'vllm', got {self.backend!r}")
-        if self.threads < 1:
-            raise ValueError(f"threads must be at least 1, got {self.threads}")
-        if self.max_length is not None and self.max_length < 16:
-            raise ValueError(f"max_length must be at least 16 tokens, got {self.max_length}")
-
-    def load(self, **kwargs: object):
-        from spl_hf.backends import make_backend
-
-        return make_backend(self.backend, self.model, threads=self.threads, max_length=self.max_length, **kwargs)
-
-
-@dataclass
 class ReleaseSettings:
     run_dir: str = field(
         default="out/release", metadata={"help": "Folder of the run: stage outputs, model caches and the run report."}

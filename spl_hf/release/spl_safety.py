@@ -13,8 +13,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spl_hf.backends.settings import ModelArgs, load_backend
 from spl_hf.contract.decontamination import DECONTAMINATION_FILE
-from spl_hf.release.config import ModelSettings, ReleaseSettings, parse_assignments
+from spl_hf.release.config import ReleaseSettings, parse_assignments
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
 from spl_hf.release.stages import StageRunner, fingerprint
@@ -22,7 +23,7 @@ from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash
 
 
 @dataclass
-class SPLReleaseConfig(ReleaseSettings, ModelSettings):
+class SPLReleaseConfig(ReleaseSettings, ModelArgs):
     prompt_sources: list[str] = field(
         default_factory=list,
         metadata={"help": "Prompt sources as 'source=path' or 'source=org/name@sha' (Table VI: ultrachat, "
@@ -216,10 +217,6 @@ class SPLRelease:
         pq.write_table(kept, out / "prompts.parquet")
         return counts
 
-    def _backend(self):
-        c = self.cfg
-        return ModelSettings(model=c.model, backend=c.backend, threads=c.threads, max_length=c.max_length).load()
-
     def _generate(self, clean_dir: Path, out: Path) -> dict[str, Any]:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -230,7 +227,7 @@ class SPLRelease:
         rows = [{"prompt_id": r["prompt_id"], "prompt": [{"role": "user", "content": r["prompt"]}]}
                 for r in pq.read_table(clean_dir / "prompts.parquet").to_pylist()]
         prompts, failures = prompts_from_rows(rows)
-        self._model = self._backend()
+        self._model = load_backend(self.cfg)
         gen = CandidateGenerator(self._model, self.generation)
         items = gen.items(prompts)
         with ResultCache(Path(self.cfg.run_dir) / "cache" / "generate.sqlite") as cache:
@@ -253,7 +250,7 @@ class SPLRelease:
         rows += [{"prompt_id": r["prompt_id"], "prompt": r["prompt"], "response": r["response"],
                   "response_id": r["response_id"]} for r in cands]
         items, failures = items_from_rows(rows)
-        model = getattr(self, "_model", None) or self._backend()
+        model = getattr(self, "_model", None) or load_backend(self.cfg)
         labeler = AttributeLabeler(model, self.rulebase.schema, LabelerConfig(mode=self.cfg.labeler_mode))
         with ResultCache(Path(self.cfg.run_dir) / "cache" / "label.sqlite") as cache:
             stats = labeler.run(items, cache)

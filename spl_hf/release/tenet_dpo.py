@@ -12,8 +12,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spl_hf.backends.settings import ModelArgs, load_backend
 from spl_hf.contract.decontamination import DECONTAMINATION_FILE
-from spl_hf.release.config import ModelSettings, ReleaseSettings
+from spl_hf.release.config import ReleaseSettings
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
 from spl_hf.release.stages import StageRunner, fingerprint
@@ -21,7 +22,7 @@ from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash
 
 
 @dataclass
-class TenetReleaseConfig(ReleaseSettings, ModelSettings):
+class TenetReleaseConfig(ReleaseSettings, ModelArgs):
     pools: list[str] = field(
         default_factory=lambda: ["sample"],
         metadata={"help": "Pair pools as 'source=path' or 'source=org/name@sha', or 'sample' for the shipped samples."},
@@ -179,7 +180,7 @@ class TenetRelease:
 
         rows = pq.read_table(clean_dir / "pairs.parquet").to_pylist()
         pairs, bad = parse_pairs(rows)
-        backend = self.cfg_model().load(chunk_size=self.judge.chunk_size)
+        backend = load_backend(self.cfg, chunk_size=self.judge.chunk_size)
         judge = PairwiseJudge(backend, self.judge)
         cache_path = Path(self.cfg.run_dir) / "cache" / "judge.sqlite"
         with ResultCache(cache_path) as cache:
@@ -198,10 +199,6 @@ class TenetRelease:
                 "computed": stats.computed, "cached": stats.cached, "failed": len(failures),
                 "mean_abs_score": round(mean_abs, 6), "model_id": backend.info.model_id,
                 "model_revision": backend.info.revision}
-
-    def cfg_model(self) -> ModelSettings:
-        c = self.cfg
-        return ModelSettings(model=c.model, backend=c.backend, threads=c.threads, max_length=c.max_length)
 
     def _assign(self, judge_dir: Path, out: Path) -> dict[str, Any]:
         from spl_hf.assign import (
