@@ -94,6 +94,62 @@ def built_spl(tmp_path_factory) -> Path:
     return out
 
 
+def write_verdicts(path: Path, seed: int = 0, skip: int = 0) -> Path:
+    """Verdict-judge records for the shipped sample's candidates: seeded random probabilities (peaked so
+    that verdicts vary), as the SPL release's verdict stage writes them. ``skip`` records every
+    ``skip``-th candidate as not judged."""
+    import random
+
+    from spl_hf.build.spl import _sample
+    from spl_hf.derive.pairs import read_jsonl
+    from spl_hf.derive.verdict_labels import VerdictRecord, verdict_options, verdict_record_json
+    from spl_hf.rules import default_rulebase
+
+    options = verdict_options(dict(default_rulebase().verdicts))
+    rng = random.Random(seed)
+    with open(path, "w", encoding="utf-8") as fh:
+        for i, c in enumerate(read_jsonl(_sample("spl_candidates.jsonl"))):
+            weights = [rng.random() ** 3 for _ in options]
+            probs = tuple(w / sum(weights) for w in weights)
+            rec = (VerdictRecord(c["candidate_id"], "not_judged", None, None, None, None, None) if skip and i % skip == 0
+                   else VerdictRecord(c["candidate_id"], "ok", probs, 0.9, "test/judge", "rev1", "tmpl1"))
+            fh.write(verdict_record_json(rec, c["prompt_id"], options) + "\n")
+    return path
+
+
+@pytest.fixture(scope="session")
+def built_spl_judge(tmp_path_factory) -> Path:
+    """The sample built with synthetic verdict-judge records (treat as read-only)."""
+    from spl_hf.build import SPLBuildConfig, build_spl
+
+    root = tmp_path_factory.mktemp("spl_judge")
+    verdicts = write_verdicts(root / "verdicts.jsonl", skip=23)
+    build_spl(SPLBuildConfig(output_dir=str(root / "dataset"), verdicts=str(verdicts)))
+    return root / "dataset"
+
+
+@pytest.fixture
+def judge_copy(built_spl_judge, tmp_path) -> Path:
+    """A copy of ``built_spl_judge`` that a test may edit."""
+    import shutil
+
+    out = tmp_path / "ds"
+    shutil.copytree(built_spl_judge, out)
+    return out
+
+
+def edit_first_file(folder: Path, config: str, edit) -> str:
+    """Apply ``edit(rows)`` to the rows of the first parquet file of ``config``; returns its relative path."""
+    import pyarrow.parquet as pq
+
+    path = sorted((folder / config).glob("*.parquet"))[0]
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    edit(rows)
+    pq.write_table(table.from_pylist(rows, schema=table.schema), path)
+    return path.relative_to(folder).as_posix()
+
+
 class DemoRun(NamedTuple):
     out: Path
     code: int

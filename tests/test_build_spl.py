@@ -4,6 +4,7 @@ import pytest
 from datasets import get_dataset_config_names, load_dataset
 
 from spl_hf.build import SPLBuildConfig, build_spl
+from spl_hf.build.spl import _sample
 from spl_hf.cli import main
 from spl_hf.derive.pairs import pairs_from_records, read_jsonl
 from spl_hf.hub import verify_manifest
@@ -166,3 +167,61 @@ def test_prompts_that_form_no_pair_are_reported(tmp_path):
     result = build_spl(SPLBuildConfig(prompts=str(p), candidates=str(c), output_dir=str(tmp_path / "out")))
     assert result.total == 1 and result.prompts_without_pairs == ["p2"]
     assert json.loads((result.path / "build_report.json").read_text())["prompts_without_pairs"] == ["p2"]
+
+
+def test_verdicts_add_the_judge_comparison_configs(built_spl_judge):
+    import pyarrow.compute as pc
+
+    names = get_dataset_config_names(str(built_spl_judge))
+    assert names == ["preferences", "derivations", "judge_derivations", "common_support", "common_support_judge"]
+    report = json.loads((built_spl_judge / "build_report.json").read_text())
+    judge = report["judge"]
+    candidates = len(read_jsonl(_sample("spl_candidates.jsonl")))
+    assert judge["model_id"] == "test/judge" and judge["records"] == candidates
+    assert judge["not_judged"] == len(range(0, candidates, 23)) and judge["candidates_without_record"] == 0
+    assert judge["tables"]["judge_no_label"]["missing_verdict"] > 0
+    every = load_dataset(str(built_spl_judge), "judge_derivations")
+    assert sum(d.num_rows for d in every.values()) == report["tables"]["total_pairs"]
+    rules = load_dataset(str(built_spl_judge), "common_support", split="train").with_format("arrow")[:]
+    judged = load_dataset(str(built_spl_judge), "common_support_judge", split="train").with_format("arrow")[:]
+    assert rules.num_rows == judged.num_rows == judge["tables"]["common_support"] > 0
+    assert rules.column("pair_id") == judged.column("pair_id")
+    # Common support: labeled under both. Messages follow the rules' label in one, the judge's in the other.
+    for t in (rules, judged):
+        assert pc.all(pc.is_valid(pc.struct_field(t.column("derivation"), "label"))).as_py()
+        assert pc.all(pc.is_valid(pc.struct_field(t.column("judge"), "label"))).as_py()
+    for t, col in ((rules, "derivation"), (judged, "judge")):
+        for row in t.select(["response_a", "response_b", col, "chosen"]).to_pylist():
+            assert row["chosen"][0]["content"] == row[f"response_{row[col]['label']}"]
+    same = sum(r["chosen"] == j["chosen"] for r, j in zip(rules.to_pylist(), judged.to_pylist()))
+    assert same == judge["tables"]["same_choice"] < rules.num_rows
+    card = (built_spl_judge / "README.md").read_text()
+    assert "## Verdict-judge labels and common support" in card and "`test/judge`" in card
+    assert f"{judge['tables']['common_support']} by both (common support)" in card
+
+
+def test_a_verdict_file_naming_an_unknown_candidate_is_refused(tmp_path):
+    from tests.conftest import write_verdicts
+
+    path = write_verdicts(tmp_path / "v.jsonl")
+    line = json.loads(path.read_text().splitlines()[0])
+    with open(path, "a") as fh:
+        fh.write(json.dumps({**line, "candidate_id": "nobody"}) + "\n")
+    with pytest.raises(ValueError, match="1 verdict record\\(s\\) name a candidate that is in no pair: nobody"):
+        build_spl(SPLBuildConfig(output_dir=str(tmp_path / "out"), verdicts=str(path)))
+    assert not (tmp_path / "out").exists()
+
+
+def test_without_common_support_the_common_configs_are_left_out_and_the_audit_passes(tmp_path):
+    from tests.conftest import write_verdicts
+
+    # Every response judged with the same verdict: equal ranks everywhere, so no judge label.
+    path = write_verdicts(tmp_path / "v.jsonl")
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    with open(path, "w") as fh:
+        for x in lines:
+            fh.write(json.dumps({**x, "probs": {k: float(k == "partial_compliance") for k in x["probs"]}}) + "\n")
+    build_spl(SPLBuildConfig(output_dir=str(tmp_path / "out"), verdicts=str(path)))
+    assert get_dataset_config_names(str(tmp_path / "out")) == ["preferences", "derivations", "judge_derivations"]
+    assert "No pair is labeled under both" in (tmp_path / "out" / "README.md").read_text()
+    assert main(["audit", str(tmp_path / "out")]) == 0

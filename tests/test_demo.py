@@ -22,6 +22,9 @@ def test_demo_builds_both_releases_in_stages(demo_run):
     assert re.search(r"\[decontaminate\] done in [\d.]+ s: rows_in 12, rows_kept 12", out)
     assert len(re.findall(r"\[audit\] done in [\d.]+ s: ok True", out)) == 2
     assert re.search(r"\[label\] done in [\d.]+ s: items 9, labels 9, malformed 0", out)
+    assert re.search(r"\[verdict\] done in [\d.]+ s: candidates 6, judged 6, not_judged 0, malformed 0", out)
+    assert re.search(r"\[audit\] done in [\d.]+ s: ok True, rows 3, reproduced 3, judge_rows 3, judge_reproduced 3", out)
+    assert list((demo_run.out / "spl_release" / "dataset" / "judge_derivations").glob("*.parquet"))
     for rel in ("tenets_release/dataset/assignment_certificate.json", "tenets_release/run_report.json",
                 "spl_release/dataset/rulebase.yaml", "spl_release/run_report.json"):
         assert (demo_run.out / rel).is_file(), rel
@@ -54,7 +57,7 @@ def test_demo_trains_from_the_server_and_measures_refusal(demo_run):
 def test_demo_rerun_resumes_and_changes_no_output(demo_run):
     assert demo_run.rerun_code == 0, demo_run.rerun_output[-3000:]
     again = demo_run.rerun_output
-    for stage in ("read", "decontaminate", "judge", "assign", "write", "audit", "generate", "label"):
+    for stage in ("read", "decontaminate", "judge", "assign", "write", "audit", "generate", "label", "verdict"):
         assert f"[{stage}] finished earlier with the same inputs and settings: skipped" in again, stage
     assert "trained earlier on this build" in again
     assert demo_run.files_after == demo_run.files_before

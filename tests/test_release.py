@@ -52,7 +52,7 @@ def test_recorded_spl_release_resumes_and_guards_its_output(tmp_path, capsys):
     report = json.loads((tmp_path / "run" / "run_report.json").read_text())
     counts = {s["name"]: s["counts"] for s in report["stages"]}
     assert counts["write"]["pairs"] == 144 and counts["write"]["labeled"] == 72
-    assert counts["audit"] == {"ok": True, "rows": 216, "reproduced": 216}
+    assert counts["audit"] == {"ok": True, "rows": 216, "reproduced": 216, "failures": 0}
     before = _files(tmp_path / "ds")
     assert main(base) == 0  # same inputs: every stage skipped, no --overwrite needed for its own build
     assert set(_stages(capsys.readouterr().out).values()) == {"skipped"}
@@ -135,3 +135,26 @@ def test_two_processes_write_the_same_release_as_one(tmp_path, tiny_model_dir, h
     judge = json.loads((two / "run" / "run_report.json").read_text())["stages"][2]
     assert judge["name"] == "judge" and judge["counts"]["computed"] < judge["counts"]["scores"]  # rank 0's shard only
     assert _files(two / "ds") == _files(one / "ds")
+
+
+def test_spl_release_writes_the_judge_comparison_from_recorded_verdicts(tmp_path, capsys):
+    from tests.conftest import write_verdicts
+
+    verdicts = write_verdicts(tmp_path / "verdicts.jsonl")
+    base = ["release", "spl", "--config", str(REPO / "recipes" / "spl" / "sample.yaml"),
+            "--run_dir", str(tmp_path / "run"), "--output_dir", str(tmp_path / "ds")]
+    assert main([*base, "--recorded_verdicts", str(verdicts)]) == 0
+    capsys.readouterr()
+    report = json.loads((tmp_path / "run" / "run_report.json").read_text())
+    counts = {s["name"]: s["counts"] for s in report["stages"]}
+    common = counts["write"]["common_support"]
+    assert common > 0 and counts["write"]["judge_labeled"] >= common
+    assert counts["audit"]["ok"] and counts["audit"]["judge_rows"] == 144 + 2 * common
+    assert counts["audit"]["judge_reproduced"] == counts["audit"]["judge_rows"]
+    # Other verdicts are another input: the build is written again, and its comparison changes.
+    write_verdicts(verdicts, seed=1)
+    assert main([*base, "--recorded_verdicts", str(verdicts)]) == 0
+    assert _stages(capsys.readouterr().out)["write"] != "skipped"
+    # A recorded verdict file needs recorded attributes; the verdict stage judges generated candidates.
+    assert main([*base, "--verdict_judge", "true"]) == 2
+    assert "verdict_judge judges generated candidates" in capsys.readouterr().err

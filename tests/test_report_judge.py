@@ -145,3 +145,16 @@ def test_read_judge_labels_equal_ranks_give_no_label(tmp_path):
     path = write_jsonl(tmp_path / "v.jsonl", [{"pair_id": "p", "verdict_a": "justified_refusal",
                                                "verdict_b": "justified_refusal", "chosen": None}])
     assert read_judge_labels(path, RANKING)["p"].chosen is None
+
+
+def test_without_a_verdict_file_the_build_s_own_judge_labels_are_compared(built_spl_judge, built_spl, capsys):
+    result = compare_build(built_spl_judge)
+    tables = json.loads((built_spl_judge / "build_report.json").read_text())["judge"]["tables"]
+    assert result.verdicts == "judge_derivations"
+    assert (result.common_support, result.same_choice, result.labeled_judge) == (
+        tables["common_support"], tables["same_choice"], tables["labeled_judge"])
+    # The composition the report counts is the one the card printed at build time.
+    assert [(r.preferred_verdict, r.rejected_verdict, r.prompt_shared, r.judge) for r in result.composition] == [
+        (r["preferred_verdict"], r["rejected_verdict"], r["prompt_shared"], r["judge"]) for r in tables["verdicts"]]
+    assert main(["report", "judge", str(built_spl)]) == 2
+    assert "has no verdict-judge labels of its own" in capsys.readouterr().err

@@ -63,7 +63,7 @@ class AuditReport:
         return d
 
 
-def _null_mask(a: pa.Array) -> np.ndarray:
+def null_mask(a: pa.Array) -> np.ndarray:
     return np.asarray(a.is_null().to_numpy(zero_copy_only=False), dtype=bool)
 
 
@@ -85,25 +85,25 @@ def differs(a: pa.Array, b: pa.Array) -> np.ndarray:
         parents = pc.list_parent_indices(a).to_numpy(zero_copy_only=False)
         return np.bincount(parents, weights=elem, minlength=len(a)) > 0
     if pa.types.is_struct(a.type):
-        out = _null_mask(a) != _null_mask(b)
+        out = null_mask(a) != null_mask(b)
         for k in range(a.type.num_fields):
             out |= differs(pc.struct_field(a, k), pc.struct_field(b, k))
         return out
     eq = pc.equal(a, b)
     same = np.asarray(eq.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
-    return ~(same | (_null_mask(a) & _null_mask(b)))
+    return ~(same | (null_mask(a) & null_mask(b)))
 
 
-def _codes(values: pa.Array, names: tuple[str, ...] | list[str]) -> np.ndarray:
+def codes_of(values: pa.Array, names: tuple[str, ...] | list[str]) -> np.ndarray:
     """Index of each value in ``names``; -1 for null, -2 for a value not in ``names``."""
     idx = pc.index_in(values, value_set=pa.array(list(names), pa.string()))
     out = np.asarray(idx.fill_null(-2).to_numpy(zero_copy_only=False), dtype=np.int64)
-    return np.where(_null_mask(values), -1, out)
+    return np.where(null_mask(values), -1, out)
 
 
-def _int_differs(stored: pa.Array, expected: np.ndarray, valid: np.ndarray) -> np.ndarray:
+def int_differs(stored: pa.Array, expected: np.ndarray, valid: np.ndarray) -> np.ndarray:
     """Stored nullable ints against expected values that exist where ``valid``."""
-    null = _null_mask(stored)
+    null = null_mask(stored)
     vals = np.asarray(stored.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
     return np.where(valid, null | (vals != expected), ~null)
 
@@ -118,17 +118,17 @@ def _rules_differ(stored: pa.Array, applied: np.ndarray, rb: RuleBase) -> np.nda
         )
         return differs(stored, expected)
     flat = pc.list_flatten(stored)
-    codes = _codes(flat, rb.rule_ids)
+    codes = codes_of(flat, rb.rule_ids)
     parents = pc.list_parent_indices(stored).to_numpy(zero_copy_only=False)
     bad = np.bincount(parents, weights=codes < 0, minlength=n) > 0
     same_row = parents[1:] == parents[:-1]
     bad[parents[1:][same_row & (codes[1:] <= codes[:-1])]] = True  # order and duplicates
     bits = np.bincount(parents, weights=np.exp2(np.maximum(codes, 0)), minlength=n)
     expected_bits = applied.astype(np.float64) @ np.exp2(np.arange(n_rules))
-    return bad | (bits != expected_bits) | _null_mask(stored)
+    return bad | (bits != expected_bits) | null_mask(stored)
 
 
-def _messages_differ(stored: pa.Array, want: np.ndarray, resp_a: pa.Array, resp_b: pa.Array, pick_a: np.ndarray) -> np.ndarray:
+def messages_differ(stored: pa.Array, want: np.ndarray, resp_a: pa.Array, resp_b: pa.Array, pick_a: np.ndarray) -> np.ndarray:
     """Stored chosen/rejected against one assistant message holding the picked response (or null)."""
     lengths = _list_lengths(stored)
     bad = np.where(want, lengths != 1, lengths != -1)
@@ -148,9 +148,14 @@ def _messages_differ(stored: pa.Array, want: np.ndarray, resp_a: pa.Array, resp_
 
 
 def audit_table(
-    table: pa.Table, rb: RuleBase, *, counterfactual: bool = False, start: int = 0, max_report: int = 1000
+    table: pa.Table, rb: RuleBase, *, counterfactual: bool = False, start: int = 0, max_report: int = 1000,
+    messages: bool = True,
 ) -> AuditReport:
-    """Audit one table (a batch); ``start`` offsets the reported row indices."""
+    """Audit one table (a batch); ``start`` offsets the reported row indices.
+
+    ``messages=False`` leaves ``chosen``/``rejected`` to another check (a config whose messages follow
+    the verdict judge's label, not the rules').
+    """
     feats = derived_features(rb.schema)
     missing = [c for c in feats if c not in table.column_names]
     if missing:
@@ -167,14 +172,14 @@ def audit_table(
     # Integrity: the digest over the stored components and stored derivation fields.
     digest = row_digests(components, {f: sf[f] for f in DIGEST_DERIVATION_FIELDS})
     checks["digest"] = differs(sf["digest"], digest)
-    checks["margin"] = _null_mask(sf["margin"]) | (margins < 1)
+    checks["margin"] = null_mask(sf["margin"]) | (margins < 1)
     checks["attribute_values"] = c.invalid
     report = AuditReport(rows=n, rulebase_id=rb.id, rulebase_hash=rb.hash, counterfactual=counterfactual)
 
     names = rb.verdict_names
-    stored_va, stored_vb = _codes(sf["verdict_a"], names), _codes(sf["verdict_b"], names)
-    stored_label = _codes(sf["label"], ("a", "b"))
-    stored_reason = _codes(sf["no_label_reason"], NO_LABEL_REASONS)
+    stored_va, stored_vb = codes_of(sf["verdict_a"], names), codes_of(sf["verdict_b"], names)
+    stored_label = codes_of(sf["label"], ("a", "b"))
+    stored_reason = codes_of(sf["no_label_reason"], NO_LABEL_REASONS)
     label_checks = {
         "verdict_a": stored_va != np.where(c.verdict_a >= 0, c.verdict_a, -1),
         "verdict_b": stored_vb != np.where(c.verdict_b >= 0, c.verdict_b, -1),
@@ -201,15 +206,15 @@ def audit_table(
         checks.update(label_checks)
         checks["rules_a"] = _rules_differ(sf["rules_a"], c.applied_a, rb)
         checks["rules_b"] = _rules_differ(sf["rules_b"], c.applied_b, rb)
-        checks["rank_a"] = _int_differs(sf["rank_a"], c.rank_a, c.verdict_a >= 0)
-        checks["rank_b"] = _int_differs(sf["rank_b"], c.rank_b, c.verdict_b >= 0)
-        checks["rank_diff"] = _int_differs(sf["rank_diff"], c.diff, c.has_diff)
+        checks["rank_a"] = int_differs(sf["rank_a"], c.rank_a, c.verdict_a >= 0)
+        checks["rank_b"] = int_differs(sf["rank_b"], c.rank_b, c.verdict_b >= 0)
+        checks["rank_diff"] = int_differs(sf["rank_diff"], c.diff, c.has_diff)
         for f, want in (("rulebase_id", rb.id), ("rulebase_hash", rb.hash)):
             checks[f] = ~np.asarray(pc.equal(sf[f], want).fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
         resp_a = table.column("response_a").combine_chunks()
         resp_b = table.column("response_b").combine_chunks()
-        for col, pick_a in (("chosen", c.label_a), ("rejected", ~c.label_a)):
-            checks[col] = _messages_differ(table.column(col).combine_chunks(), c.labeled, resp_a, resp_b, pick_a)
+        for col, pick_a in (("chosen", c.label_a), ("rejected", ~c.label_a)) if messages else ():
+            checks[col] = messages_differ(table.column(col).combine_chunks(), c.labeled, resp_a, resp_b, pick_a)
 
     bad = np.logical_or.reduce(list(checks.values())) if checks else np.zeros(n, dtype=bool)
     report.mismatch_count = int(bad.sum())
@@ -245,6 +250,7 @@ def audit_batches(
     counterfactual: bool = False,
     batch_size: int = 65_536,
     workers: int | None = None,
+    messages: bool = True,
 ) -> AuditReport:
     """Audit a whole table in fixed-size slices, so memory stays bounded.
 
@@ -255,7 +261,7 @@ def audit_batches(
     workers = max(1, min(workers or os.cpu_count() or 1, len(starts) or 1))
 
     def one(i: int) -> AuditReport:
-        return audit_table(table.slice(i, batch_size), rb, counterfactual=counterfactual, start=i)
+        return audit_table(table.slice(i, batch_size), rb, counterfactual=counterfactual, start=i, messages=messages)
 
     if workers == 1:
         reports = [one(i) for i in starts]

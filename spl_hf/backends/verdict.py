@@ -18,6 +18,7 @@ from spl_hf.backends.cache import ResultCache, content_key, run_cached
 from spl_hf.backends.labeler import LabelItem
 from spl_hf.backends.options import argmax_option, option_block, option_keys
 from spl_hf.backends.text import split_template, template_hash, transcript
+from spl_hf.derive.verdict_labels import verdict_options
 
 TEMPLATE_VERSION = 1
 VERDICT_HEAD = (
@@ -78,7 +79,7 @@ class VerdictJudge:
     def __post_init__(self) -> None:
         self.ranking = load_verdict_ranking(self.ranking or None)
         # Options in rank order, best first, so the letter order is fixed by the rule base.
-        self.verdicts = tuple(sorted(self.ranking, key=lambda v: (-self.ranking[v], v)))
+        self.verdicts = verdict_options(self.ranking)
         option_keys(len(self.verdicts))
         self.template_hash = template_hash(
             self.backend.template_fingerprint,

@@ -20,11 +20,26 @@ import yaml
 from datasets import Dataset
 from datasets.table import InMemoryTable
 
-from spl_hf.contract.composition import CompositionTables, composition_tables
+from spl_hf.contract.composition import (
+    CompositionTables,
+    JudgeComparisonTables,
+    composition_tables,
+    judge_comparison_tables,
+)
 from spl_hf.contract.decontamination import DECONTAMINATION_FILE, read_decontamination
 from spl_hf.derive.derivation import derive_table
 from spl_hf.derive.features import derived_features
-from spl_hf.derive.pairs import pairs_from_records, read_jsonl
+from spl_hf.derive.pairs import candidate_pairs, read_jsonl
+from spl_hf.derive.verdict_labels import (
+    JUDGE_COLUMN,
+    JudgeTables,
+    common_features,
+    judge_column,
+    judge_features,
+    judge_identity,
+    judge_tables,
+    parse_verdict_records,
+)
 from spl_hf.hub.card import CARD_INPUTS, card_inputs, render_card
 from spl_hf.hub.folder import DEFAULT_MAX_SHARD_SIZE, ConfigData, write_dataset_folder
 from spl_hf.outputs import guard_dir
@@ -68,6 +83,13 @@ class SPLBuildConfig:
         metadata={"help": "decontamination.json of a release's decontaminate stage: its counts go into the card "
                   "and the build report, its removed prompt ids into the build (the audit checks none is released)."},
     )
+    verdicts: str | None = field(
+        default=None,
+        metadata={"help": "Verdict-judge records, one per candidate (JSON Lines: prompt_id, candidate_id, status, "
+                  "probs per verdict, mass, model_id, model_revision, template_hash; what the SPL release's "
+                  "verdict stage writes): adds the judge_derivations, common_support and common_support_judge "
+                  "configs (the judge comparison of Tables IX and X)."},
+    )
     max_shard_size: str = field(
         default=DEFAULT_MAX_SHARD_SIZE, metadata={"help": "Largest parquet shard (Arrow size), e.g. 500MB."}
     )
@@ -86,12 +108,16 @@ class SPLBuildResult:
     rulebase_id: str
     rulebase_hash: str
     tables: CompositionTables
+    judge: JudgeComparisonTables | None = None
 
     def summary(self) -> dict:
         d = asdict(self)
         d["path"] = str(self.path)
-        del d["tables"]
+        del d["tables"], d["judge"]
         d["no_label"] = self.tables.no_label
+        if self.judge is not None:
+            d["judge"] = {k: getattr(self.judge, k) for k in
+                          ("labeled_judge", "common_support", "same_choice", "judge_no_label")}
         return d
 
 
@@ -117,7 +143,33 @@ def split_by_source(table: pa.Table) -> dict[str, pa.Table]:
 
 
 def _inputs(cfg: SPLBuildConfig) -> list[str]:
-    return [p for p in (cfg.prompts, cfg.candidates, cfg.rulebase, cfg.decontamination) if p and p != SAMPLE]
+    return [p for p in (cfg.prompts, cfg.candidates, cfg.rulebase, cfg.decontamination, cfg.verdicts)
+            if p and p != SAMPLE]
+
+
+def _judge_configs(cfg: SPLBuildConfig, derived: pa.Table, pairs, rb: RuleBase
+                   ) -> tuple[list[ConfigData], JudgeTables, dict]:
+    """The judge comparison's configs: every pair under the judge, and the common support under each label."""
+    records = parse_verdict_records(read_jsonl(cfg.verdicts), dict(rb.verdicts), str(cfg.verdicts))
+    known = set(pairs.candidate_a) | set(pairs.candidate_b)
+    unknown = sorted(set(records) - known)
+    if unknown:
+        raise ValueError(f"{cfg.verdicts}: {len(unknown)} verdict record(s) name a candidate that is in no pair: "
+                         f"{', '.join(unknown[:10])}")
+    judge = judge_column(pairs.table, pairs.candidate_a, pairs.candidate_b, records, rb)
+    tables = judge_tables(derived, judge, rb)
+    configs = [ConfigData("judge_derivations", judge_features(rb.schema), split_by_source(tables.derivations))]
+    for name, table in (("common_support", tables.common), ("common_support_judge", tables.common_judge)):
+        by_source = split_by_source(table)
+        if by_source:  # an empty common support has no config: `datasets` cannot load an empty split
+            configs.append(ConfigData(name, common_features(rb.schema), by_source,
+                                      unions={ALL_SOURCES: [(name, s) for s in by_source]}))
+    model_id, revision, template = judge_identity(records)
+    info = {"verdicts_file": Path(cfg.verdicts).name, "model_id": model_id, "model_revision": revision,
+            "template_hash": template, "records": len(records),
+            "not_judged": sum(r.probs is None for r in records.values()),
+            "candidates_without_record": len(known - set(records))}
+    return configs, tables, info
 
 
 def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
@@ -127,7 +179,8 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     prompts_path = _sample("spl_prompts.jsonl") if cfg.prompts == SAMPLE else Path(cfg.prompts)
     cands_path = _sample("spl_candidates.jsonl") if cfg.candidates == SAMPLE else Path(cfg.candidates)
     prompt_records = read_jsonl(prompts_path)
-    pairs = pairs_from_records(prompt_records, read_jsonl(cands_path), rb.schema, str(prompts_path), str(cands_path))
+    cpairs = candidate_pairs(prompt_records, read_jsonl(cands_path), rb.schema, str(prompts_path), str(cands_path))
+    pairs = cpairs.table
     # A prompt with fewer than two candidates forms no pair: report it rather than lose it quietly.
     paired = set(pairs.column("prompt_id").to_pylist())
     unpaired = [p["prompt_id"] for p in prompt_records if p["prompt_id"] not in paired]
@@ -143,6 +196,13 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     # and `derivations` (every pair with its no-label reason) becomes the default.
     configs = [preferences, derivations] if by_source else [derivations]
     tables = composition_tables(derived)
+    judge, judge_info = None, None
+    if cfg.verdicts:
+        judge_cfgs, jt, judge_info = _judge_configs(cfg, derived, cpairs, rb)
+        configs += judge_cfgs
+        judge = judge_comparison_tables(derived.append_column(JUDGE_COLUMN, jt.derivations.column(JUDGE_COLUMN)),
+                                        dict(rb.verdicts))
+        judge_info["tables"] = judge.to_dict()
     splits = {s: t.num_rows for s, t in derivations.splits.items()}
     decontamination = read_decontamination(cfg.decontamination) if cfg.decontamination else None
     source_licenses = {s: SOURCE_LICENSES.get(s, "unknown") for s in splits}
@@ -173,6 +233,9 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
         + ", ".join(f"{s}: {lic}" for s, lic in source_licenses.items())
         + ".",
         decontamination=decontamination.summary if decontamination else None,
+        judge=judge_info,
+        judge_tables=judge.to_markdown() if judge else None,
+        common_configs=[c.name for c in configs if c.name.startswith("common_support")],
     )
     readme = render_card("spl_dataset.md.j2", configs, **card_kwargs)
     license_text = "# Licences\n\nPrompt texts keep the licences of their sources:\n\n" + "".join(
@@ -180,7 +243,8 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     )
     report = {"rulebase_id": rb.id, "rulebase_hash": rb.hash, "margin": cfg.margin, "splits": splits,
               "labeled": labeled.num_rows, "prompts_without_pairs": unpaired, "tables": tables.to_dict(),
-              "decontamination": decontamination.summary if decontamination else None}
+              "decontamination": decontamination.summary if decontamination else None,
+              **({"judge": judge_info} if judge_info else {})}
     written = write_dataset_folder(
         cfg.output_dir,
         configs,
@@ -198,7 +262,7 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
         max_shard_size=cfg.max_shard_size,
     )
     return SPLBuildResult(
-        written.path, derived.num_rows, labeled.num_rows, unpaired, splits, rb.id, rb.hash, tables
+        written.path, derived.num_rows, labeled.num_rows, unpaired, splits, rb.id, rb.hash, tables, judge
     )
 
 

@@ -104,43 +104,42 @@ def run_tenets(args: argparse.Namespace, built) -> tuple[dict, bool]:
 
 def run_spl(args: argparse.Namespace, built) -> tuple[dict, bool]:
     from spl_hf.audit.load import resolve_rulebase, stored_rulebase_hashes
-    from spl_hf.audit.verify import audit_batches, merge_reports
+    from spl_hf.audit.spl import audit_spl_folder
 
     rb, rb_source = resolve_rulebase(built.path, args.rulebase)
-    failures = list(built.failures)
+    own, _ = resolve_rulebase(built.path, None)
     stored = stored_rulebase_hashes(built.splits)
     counterfactual = bool(args.rulebase) and stored != {rb.hash} and bool(stored)
-    reports = []
-    per_split = {}
-    for s in built.splits:
-        try:
-            r = audit_batches(s.table, rb, counterfactual=counterfactual)
-        except ValueError as exc:  # a file whose columns are not a derived table
-            failures.append(f"{s.config}/{s.split}: {exc}")
-            continue
-        per_split[f"{s.config}/{s.split}"] = {"rows": r.rows, "reproduced": r.reproduced}
-        reports.append((s, r))
-    merged = merge_reports([r for _, r in reports], args.max_report)
-    out = {"kind": "spl", **merged.to_dict(), "failures": failures, "notes": list(built.notes)}
+    result = audit_spl_folder(built, rb, judge_rb=own, counterfactual=counterfactual, max_report=args.max_report)
+    merged = result.rules
+    failures = list(built.failures) + result.failures
+    out = {"kind": "spl", **merged.to_dict(), "failures": failures, "notes": list(built.notes) + result.notes}
     out["mismatches"] = [
         {"config": s.config, "split": s.split, "row": m.index, "pair_id": m.pair_id, "fields": m.fields}
-        for s, r in reports
+        for s, r in result.reports + result.judge_reports
         for m in r.mismatches
     ][: args.max_report]
+    out["mismatch_count"] = merged.mismatch_count + (result.judge.mismatch_count if result.judge else 0)
+    if result.judge is not None:
+        out["judge"] = {"rows": result.judge.rows, "reproduced": result.judge.reproduced,
+                        "mismatch_count": result.judge.mismatch_count}
     if counterfactual:
         out["changes"] = [
             {"config": s.config, "split": s.split, "row": c.index, "pair_id": c.pair_id,
              "before": c.before, "after": c.after}
-            for s, r in reports
+            for s, r in result.reports
             for c in r.changes
         ][: args.max_report]
         out["recorded_rulebase_hashes"] = sorted(stored)
     out["rulebase_source"] = rb_source
-    out["splits"] = per_split
-    ok = _provenance(args, built, out, rb.schema) and merged.mismatch_count == 0 and not failures
+    out["splits"] = result.per_split()
+    ok = _provenance(args, built, out, rb.schema) and result.ok and not failures
     if not args.json:
         print(f"{merged.rows} rows, {merged.reproduced} reproduced, {merged.mismatch_count} mismatches "
               f"(rule base {rb.id} {rb.hash[:12]} from {rb_source})")
+        if result.judge is not None:
+            print(f"verdict judge: {result.judge.rows} rows, {result.judge.reproduced} reproduced, "
+                  f"{result.judge.mismatch_count} mismatches")
         if counterfactual:
             print(f"counterfactual: {merged.changed_labels} labels would change")
     return out, ok

@@ -36,8 +36,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
         "With --out, writes the common-support pairs as DPO rows under each labeling for training.",
     )
     j.add_argument("build", help="SPL dataset folder written by the SPL build (has derivations/*.parquet)")
-    j.add_argument("--verdicts", required=True,
-                   help="verdict-judge output: pair labels (spl-hf label --pair-labels) or per-response verdicts")
+    j.add_argument("--verdicts", default=None,
+                   help="verdict-judge output: pair labels (spl-hf label --pair-labels) or per-response verdicts "
+                   "(default: the judge labels the build recorded in its judge_derivations config)")
     j.add_argument("--out", default=None, help="folder for comparison.json and the two common-support files")
     j.add_argument("--overwrite", action="store_true", help="replace an earlier comparison in --out")
     j.add_argument("--json", action="store_true", help="print the comparison as JSON")
@@ -65,7 +66,7 @@ def run_judge(args: argparse.Namespace) -> int:
     if args.out:
         from spl_hf.outputs import guard_dir
 
-        guard_dir(args.out, overwrite=args.overwrite, inputs=(args.build, args.verdicts))
+        guard_dir(args.out, overwrite=args.overwrite, inputs=[p for p in (args.build, args.verdicts) if p])
     result = compare_build(args.build, args.verdicts)
     data = result.to_dict()
     if args.out:

@@ -36,6 +36,14 @@ class TopicRow:
 
 
 @dataclass(frozen=True)
+class InstructionPairRow:
+    preferred_instruction: str | None
+    rejected_instruction: str | None
+    pairs: int
+    prompts: int
+
+
+@dataclass(frozen=True)
 class CompositionTables:
     total_pairs: int
     labeled_pairs: int
@@ -43,6 +51,7 @@ class CompositionTables:
     verdict_pairs: list[VerdictPairRow]
     rule_pairs: list[RulePairRow]
     topics: list[TopicRow]
+    instructions: list[InstructionPairRow]
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -62,6 +71,9 @@ class CompositionTables:
         ]
         out += ["", "| shared prompt topic | pairs (distinct prompts) |", "|---|---:|"]
         out += [f"| {r.topic} | {r.pairs} ({r.prompts}) |" for r in self.topics]
+        out += ["", "| preferred instruction | rejected instruction | pairs (distinct prompts) |", "|---|---|---:|"]
+        out += [f"| {r.preferred_instruction} | {r.rejected_instruction} | {r.pairs} ({r.prompts}) |"
+                for r in self.instructions]
         out += ["", "| no-label reason | pairs |", "|---|---:|"]
         out += [f"| {k} | {v} |" for k, v in self.no_label.items()]
         return "\n".join(out) + "\n"
@@ -72,13 +84,16 @@ def composition_tables(table: pa.Table) -> CompositionTables:
     der = table.column("derivation").to_pylist()
     topics = [p["topic"] if p else None for p in table.column("prompt_attributes").to_pylist()]
     prompt_ids = table.column("prompt_id").to_pylist()
+    instructions = list(zip(table.column("instruction_a").to_pylist(), table.column("instruction_b").to_pylist(),
+                            strict=True))
+    instruction_pairs: defaultdict[tuple, list[str]] = defaultdict(list)
     verdicts: Counter = Counter()
     rules: Counter = Counter()
     no_label: Counter = Counter()
     topic_pairs: Counter = Counter()
     topic_prompts: defaultdict[str, set] = defaultdict(set)
     labeled = 0
-    for d, topic, pid in zip(der, topics, prompt_ids):
+    for d, topic, pid, (ia, ib) in zip(der, topics, prompt_ids, instructions, strict=True):
         if d["label"] is None:
             no_label[d["no_label_reason"]] += 1
             continue
@@ -91,6 +106,7 @@ def composition_tables(table: pa.Table) -> CompositionTables:
         ] += 1
         topic_pairs[topic] += 1
         topic_prompts[topic].add(pid)
+        instruction_pairs[(ia, ib) if d["label"] == "a" else (ib, ia)].append(pid)
 
     def by_count(c: Counter) -> list:
         return sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -102,4 +118,108 @@ def composition_tables(table: pa.Table) -> CompositionTables:
         verdict_pairs=[VerdictPairRow(p, r, n) for (p, r), n in by_count(verdicts)],
         rule_pairs=[RulePairRow(*k, n) for k, n in by_count(rules)],
         topics=[TopicRow(t, n, len(topic_prompts[t])) for t, n in by_count(topic_pairs)],
+        instructions=[InstructionPairRow(p, r, len(ids), len(set(ids))) for (p, r), ids in
+                      sorted(instruction_pairs.items(), key=lambda kv: (-len(kv[1]), str(kv[0])))],
+    )
+
+
+@dataclass(frozen=True)
+class JudgeVerdictRow:
+    preferred_verdict: str
+    rejected_verdict: str
+    prompt_shared: int  # common-support pairs with this verdict pair under the SPL (prompt-shared) label
+    judge: int  # ... under the verdict judge's label
+
+
+@dataclass(frozen=True)
+class SupportRow:
+    name: str  # a source or a shared prompt topic
+    labeled_pairs: int
+    labeled_prompts: int
+    common_pairs: int
+    common_prompts: int
+
+
+@dataclass(frozen=True)
+class JudgeComparisonTables:
+    """The judge comparison of an SPL build (the paper's Tables VI, IX and X, judge columns)."""
+
+    total_pairs: int
+    labeled_prompt_shared: int
+    labeled_judge: int
+    common_support: int
+    same_choice: int  # common-support pairs where both labels prefer the same response
+    judge_no_label: dict[str, int]
+    verdicts: list[JudgeVerdictRow]
+    sources: list[SupportRow]
+    topics: list[SupportRow]
+    instructions: list[SupportRow]  # "preferred / rejected" instruction under the prompt-shared label
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_markdown(self) -> str:
+        out = [f"{self.total_pairs} pairs: {self.labeled_prompt_shared} labeled by the rules (prompt-shared "
+               f"labels), {self.labeled_judge} by the verdict judge, {self.common_support} by both (common "
+               f"support), of which {self.same_choice} prefer the same response.", "",
+               "| preferred verdict | rejected verdict | prompt-shared labels | judge labels |",
+               "|---|---|---:|---:|"]
+        out += [f"| {r.preferred_verdict} | {r.rejected_verdict} | {r.prompt_shared} | {r.judge} |"
+                for r in self.verdicts]
+        for title, rows in (("source", self.sources), ("shared prompt topic", self.topics),
+                            ("instructions (preferred / rejected, prompt-shared label)", self.instructions)):
+            out += ["", f"| {title} | labeled pairs (prompts) | common-support pairs (prompts) |", "|---|---:|---:|"]
+            out += [f"| {r.name} | {r.labeled_pairs} ({r.labeled_prompts}) | {r.common_pairs} ({r.common_prompts}) |"
+                    for r in rows]
+        out += ["", "| judge no-label reason | pairs |", "|---|---:|"]
+        out += [f"| {k} | {v} |" for k, v in self.judge_no_label.items()]
+        return "\n".join(out) + "\n"
+
+
+def judge_comparison_tables(table: pa.Table, ranking: dict[str, int]) -> JudgeComparisonTables:
+    """Count a table of every pair with both derivations (``derivation`` and ``judge`` columns)."""
+    der = table.column("derivation").to_pylist()
+    judge = table.column("judge").to_pylist()
+    topics = [p["topic"] if p else None for p in table.column("prompt_attributes").to_pylist()]
+    sources = table.column("source").to_pylist()
+    prompts = table.column("prompt_id").to_pylist()
+    instructions = list(zip(table.column("instruction_a").to_pylist(), table.column("instruction_b").to_pylist(),
+                            strict=True))
+    spl_c: Counter = Counter()
+    judge_c: Counter = Counter()
+    no_label: Counter = Counter()
+    support: dict[str, dict[tuple[str, str], list[str]]] = {"source": {}, "topic": {}, "instruction": {}}
+    same = labeled_judge = 0
+    for d, j, topic, source, pid, (ia, ib) in zip(der, judge, topics, sources, prompts, instructions, strict=True):
+        labeled_judge += j["label"] is not None
+        if j["label"] is None:
+            no_label[j["no_label_reason"]] += 1
+        if d["label"] is None:
+            continue
+        common = j["label"] is not None
+        pair = f"{ia} / {ib}" if d["label"] == "a" else f"{ib} / {ia}"
+        for kind, name in (("source", source), ("topic", topic), ("instruction", pair)):
+            support[kind].setdefault((name, "labeled"), []).append(pid)
+            if common:
+                support[kind].setdefault((name, "common"), []).append(pid)
+        if not common:
+            continue
+        same += j["label"] == d["label"]
+        for counter, v in ((spl_c, d), (judge_c, j)):
+            win, lose = ("a", "b") if v["label"] == "a" else ("b", "a")
+            counter[(v[f"verdict_{win}"], v[f"verdict_{lose}"])] += 1
+
+    def rows(kind: str) -> list[SupportRow]:
+        got = support[kind]
+        names = sorted({n for n, _ in got}, key=lambda n: (-len(got[(n, "labeled")]), str(n)))
+        return [SupportRow(n, len(got[(n, "labeled")]), len(set(got[(n, "labeled")])),
+                           len(got.get((n, "common"), [])), len(set(got.get((n, "common"), [])))) for n in names]
+
+    keys = sorted(set(spl_c) | set(judge_c), key=lambda k: (-ranking.get(k[0], 0), -ranking.get(k[1], 0), k))
+    return JudgeComparisonTables(
+        total_pairs=len(der), labeled_prompt_shared=sum(d["label"] is not None for d in der),
+        labeled_judge=labeled_judge, common_support=sum(judge_c.values()), same_choice=same,
+        judge_no_label=dict(sorted(no_label.items(), key=lambda kv: (-kv[1], kv[0]))),
+        verdicts=[JudgeVerdictRow(p, r, spl_c[(p, r)], judge_c[(p, r)]) for p, r in keys],
+        sources=rows("source"), topics=rows("topic"), instructions=rows("instruction"),
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from spl_hf.audit.load import load_built
+from spl_hf.audit.spl import audit_spl_path
 from spl_hf.audit.verify import audit_batches, merge_reports
 from spl_hf.build.spl import SPLBuildConfig, build_spl
 from spl_hf.demo.steps import step as _step
@@ -27,8 +28,10 @@ def demo_spl(out: Path) -> bool:
     from spl_hf.rules import default_rulebase
 
     rb = default_rulebase()
-    report = merge_reports([audit_batches(s.table, rb) for s in splits])
-    print(f"{report.rows} rows audited, {report.reproduced} reproduced, {report.mismatch_count} mismatches")
+    audited = audit_spl_path(result.path, rb)
+    report = audited.rules
+    print(f"{report.rows} rows audited, {report.reproduced} reproduced, {report.mismatch_count} mismatches"
+          + "".join(f"\nFAILED: {f}" for f in audited.failures))
 
     _step("SPL: counterfactual — which labels depend on the two reconstructed rules (R8, R9)?")
     data = yaml.safe_load(rb.to_yaml())
@@ -40,7 +43,7 @@ def demo_spl(out: Path) -> bool:
     (out / "spl_audit.json").write_text(json.dumps({"audit": report.to_dict(), "counterfactual": cf.to_dict()},
                                                    indent=2) + "\n")
     print(f"({time.perf_counter() - t0:.1f} s)")
-    return report.ok
+    return audited.ok
 
 
 def demo_model_labels(out: Path, backend) -> bool:

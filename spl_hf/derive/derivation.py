@@ -86,7 +86,7 @@ def _rule_lists(applied: np.ndarray, rb: RuleBase) -> pa.ListArray:
     return pa.ListArray.from_arrays(pa.array(offsets), pa.array(rb.rule_ids).take(pa.array(rules)))
 
 
-def _messages(content: pa.Array, keep: np.ndarray) -> pa.ListArray:
+def assistant_messages(content: pa.Array, keep: np.ndarray) -> pa.ListArray:
     """One assistant message per kept row, null elsewhere."""
     kept = content.filter(pa.array(keep))
     offsets = np.zeros(len(keep) + 1, dtype=np.int32)
@@ -218,8 +218,8 @@ def derive_table(
     resp_b = table.column("response_b").combine_chunks()
     out_feats = derived_features(rb.schema)
     derivation = pa.StructArray.from_arrays(list(fields.values()), names=list(fields))
-    chosen = _messages(pc.if_else(pa.array(label_a), resp_a, resp_b), labeled)
-    rejected = _messages(pc.if_else(pa.array(label_a), resp_b, resp_a), labeled)
+    chosen = assistant_messages(pc.if_else(pa.array(label_a), resp_a, resp_b), labeled)
+    rejected = assistant_messages(pc.if_else(pa.array(label_a), resp_b, resp_a), labeled)
     out = table.append_column("derivation", derivation).append_column("chosen", chosen)
     return out.append_column("rejected", rejected).cast(out_feats.arrow_schema)
 

@@ -10,6 +10,7 @@ import itertools
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 import pyarrow as pa
 
@@ -54,6 +55,12 @@ def _check_attributes(rec: Mapping, scope: str, schema: AttributeSchema, where: 
     return dict(attrs)
 
 
+class CandidatePairs(NamedTuple):
+    table: pa.Table  # the pair table (columns of :func:`pair_features`)
+    candidate_a: list[str]  # per pair, the candidate_id of response a
+    candidate_b: list[str]
+
+
 def pairs_from_records(
     prompts: Iterable[Mapping],
     candidates: Iterable[Mapping],
@@ -62,6 +69,18 @@ def pairs_from_records(
     candidates_file: str = "candidates",
 ) -> pa.Table:
     """Every unordered pair of candidates of each prompt, in record order, as a pair table."""
+    return candidate_pairs(prompts, candidates, schema, prompts_file, candidates_file).table
+
+
+def candidate_pairs(
+    prompts: Iterable[Mapping],
+    candidates: Iterable[Mapping],
+    schema: AttributeSchema,
+    prompts_file: str = "prompts",
+    candidates_file: str = "candidates",
+) -> CandidatePairs:
+    """The pair table with the candidate ids behind each pair (a pair id alone cannot be split
+    back into them when candidate ids hold its separator)."""
     by_prompt: dict[str, dict] = {}
     for rec in prompts:
         where = f"{prompts_file}:{rec.get('_line', '?')}"
@@ -94,9 +113,11 @@ def pairs_from_records(
             {**rec, "attributes": _check_attributes(rec, "response", schema, where)}
         )
 
-    rows = []
+    rows, ids_a, ids_b = [], [], []
     for pid, p in by_prompt.items():
         for a, b in itertools.combinations(p["candidates"], 2):
+            ids_a.append(a["candidate_id"])
+            ids_b.append(b["candidate_id"])
             rows.append(
                 {
                     "pair_id": f"{a['candidate_id']}__{b['candidate_id']}",
@@ -118,7 +139,7 @@ def pairs_from_records(
                     },
                 }
             )
-    return pa.Table.from_pylist(rows, schema=pair_features(schema).arrow_schema)
+    return CandidatePairs(pa.Table.from_pylist(rows, schema=pair_features(schema).arrow_schema), ids_a, ids_b)
 
 
 def apply_labels(records: list[dict], label_rows: Iterable[Mapping], scope: str) -> list[dict]:

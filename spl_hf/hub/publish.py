@@ -63,18 +63,12 @@ def _audit_clean(folder: Path) -> tuple[bool, str]:
                 failures = "; ".join(t.certificate_failures[:3]) or "verified"
                 return False, f"{t.mismatch_count} rows do not reproduce; assignment certificate: {failures}"
             return True, ""
-        from spl_hf.audit.load import load_built, resolve_rulebase
-        from spl_hf.audit.verify import audit_batches, merge_reports
+        from spl_hf.audit.spl import audit_spl_path
 
-        rb, _ = resolve_rulebase(str(folder), None)
-        report = merge_reports([audit_batches(s.table, rb) for s in load_built(str(folder))])
+        result = audit_spl_path(folder)
     except (ValueError, KeyError, FileNotFoundError) as exc:
         return False, f"the audit cannot read it: {exc}"
-    if not report.ok:
-        first = report.mismatches[0] if report.mismatches else None
-        where = f" (first: {first.pair_id}, fields {first.fields})" if first else ""
-        return False, f"{report.mismatch_count} of {report.rows} rows do not reproduce{where}"
-    return True, ""
+    return result.ok, result.describe_failure()
 
 
 def build_files(folder: Path) -> list[str]:

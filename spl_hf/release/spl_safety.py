@@ -46,6 +46,20 @@ class SPLReleaseConfig(ReleaseSettings, ModelArgs):
     recorded_candidates: str | None = field(
         default=None, metadata={"help": "Candidate records with recorded attributes, or 'sample'."}
     )
+    verdict_judge: bool = field(
+        default=False,
+        metadata={"help": "Also judge every candidate with the verdict judge (the model above, one rule-base "
+                  "verdict per response) and write the judge comparison: the judge_derivations, common_support "
+                  "and common_support_judge configs (the paper's Tables IX and X)."},
+    )
+    recorded_verdicts: str | None = field(
+        default=None,
+        metadata={"help": "With recorded_prompts and recorded_candidates: verdict-judge records per candidate "
+                  "(JSON Lines, as the verdict stage writes) for the judge comparison configs."},
+    )
+
+
+VERDICTS_FILE = "verdicts.jsonl"
 
 
 def recipe_classes() -> tuple[type, ...]:
@@ -78,6 +92,12 @@ class SPLRelease:
         if any(recorded) and not all(recorded):
             raise ValueError("recorded_prompts and recorded_candidates go together")
         self.recorded = all(recorded)
+        if self.cfg.recorded_verdicts and not self.recorded:
+            raise ValueError("recorded_verdicts goes with recorded_prompts and recorded_candidates (set "
+                             "verdict_judge to judge generated candidates)")
+        if self.cfg.verdict_judge and self.recorded:
+            raise ValueError("verdict_judge judges generated candidates; with recorded attributes give "
+                             "recorded_verdicts")
         if self.recorded == bool(self.cfg.prompt_sources):
             raise ValueError("give either prompt_sources (generate and label) or recorded_prompts and "
                              "recorded_candidates (derive from recorded attributes)")
@@ -111,6 +131,10 @@ class SPLRelease:
             if not path.is_file():
                 raise FileNotFoundError(f"{key}: {value} does not exist")
             out.append(str(path))
+        if self.cfg.recorded_verdicts:
+            if not Path(self.cfg.recorded_verdicts).is_file():
+                raise FileNotFoundError(f"recorded_verdicts: {self.cfg.recorded_verdicts} does not exist")
+            out.append(self.cfg.recorded_verdicts)
         return out
 
     def run(self) -> dict[str, Any]:
@@ -121,7 +145,8 @@ class SPLRelease:
         if c.dry_run:
             key, path, done = runner.plan("prompts", self._prompt_settings())
             plan = {"sources": [asdict(s) for s in self.sources], "pool_sizes": self.sizes,
-                    "stages": ["prompts", "decontaminate", "generate", "label", "write", "audit"]
+                    "stages": ["prompts", "decontaminate", "generate", "label"]
+                    + (["verdict"] if c.verdict_judge else []) + ["write", "audit"]
                     + (["publish"] if c.repo_id else []),
                     "prompts": {"key": key, "path": str(path), "finished": done},
                     "instructions": list(self.generation.instructions), "rulebase": self.rulebase.id}
@@ -139,11 +164,19 @@ class SPLRelease:
         labeled = runner.run("label", {"candidates": content(generated, "candidates.parquet"), **model, "mode": c.labeler_mode,
                              "schema": self.rulebase.schema.hash},
                              lambda d: self._label(clean.path, generated.path, d))
+        judged = None
+        if c.verdict_judge:
+            judged = runner.run("verdict", {"candidates": content(labeled, "candidates.jsonl"),
+                                "prompts": content(labeled, "prompts.jsonl"), **model,
+                                "ranking": sorted(self.rulebase.verdicts.items())},
+                                lambda d: self._verdict(labeled.path, d))
         written = runner.run("write", {"prompts": content(labeled, "prompts.jsonl"),
                              "decontamination": content(clean, DECONTAMINATION_FILE),
                              "candidates": content(labeled, "candidates.jsonl"), "rulebase": self.rulebase.hash, "margin": c.margin,
+                             "verdicts": content(judged, VERDICTS_FILE) if judged else None,
                              "output_dir": c.output_dir, "repo_id": c.repo_id, "pretty_name": c.pretty_name},
-                             lambda d: self._write(labeled.path, clean.path, d),
+                             lambda d: self._write(labeled.path, clean.path, d,
+                                                   judged.path / VERDICTS_FILE if judged else None),
                              still_valid=lambda d: written_here(d, c.output_dir))
         return self._finish(runner, written)
 
@@ -163,16 +196,19 @@ class SPLRelease:
 
     def _run_recorded(self, runner: StageRunner) -> dict[str, Any]:
         c = self.cfg
-        prompts, candidates = self.records()
+        prompts, candidates, *verdicts = self.records()
+        verdict_file = verdicts[0] if verdicts else None
         if c.dry_run:
-            plan = {"recorded_prompts": prompts, "recorded_candidates": candidates, "rulebase": self.rulebase.id,
+            plan = {"recorded_prompts": prompts, "recorded_candidates": candidates,
+                    "recorded_verdicts": verdict_file, "rulebase": self.rulebase.id,
                     "stages": ["write", "audit"] + (["publish"] if c.repo_id else [])}
             self.log(json.dumps(plan, indent=2))
             return plan
         written = runner.run("write", {"prompts": fingerprint(prompts), "candidates": fingerprint(candidates),
+                             "verdicts": fingerprint(verdict_file) if verdict_file else None,
                              "rulebase": self.rulebase.hash, "margin": c.margin, "output_dir": c.output_dir,
                              "repo_id": c.repo_id, "pretty_name": c.pretty_name},
-                             lambda d: self._write_records(prompts, candidates, d),
+                             lambda d: self._write_records(prompts, candidates, d, verdicts=verdict_file),
                              still_valid=lambda d: written_here(d, c.output_dir))
         return self._finish(runner, written)
 
@@ -273,12 +309,45 @@ class SPLRelease:
         return {"items": len(items), "labels": len(labels), "malformed": len(failures), "status": statuses,
                 "computed": stats.get("computed"), "cached": stats.get("cached")}
 
-    def _write(self, label_dir: Path, clean_dir: Path, out: Path) -> dict[str, Any]:
-        return self._write_records(str(label_dir / "prompts.jsonl"), str(label_dir / "candidates.jsonl"), out,
-                                   decontamination=str(clean_dir / DECONTAMINATION_FILE))
+    def _verdict(self, label_dir: Path, out: Path) -> dict[str, Any]:
+        from spl_hf.backends import ResultCache, items_from_rows
+        from spl_hf.backends.verdict import VerdictJudge
+        from spl_hf.derive.pairs import read_jsonl
+        from spl_hf.derive.verdict_labels import VerdictRecord, verdict_record_json
 
-    def _write_records(self, prompts: str, candidates: str, out: Path, decontamination: str | None = None
-                       ) -> dict[str, Any]:
+        text = {p["prompt_id"]: p["prompt"] for p in read_jsonl(label_dir / "prompts.jsonl")}
+        cands = read_jsonl(label_dir / "candidates.jsonl")
+        items, failures = items_from_rows(
+            {"prompt_id": r["prompt_id"], "prompt": [{"role": "user", "content": text[r["prompt_id"]]}],
+             "response": r["response"], "response_id": r["candidate_id"]} for r in cands)
+        model = getattr(self, "_model", None) or load_backend(self.cfg)
+        judge = VerdictJudge(model, dict(self.rulebase.verdicts), progress=self.generation.progress)
+        with ResultCache(Path(self.cfg.run_dir) / "cache" / "verdict.sqlite") as cache:
+            stats = judge.run(items, cache)
+            got = {r["response_id"]: r for r in judge.collect(items, cache)}
+        verdicts: dict[str, int] = {}
+        with open(out / VERDICTS_FILE, "w", encoding="utf-8") as fh:
+            for r in cands:
+                row = got.get(r["candidate_id"])
+                if row is None:  # recorded as not judged, never given a default verdict
+                    rec = VerdictRecord(r["candidate_id"], "not_judged", None, None, None, None, None)
+                else:
+                    probs = json.loads(row["probs_json"])
+                    rec = VerdictRecord(r["candidate_id"], "ok", tuple(probs[v] for v in judge.verdicts), row["mass"],
+                                        row["model_id"], row["model_revision"], row["template_hash"])
+                    verdicts[row["verdict"]] = verdicts.get(row["verdict"], 0) + 1
+                fh.write(verdict_record_json(rec, r["prompt_id"], judge.verdicts) + "\n")
+        return {"candidates": len(cands), "judged": len(got), "not_judged": len(cands) - len(got),
+                "malformed": len(failures), "verdicts": verdicts, "computed": stats.get("computed"),
+                "cached": stats.get("cached")}
+
+    def _write(self, label_dir: Path, clean_dir: Path, out: Path, verdicts: Path | None) -> dict[str, Any]:
+        return self._write_records(str(label_dir / "prompts.jsonl"), str(label_dir / "candidates.jsonl"), out,
+                                   decontamination=str(clean_dir / DECONTAMINATION_FILE),
+                                   verdicts=str(verdicts) if verdicts else None)
+
+    def _write_records(self, prompts: str, candidates: str, out: Path, decontamination: str | None = None,
+                       verdicts: str | None = None) -> dict[str, Any]:
         from spl_hf.build.spl import SPLBuildConfig, build_spl
 
         c = self.cfg
@@ -286,20 +355,27 @@ class SPLRelease:
             prompts=prompts, candidates=candidates,
             rulebase=c.rulebase, margin=c.margin, output_dir=c.output_dir, overwrite=True,
             repo_id=c.repo_id or "ORG/NAME", pretty_name=c.pretty_name or "SPL safety preference pairs",
-            decontamination=decontamination,
+            decontamination=decontamination, verdicts=verdicts,
         ))
         (out / WRITTEN).write_text(manifest_hash(c.output_dir) or "", encoding="utf-8")
-        return {"pairs": result.total, "labeled": result.labeled, "splits": result.splits,
-                "prompts_without_pairs": len(result.prompts_without_pairs)}
+        counts = {"pairs": result.total, "labeled": result.labeled, "splits": result.splits,
+                  "prompts_without_pairs": len(result.prompts_without_pairs)}
+        if result.judge is not None:
+            counts.update(judge_labeled=result.judge.labeled_judge, common_support=result.judge.common_support,
+                          same_choice=result.judge.same_choice)
+        return counts
 
     def _audit(self, out: Path) -> dict[str, Any]:
-        from spl_hf.audit.load import load_built
-        from spl_hf.audit.verify import audit_batches, merge_reports
+        from spl_hf.audit.spl import audit_spl_path
 
-        splits = load_built(self.cfg.output_dir)
-        report = merge_reports([audit_batches(s.table, self.rulebase) for s in splits])
-        (out / "audit.json").write_text(json.dumps(report.to_dict(), indent=2, default=str) + "\n", encoding="utf-8")
-        return {"ok": report.ok, "rows": report.rows, "reproduced": report.reproduced}
+        result = audit_spl_path(self.cfg.output_dir, self.rulebase)
+        judge = result.judge
+        record = {"ok": result.ok, "rules": result.rules.to_dict(), "judge": judge.to_dict() if judge else None,
+                  "failures": result.failures}
+        (out / "audit.json").write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
+        return {"ok": result.ok, "rows": result.rules.rows, "reproduced": result.rules.reproduced,
+                **({"judge_rows": judge.rows, "judge_reproduced": judge.reproduced} if judge else {}),
+                "failures": len(result.failures)}
 
     def _publish(self, out: Path) -> dict[str, Any]:
         from spl_hf.hub.publish import publish

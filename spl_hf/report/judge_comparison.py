@@ -167,10 +167,27 @@ def read_judge_labels(path: str | Path, ranking: dict[str, int]) -> dict[str, Ju
     return out
 
 
-def compare_build(build: str | Path, verdicts: str | Path) -> JudgeComparison:
+def build_judge_labels(build: str | Path) -> dict[str, JudgePairLabel]:
+    """The judge labels an SPL build recorded itself (its ``judge_derivations`` config)."""
+    folder = Path(build) / "judge_derivations"
+    files = sorted(folder.glob("*.parquet"))
+    if not files:
+        raise FileNotFoundError(f"{folder}: no parquet files: the build has no verdict-judge labels of its own "
+                                "(build it with verdicts, or give --verdicts)")
+    out: dict[str, JudgePairLabel] = {}
+    for f in files:
+        t = pq.read_table(f, columns=["pair_id", "judge"])
+        for pid, j in zip(t.column("pair_id").to_pylist(), t.column("judge").to_pylist(), strict=True):
+            if j["verdict_a"] is not None and j["verdict_b"] is not None:  # a response without a verdict
+                out[pid] = JudgePairLabel(pid, j["verdict_a"], j["verdict_b"], j["label"])
+    return out
+
+
+def compare_build(build: str | Path, verdicts: str | Path | None = None) -> JudgeComparison:
+    """Compare with a verdict file, or (``verdicts=None``) with the judge labels stored in the build."""
     table = read_derivations(build)
     rb_id, ranking = build_ranking(build)
-    judge = read_judge_labels(verdicts, ranking)
+    judge = read_judge_labels(verdicts, ranking) if verdicts else build_judge_labels(build)
     pair_ids = table.column("pair_id").to_pylist()
     unknown = sorted(set(judge) - set(pair_ids))
     if unknown:
@@ -215,7 +232,7 @@ def compare_build(build: str | Path, verdicts: str | Path) -> JudgeComparison:
         for s, v in labeled_by_source.items()
     ]
     return JudgeComparison(
-        build=str(build), verdicts=str(verdicts), rulebase_id=rb_id, total_pairs=len(pair_ids),
+        build=str(build), verdicts=str(verdicts) if verdicts else "judge_derivations", rulebase_id=rb_id, total_pairs=len(pair_ids),
         labeled_prompt_shared=sum(d["label"] is not None for d in der),
         labeled_judge=sum(1 for pid in pair_ids if pid in judge and judge[pid].chosen is not None),
         common_support=len(common_idx), same_choice=counts["same"], prompt_shared_only=counts["spl_only"],
