@@ -120,3 +120,51 @@ def test_spl_sources_need_both_records(built_spl, capsys):
     capsys.readouterr()
     assert main(["audit", str(built_spl), "--sources", "prompts=README.md"]) == 2
     assert "give prompts=FILE and candidates=FILE" in capsys.readouterr().err
+
+
+def test_a_consistent_forgery_of_judge_probabilities_is_caught_only_by_the_verdict_file(judge_copy, tmp_path,
+                                                                                        capsys):
+    import dataclasses
+    from importlib import resources
+
+    import pyarrow.compute as pc
+
+    from spl_hf.derive.verdict_labels import judge_column, parse_verdict_records
+    from spl_hf.rules import default_rulebase
+    from tests.conftest import write_verdicts
+
+    samples = resources.files("spl_hf.data").joinpath("samples")
+    prompts, candidates = str(samples / "spl_prompts.jsonl"), str(samples / "spl_candidates.jsonl")
+    verdicts = write_verdicts(tmp_path / "verdicts.jsonl", skip=23)  # what built_spl_judge was built from
+    sources = ["--sources", f"prompts={prompts}", f"candidates={candidates}", f"verdicts={verdicts}"]
+    code, out = _audit(capsys, str(judge_copy), *sources)
+    assert code == 0 and out["provenance"]["differing"] == 0
+
+    # Forge: reverse one judged response's probabilities in judge_derivations and recompute everything
+    # derived from them (verdicts, ranks, label, digest), so every self-consistency check still holds.
+    rb = default_rulebase()
+    path = sorted((judge_copy / "judge_derivations").glob("*.parquet"))[0]
+    table = pq.read_table(path)
+    judge = table.column("judge").combine_chunks()
+    records = parse_verdict_records(
+        [json.loads(x) for x in verdicts.read_text().splitlines()], dict(rb.verdicts), "v")
+    cid = judge.field("candidate_a")[0].as_py()
+    forged_rec = dataclasses.replace(records[cid], probs=tuple(reversed(records[cid].probs)))
+    forged = judge_column(table, judge.field("candidate_a").to_pylist(), judge.field("candidate_b").to_pylist(),
+                          {**records, cid: forged_rec}, rb)
+    assert not pc.all(pc.equal(forged.field("digest"), judge.field("digest"))).as_py()
+    rows = table.set_column(table.schema.get_field_index("judge"), "judge", forged).to_pylist()
+    # judge_derivations' messages follow the judge label: recompute them as the build would.
+    for r in rows:
+        j = r["judge"]
+        r["chosen"] = [{"role": "assistant", "content": r[f"response_{j['label']}"]}] if j["label"] else None
+        r["rejected"] = ([{"role": "assistant", "content": r[f"response_{'b' if j['label'] == 'a' else 'a'}"]}]
+                         if j["label"] else None)
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+    code, out = _audit(capsys, str(judge_copy), "--no-manifest", "--config", "judge_derivations")
+    assert code == 0  # self-consistent: nothing but the verdict file can tell
+    code, out = _audit(capsys, str(judge_copy), "--no-manifest", "--config", "judge_derivations", *sources)
+    assert code == 1
+    fields = {f for d in out["provenance"]["differences"] for f in d["fields"]}
+    assert fields == {"judge.probs_a"} and all(d["config"] == "judge_derivations"
+                                                for d in out["provenance"]["differences"])

@@ -28,6 +28,7 @@ from spl_hf.audit.load import BuiltFolder, LoadedSplit
 from spl_hf.audit.verify import differs
 from spl_hf.contract.tenet_rows import ROW_FEATURES, first_content
 from spl_hf.derive.features import pair_features
+from spl_hf.derive.verdict_labels import JUDGE_COLUMN
 from spl_hf.schema import AttributeSchema
 
 SOURCE_COLUMNS = ("pair_id", "source", "prompt", "response_a", "response_b")
@@ -195,23 +196,58 @@ def check_tenet_provenance(built: BuiltFolder, specs: list[str], max_report: int
     return report
 
 
-def spl_sources(specs: list[str], schema: AttributeSchema) -> tuple[pa.Table, list[str]]:
-    """The pair table formed again from ``prompts=FILE`` and ``candidates=FILE`` records."""
+def spl_sources(specs: list[str], schema: AttributeSchema) -> tuple[pa.Table, list[str], str | None]:
+    """The pair table formed again from ``prompts=FILE`` and ``candidates=FILE`` records, and the
+    ``verdicts=FILE`` of a judge comparison when given."""
     from spl_hf.derive.pairs import pairs_from_records, read_jsonl
 
     given = dict(parse_specs(specs))
-    unknown = sorted(str(k) for k in given if k not in ("prompts", "candidates"))
-    if unknown or set(given) != {"prompts", "candidates"}:
+    unknown = sorted(str(k) for k in given if k not in ("prompts", "candidates", "verdicts"))
+    if unknown or not {"prompts", "candidates"} <= set(given):
         raise ValueError("--sources for an SPL build: give prompts=FILE and candidates=FILE (the records it was "
-                         f"built from); got {sorted(str(k) for k in given)}")
+                         f"built from), and verdicts=FILE for its judge configs; got {sorted(str(k) for k in given)}")
     prompts, candidates = given["prompts"], given["candidates"]
     table = pairs_from_records(read_jsonl(prompts), read_jsonl(candidates), schema, prompts, candidates)
-    return table, [f"prompts {prompts}", f"candidates {candidates}"]
+    described = [f"prompts {prompts}", f"candidates {candidates}"]
+    if "verdicts" in given:
+        described.append(f"verdicts {given['verdicts']}")
+    return table, described, given.get("verdicts")
+
+
+def _judge_differs(tables: list[pa.Table], judged: list[bool], verdicts: str, ranking: dict[str, int]
+                   ) -> dict[str, np.ndarray]:
+    """Each judged row's components against the verdict record of each of its candidates (rows of
+    tables without a judge column are not flagged)."""
+    from spl_hf.derive.pairs import read_jsonl
+    from spl_hf.derive.verdict_labels import parse_verdict_records
+
+    records = parse_verdict_records(read_jsonl(verdicts), ranking, verdicts)
+    judges = [j for t, has in zip(tables, judged, strict=True)
+              for j in (t.column(JUDGE_COLUMN).to_pylist() if has else [None] * t.num_rows)]
+    checks = {f"judge.{k}_{side}": np.zeros(len(judges), bool)
+              for k in ("candidate", "probs", "status", "mass") for side in "ab"}
+    checks["judge.model"] = np.zeros(len(judges), bool)
+    for i, j in enumerate(judges):
+        if j is None:
+            continue
+        for side in "ab":
+            rec = records.get(j[f"candidate_{side}"])
+            if rec is None:
+                checks[f"judge.candidate_{side}"][i] = True
+                continue
+            probs = tuple(j[f"probs_{side}"]) if j[f"probs_{side}"] is not None else None
+            checks[f"judge.probs_{side}"][i] = probs != rec.probs
+            checks[f"judge.status_{side}"][i] = j[f"status_{side}"] != rec.status
+            checks[f"judge.mass_{side}"][i] = j[f"mass_{side}"] != rec.mass
+            if rec.probs is not None:
+                checks["judge.model"][i] |= (j["model_id"], j["model_revision"], j["template_hash"]) != (
+                    rec.model_id, rec.model_revision, rec.template_hash)
+    return checks
 
 
 def check_spl_provenance(built: BuiltFolder, specs: list[str], schema: AttributeSchema,
-                         max_report: int = 1000) -> ProvenanceReport:
-    source, described = spl_sources(specs, schema)
+                         max_report: int = 1000, ranking: dict[str, int] | None = None) -> ProvenanceReport:
+    source, described, verdicts = spl_sources(specs, schema)
     report = ProvenanceReport(sources=described)
     feats = pair_features(schema)
     splits = [s for s in built.splits if all(c in s.table.column_names for c in feats)]
@@ -227,5 +263,13 @@ def check_spl_provenance(built: BuiltFolder, specs: list[str], schema: Attribute
     for name in feats:
         if name != "pair_id":
             checks[name] = found & differs(rows.column(name).combine_chunks(), src.column(name).combine_chunks())
+    if verdicts:
+        if ranking is None:
+            raise ValueError("the verdict ranking is needed to read verdicts=FILE")
+        judged = [JUDGE_COLUMN in s.table.column_names for s in splits]
+        if not any(judged):
+            report.failures.append(f"verdicts={verdicts} given, but the build has no verdict-judge configs")
+        else:
+            checks.update(_judge_differs([s.table for s in splits], judged, verdicts, ranking))
     _report(report, splits, tables, [t.column("pair_id") for t in tables], checks, max_report)
     return report

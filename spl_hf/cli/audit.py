@@ -26,7 +26,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument(
         "--sources", nargs="+", metavar="SPEC",
         help="check provenance against the sources: tenet builds POOL=FILE, POOL=ORG/NAME@REVISION or a "
-        "unified pair-rows file; SPL builds prompts=FILE candidates=FILE",
+        "unified pair-rows file; SPL builds prompts=FILE candidates=FILE [verdicts=FILE]",
     )
     p.add_argument(
         "--no-manifest", action="store_true",
@@ -81,7 +81,10 @@ def _provenance(args: argparse.Namespace, built, out: dict, schema=None) -> bool
     if schema is None:
         prov = check_tenet_provenance(built, args.sources, args.max_report)
     else:
-        prov = check_spl_provenance(built, args.sources, schema, args.max_report)
+        from spl_hf.audit.load import resolve_rulebase
+
+        own, _ = resolve_rulebase(built.path, None)
+        prov = check_spl_provenance(built, args.sources, schema, args.max_report, dict(own.verdicts))
     out["provenance"] = prov.to_dict()
     return prov.ok
 
