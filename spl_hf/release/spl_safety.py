@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,11 @@ class SPLReleaseConfig(ReleaseSettings, ModelArgs):
         metadata={"help": "Also judge every candidate with the verdict judge (the model above, one rule-base "
                   "verdict per response) and write the judge comparison: the judge_derivations, common_support "
                   "and common_support_judge configs (the paper's Tables IX and X)."},
+    )
+    verdict_model: str | None = field(
+        default=None,
+        metadata={"help": "Model of the verdict judge (a local folder or Hub id, same backend and settings); "
+                  "default: the model that generates and labels."},
     )
     recorded_verdicts: str | None = field(
         default=None,
@@ -95,6 +100,8 @@ class SPLRelease:
         if self.cfg.recorded_verdicts and not self.recorded:
             raise ValueError("recorded_verdicts goes with recorded_prompts and recorded_candidates (set "
                              "verdict_judge to judge generated candidates)")
+        if self.cfg.verdict_model and not self.cfg.verdict_judge:
+            raise ValueError("verdict_model is the model of the verdict stage: set verdict_judge too")
         if self.cfg.verdict_judge and self.recorded:
             raise ValueError("verdict_judge judges generated candidates; with recorded attributes give "
                              "recorded_verdicts")
@@ -168,6 +175,7 @@ class SPLRelease:
         if c.verdict_judge:
             judged = runner.run("verdict", {"candidates": content(labeled, "candidates.jsonl"),
                                 "prompts": content(labeled, "prompts.jsonl"), **model,
+                                "verdict_model": c.verdict_model,
                                 "ranking": sorted(self.rulebase.verdicts.items())},
                                 lambda d: self._verdict(labeled.path, d))
         written = runner.run("write", {"prompts": content(labeled, "prompts.jsonl"),
@@ -320,7 +328,10 @@ class SPLRelease:
         items, failures = items_from_rows(
             {"prompt_id": r["prompt_id"], "prompt": [{"role": "user", "content": text[r["prompt_id"]]}],
              "response": r["response"], "response_id": r["candidate_id"]} for r in cands)
-        model = getattr(self, "_model", None) or load_backend(self.cfg)
+        if self.cfg.verdict_model:
+            model = load_backend(replace(self.cfg, model=self.cfg.verdict_model))
+        else:
+            model = getattr(self, "_model", None) or load_backend(self.cfg)
         judge = VerdictJudge(model, dict(self.rulebase.verdicts), progress=self.generation.progress)
         with ResultCache(Path(self.cfg.run_dir) / "cache" / "verdict.sqlite") as cache:
             stats = judge.run(items, cache)
