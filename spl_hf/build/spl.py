@@ -147,10 +147,9 @@ def _inputs(cfg: SPLBuildConfig) -> list[str]:
             if p and p != SAMPLE]
 
 
-def _judge_configs(cfg: SPLBuildConfig, derived: pa.Table, pairs, rb: RuleBase
+def _judge_configs(cfg: SPLBuildConfig, records: dict, derived: pa.Table, pairs, rb: RuleBase
                    ) -> tuple[list[ConfigData], JudgeTables, dict]:
     """The judge comparison's configs: every pair under the judge, and the common support under each label."""
-    records = parse_verdict_records(read_jsonl(cfg.verdicts), dict(rb.verdicts), str(cfg.verdicts))
     known = set(pairs.candidate_a) | set(pairs.candidate_b)
     unknown = sorted(set(records) - known)
     if unknown:
@@ -178,6 +177,9 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     rb_text = Path(cfg.rulebase).read_text() if cfg.rulebase else rb.to_yaml()
     prompts_path = _sample("spl_prompts.jsonl") if cfg.prompts == SAMPLE else Path(cfg.prompts)
     cands_path = _sample("spl_candidates.jsonl") if cfg.candidates == SAMPLE else Path(cfg.candidates)
+    # The verdict file is checked before any work, like every other input.
+    records = (parse_verdict_records(read_jsonl(cfg.verdicts), dict(rb.verdicts), str(cfg.verdicts))
+               if cfg.verdicts else None)
     prompt_records = read_jsonl(prompts_path)
     cpairs = candidate_pairs(prompt_records, read_jsonl(cands_path), rb.schema, str(prompts_path), str(cands_path))
     pairs = cpairs.table
@@ -197,8 +199,8 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     configs = [preferences, derivations] if by_source else [derivations]
     tables = composition_tables(derived)
     judge, judge_info = None, None
-    if cfg.verdicts:
-        judge_cfgs, jt, judge_info = _judge_configs(cfg, derived, cpairs, rb)
+    if records is not None:
+        judge_cfgs, jt, judge_info = _judge_configs(cfg, records, derived, cpairs, rb)
         configs += judge_cfgs
         judge = judge_comparison_tables(derived.append_column(JUDGE_COLUMN, jt.derivations.column(JUDGE_COLUMN)),
                                         dict(rb.verdicts))
