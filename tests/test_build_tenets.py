@@ -301,3 +301,16 @@ def test_strategy_is_a_build_setting_recorded_in_certificate_and_card(tmp_path):
     with pytest.raises(ValueError, match="strategy must be one of"):
         build_tenets(TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3,
                                       strategy="greedy", output_dir=str(tmp_path / "ds2")))
+
+
+def test_sft_messages_are_prompt_then_chosen_for_sliced_lists():
+    """The sft config joins prompt and chosen column-wise; it must be the per-row list concatenation."""
+    from spl_hf.build.sft import SFT_FEATURES, concat_lists
+
+    kind = SFT_FEATURES.arrow_schema.field("messages").type
+    prompts = [[{"role": "user", "content": f"q{i}"}] * (i % 3) for i in range(7)]
+    chosen = [[{"role": "assistant", "content": f"a{i}"}] * (i % 2 + 1) for i in range(7)]
+    for start, length in ((0, 7), (2, 4), (5, 0), (6, 1)):
+        got = concat_lists(pa.array(prompts, kind).slice(start, length), pa.array(chosen, kind).slice(start, length))
+        assert got.type == kind
+        assert got.to_pylist() == [p + c for p, c in zip(prompts[start : start + length], chosen[start : start + length])]

@@ -31,3 +31,18 @@ def test_oriented_hash_puts_texts_back_in_judged_order_and_nulls_never_match():
     ).to_pylist()
     assert got[:2] == [pair_input_hash(prompt, "x", "y"), pair_input_hash(prompt, "y", "x")]
     assert got[2:] == [None, None]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(TEXT, max_size=8), st.integers(0, 8), st.integers(0, 8))
+def test_json_string_bodies_of_a_slice_are_json_dumps(texts, start, length):
+    """Escapes are chosen from one scan of the slice's own bytes; the text is json.dumps's either way."""
+    import json
+
+    from spl_hf.contract.tenet_rows import json_string_bodies
+
+    for kind in (pa.string(), pa.large_string()):
+        values = pa.array(texts, kind).slice(start, length)
+        want = [json.dumps(t, ensure_ascii=False)[1:-1] for t in texts[start : start + length]]
+        assert json_string_bodies(values).to_pylist() == want
+        assert json_string_bodies(pa.chunked_array([values, values], kind)).to_pylist() == want * 2

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
+
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from transformers import HfArgumentParser
 
 from spl_hf.decontam import (
@@ -195,3 +200,63 @@ def test_transcript_prompts_are_compared_by_their_user_turns():
     result = decontaminate(rows, heldout, DecontamConfig(heldout=["or_bench_hard_1k"], near_duplicates=False))
     assert result.removed.column("prompt_id").to_pylist() == ["h1"]
     assert result.removed.column("match").to_pylist() == ["exact"]
+
+
+def _normal_form_by_steps(text: str) -> str:
+    from spl_hf.decontam.normalize import _PUNCT_RE, _QUOTE_RE, _WS_RE
+
+    text = _QUOTE_RE.sub("", unicodedata.normalize("NFKC", text)).casefold()
+    return _WS_RE.sub(" ", _PUNCT_RE.sub(" ", text)).strip()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(max_codepoint=127), max_size=40) | st.text(max_size=40))
+def test_ascii_byte_table_gives_the_normal_form_of_the_steps(text):
+    """ASCII prompts are normalised by one byte table; it must equal NFKC + the three regex steps."""
+    assert normalize_prompt(text) == _normal_form_by_steps(text)
+    assert normalize_prompt("".join(map(chr, range(128)))) == _normal_form_by_steps("".join(map(chr, range(128))))
+
+
+def _user_turns_by_search(text: str) -> list[str]:
+    """transcript_user_turns as first written, with the start-anchored patterns."""
+    first = re.search(r"(?:^|\n)(Human|User):", text)
+    if first is None or "\n" in text[: first.start()]:
+        return [text]
+    parts = re.split(r"(?:^|\n+)(Human|User|Assistant):[ \t]*", text[first.start():].lstrip("\n"))
+    users = [parts[i + 1].strip() for i in range(1, len(parts) - 1, 2) if parts[i] in ("Human", "User")]
+    return [u for u in users if u] or [text]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["Human:", "User:", "Assistant:", "\n", "\n\n", " ", "\t", "a", "b c", "H", "uman:",
+                                 "[…earlier turns omitted…]"]), max_size=10).map("".join))
+def test_transcript_turns_do_not_depend_on_how_the_tags_are_searched(text):
+    from spl_hf.decontam import transcript_user_turns
+
+    assert transcript_user_turns(text) == _user_turns_by_search(text)
+
+
+def test_message_prompts_read_column_wise_give_the_per_row_turns_and_errors():
+    """Pair prompts are read from their flat role/content columns; large_string ones go row by row."""
+    from spl_hf.decontam.decontaminate import user_turns
+
+    message = pa.struct([("role", pa.string()), ("content", pa.string())])
+    wide = pa.list_(pa.struct([("role", pa.large_string()), ("content", pa.large_string())]))
+    good = [[{"role": "user", "content": "Human: a\n\nAssistant: b\n\nHuman: c"}],
+            [None, {"role": "assistant", "content": "x"}, {"role": "user", "content": "plain"}],
+            [{"role": None, "content": "y"}, {"role": "user", "content": "z"}]]
+    no_messages, no_user_text = None, [{"role": "user", "content": None}]
+    for prompts in (good, [*good, no_messages], [*good, no_user_text]):
+        table = pa.table({"prompt_id": [f"p{i}" for i in range(len(prompts))], "source": ["s"] * len(prompts),
+                          "prompt": pa.array(prompts, pa.list_(message))})
+        for t in (table, pa.concat_tables([table.slice(0, 1), table.slice(1)]), table.slice(1)):
+            per_row = t.set_column(2, "prompt", t.column("prompt").cast(wide))
+            try:
+                expected = user_turns(per_row)
+            except ValueError as exc:
+                with pytest.raises(ValueError, match=re.escape(str(exc))):
+                    user_turns(t)
+            else:
+                assert user_turns(t) == expected
+    one = pa.table({"prompt_id": ["p"], "source": ["s"], "prompt": pa.array(good[:1], pa.list_(message))})
+    assert user_turns(one) == [["a", "c"]]

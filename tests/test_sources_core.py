@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,17 @@ def test_prompt_id_normalisation():
     assert prompt_id("How\u00a0do I pick a lock?") == base  # NFKC folds the non-breaking space
     assert prompt_id("how do I pick a lock?") != base  # case is meaningful
     assert prompt_id([{"role": "assistant", "content": "How do I pick a lock?"}]) != base
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant", 'a "role"\\', "é"]),
+                          st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)), min_size=1, max_size=3))
+def test_prompt_id_payload_is_the_json_dumps_of_the_canonical_turns(turns):
+    """prompt_id writes its JSON by hand for string roles; it must be json.dumps's text exactly."""
+    canon = [[role, " ".join(unicodedata.normalize("NFKC", text).split())] for role, text in turns]
+    payload = json.dumps(canon, ensure_ascii=False, separators=(",", ":"))
+    assert prompt_id(turns) == hashlib.sha256(payload.encode()).hexdigest()
+    assert prompt_id([{"role": None, "content": "x"}]) == hashlib.sha256(b'[[null,"x"]]').hexdigest()
 
 
 def test_same_prompt_same_id_across_pools():

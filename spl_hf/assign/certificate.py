@@ -21,8 +21,9 @@ flows and potentials of every intermediate solve, and only the final solve's are
 
 from __future__ import annotations
 
+import copy
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -86,7 +87,9 @@ class Certificate:
     format: str = field(default=CERTIFICATE_FORMAT)
 
     def to_dict(self) -> dict:
-        d = asdict(self)
+        # What dataclasses.asdict gives, field by field: asdict deep-copies the prompt lists (one per
+        # prompt of the network, hundreds of thousands) element by element, which takes seconds.
+        d = {f.name: _asdict_value(getattr(self, f.name)) for f in fields(self)}
         d["kept_tenets"] = list(self.kept_tenets)
         d["prompt_ids"] = list(self.prompt_ids)
         return {"format": d.pop("format"), **d}
@@ -101,6 +104,20 @@ class Certificate:
         for key in ("kept_tenets", "tenet_potentials", "prompt_ids", "prompt_potentials"):
             d[key] = tuple(d[key])
         return cls(**d)
+
+
+_ATOMIC = (str, int, float, bool, type(None))
+
+
+def _asdict_value(value: object) -> object:
+    """``dataclasses.asdict``'s conversion of one field value (its deep copy keeps atomic values)."""
+    if type(value) in _ATOMIC:
+        return value
+    if type(value) in (tuple, list):
+        return type(value)(_asdict_value(v) for v in value)  # type: ignore[call-arg]
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    return copy.deepcopy(value)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from spl_hf.assign import (
     AssignConfig,
     assign_tenets,
     certificate_path,
+    encode_scores,
     given_assignment,
     read_certificate,
     read_table,
@@ -203,11 +204,13 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
     if len(off):
         raise ValueError(f"{cfg.scores}: rows {off[:5].tolist()} have a score that is not p_a_first - p_a_second")
     check_inputs(pairs, scores, cfg.scores)
+    columns = scores.select(["pair_id", "prompt_id", "tenet", "score"])
     if cfg.assignment:  # solved by `spl-hf assign`: used only once its certificate verifies here
         cert = read_certificate(certificate_path(cfg.assignment))
-        result = given_assignment(
-            scores.select(["pair_id", "prompt_id", "tenet", "score"]), read_table(cfg.assignment), cert, cfg.assignment
-        )
+        # given_assignment verifies the certificate against these scores and raises unless it holds
+        # (checking it again on the same rows, sorted, could only repeat the verdict).
+        given = read_table(cfg.assignment)
+        result = given_assignment(encode_scores(columns), given, cert, cfg.assignment)
         differ = [k for k in ("capacity", "threshold", "seed") if getattr(result.config, k) != getattr(cfg, k)]
         if differ:
             raise ValueError(
@@ -216,17 +219,17 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
                 + ", the build is set to "
                 + ", ".join(f"{k}={getattr(cfg, k)!r}" for k in differ)
             )
+        result_check = True
     else:
-        result = assign_tenets(
-            scores.select(["pair_id", "prompt_id", "tenet", "score"]),
-            AssignConfig(
-                capacity=cfg.capacity, threshold=cfg.threshold, solver=cfg.solver, seed=cfg.seed, strategy=cfg.strategy
-            ),
+        config = AssignConfig(
+            capacity=cfg.capacity, threshold=cfg.threshold, solver=cfg.solver, seed=cfg.seed, strategy=cfg.strategy
         )
-    check = verify_certificate(scores.select(["pair_id", "prompt_id", "tenet", "score"]), result)
-    if not check.ok:  # a solver or reduction bug: publish nothing rather than an unproven split
-        raise RuntimeError(f"the assignment's certificate does not verify: {list(check.failures)[:5]}")
-    result_check = check.ok
+        judged = encode_scores(columns)  # once, for the solve and its check
+        result = assign_tenets(judged, config)
+        check = verify_certificate(judged, result)
+        if not check.ok:  # a solver or reduction bug: publish nothing rather than an unproven split
+            raise RuntimeError(f"the assignment's certificate does not verify: {list(check.failures)[:5]}")
+        result_check = check.ok
     rows = assemble_rows(pairs, scores, result.assignment, cfg)
     source_order = list(dict.fromkeys(pairs.column("source").to_pylist()))
     per_tenet = []

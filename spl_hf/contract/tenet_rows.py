@@ -87,14 +87,49 @@ _OTHER_CONTROL = [chr(i) for i in range(0x20) if chr(i) not in "\n\r\t\b\f"]
 
 def json_string_bodies(values: pa.Array) -> pa.Array:
     """Each string as ``json.dumps(ensure_ascii=False)`` writes it, without the enclosing quotes."""
+    present = _escaped_bytes(values)
     out = values
+    # A replacement only adds backslashes and letters, so what each step finds is in the input.
     for raw, escaped in _JSON_ESCAPES:
-        if pc.any(pc.match_substring(out, raw)).as_py():  # a search is cheaper than a rewrite
+        found = ord(raw) in present if present is not None else pc.any(pc.match_substring(out, raw)).as_py()
+        if found:
             out = pc.replace_substring(out, raw, escaped)
-    if pc.any(pc.match_substring_regex(out, "[\\x00-\\x07\\x0b\\x0e-\\x1f]")).as_py():
+    if present is not None:
+        found = not present.isdisjoint(_OTHER_CONTROL_BYTES)
+    else:
+        found = pc.any(pc.match_substring_regex(out, "[\\x00-\\x07\\x0b\\x0e-\\x1f]")).as_py()
+    if found:
         for ch in _OTHER_CONTROL:
             out = pc.replace_substring(out, ch, f"\\u{ord(ch):04x}")
     return out
+
+
+_OTHER_CONTROL_BYTES = frozenset(map(ord, _OTHER_CONTROL))
+_SCAN_BYTES = 1 << 24  # text scanned per step, which bounds the scan's temporary masks
+
+
+def _escaped_bytes(values: pa.Array) -> frozenset[int] | None:
+    """The bytes JSON escapes (controls, quote, backslash) that occur in a string array; None when
+    the array is of another kind.
+
+    One pass over the text buffer instead of a substring search per escape: UTF-8 never uses these
+    byte values inside a multi-byte character, so a byte found is that character.
+    """
+    if not isinstance(values, pa.Array) or not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+        return None
+    if len(values) == 0:
+        return frozenset()
+    bufs = values.buffers()
+    offsets = np.frombuffer(bufs[1], dtype=np.int64 if pa.types.is_large_string(values.type) else np.int32)
+    lo, hi = int(offsets[values.offset]), int(offsets[values.offset + len(values)])
+    if bufs[2] is None or hi <= lo:
+        return frozenset()
+    data = np.frombuffer(bufs[2], dtype=np.uint8)[lo:hi]
+    found: set[int] = set()
+    for start in range(0, len(data), _SCAN_BYTES):
+        part = data[start : start + _SCAN_BYTES]
+        found.update(np.unique(part[(part < 0x20) | (part == ord('"')) | (part == ord("\\"))]).tolist())
+    return frozenset(found)
 
 
 def _messages_json(messages: pa.Array) -> pa.Array:
@@ -138,26 +173,77 @@ def oriented_input_hashes_arrow(prompt: pa.Array, chosen: pa.Array, rejected: pa
 
 def check_inputs(pairs: pa.Table, scores: pa.Table, source: str) -> None:
     """Pairs and scores must describe the same judged texts; raises naming the rows."""
-    pair_ids = pairs.column("pair_id").to_pylist()
-    seen: dict[str, int] = {}
-    dup = [(i, p) for i, p in enumerate(pair_ids) if seen.setdefault(p, i) != i]
-    if dup:
-        raise ValueError(f"pair rows repeat pair_ids: {dup[:5]}")
-    pair_index = {p: i for i, p in enumerate(pair_ids)}
-    s_pairs = scores.column("pair_id").to_pylist()
-    absent = [(i, p) for i, p in enumerate(s_pairs) if p not in pair_index]
-    if absent:
-        raise ValueError(f"{source}: score rows name pairs absent from the pair rows: {absent[:5]}")
-    rows = pa.array([pair_index[p] for p in s_pairs], pa.int64())
+    rows = _score_pair_rows(pairs, scores, source)
     wrong_prompt = np.flatnonzero(~np.asarray(pc.equal(scores.column("prompt_id"),
                                                        pairs.column("prompt_id").take(rows)).fill_null(False)))
     if len(wrong_prompt):
         raise ValueError(f"{source}: score rows {wrong_prompt[:5].tolist()} have a prompt_id that differs "
                          "from their pair row")
-    hashes = [pair_input_hash(m, a, b) for m, a, b in zip(
-        pairs.column("prompt").to_pylist(), pairs.column("response_a").to_pylist(), pairs.column("response_b").to_pylist())]
-    expected = pa.array(hashes, pa.string()).take(rows)
+    expected = _pair_hashes(pairs).take(rows)
     wrong_text = np.flatnonzero(~np.asarray(pc.equal(scores.column("input_sha256"), expected).fill_null(False)))
     if len(wrong_text):
         raise ValueError(f"{source}: score rows {wrong_text[:5].tolist()} were judged on other texts than "
                          "their pair rows hold (input_sha256 differs)")
+
+
+def _score_pair_rows(pairs: pa.Table, scores: pa.Table, source: str) -> pa.Array:
+    """The pair row of each score row; raises naming repeated pair ids or score rows without a pair.
+
+    An Arrow hash lookup when the pair ids are distinct, non-null strings or integers of the scores'
+    type; anything else goes the per-row way below, which defines the checks and their messages.
+    """
+    pair_ids = pairs.column("pair_id").combine_chunks()
+    s_pairs = scores.column("pair_id").combine_chunks()
+    kind = pair_ids.type
+    if ((pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind))
+            and kind == s_pairs.type and not pair_ids.null_count and not s_pairs.null_count
+            and pc.count_distinct(pair_ids).as_py() == len(pair_ids)):
+        rows = pc.index_in(s_pairs, value_set=pair_ids)
+        if not rows.null_count:
+            return rows.cast(pa.int64())
+    return _score_pair_rows_per_row(pair_ids.to_pylist(), s_pairs.to_pylist(), source)
+
+
+def _score_pair_rows_per_row(pair_ids: list, s_pairs: list, source: str) -> pa.Array:
+    seen: dict[str, int] = {}
+    dup = [(i, p) for i, p in enumerate(pair_ids) if seen.setdefault(p, i) != i]
+    if dup:
+        raise ValueError(f"pair rows repeat pair_ids: {dup[:5]}")
+    pair_index = {p: i for i, p in enumerate(pair_ids)}
+    absent = [(i, p) for i, p in enumerate(s_pairs) if p not in pair_index]
+    if absent:
+        raise ValueError(f"{source}: score rows name pairs absent from the pair rows: {absent[:5]}")
+    return pa.array([pair_index[p] for p in s_pairs], pa.int64())
+
+
+# Pair rows hashed per pass: the judged-input JSON of a slice lives in memory while it is hashed.
+HASH_SLICE_ROWS = 1 << 15
+
+
+def _pair_hashes(pairs: pa.Table) -> pa.Array:
+    """:func:`pair_input_hash` of every pair row.
+
+    Column-wise (:func:`input_hashes`) when the texts are non-null strings, where it is the same
+    function; per row otherwise, so null or oddly typed inputs fail exactly as the definition does.
+    """
+    prompt, a, b = (pairs.column(c).combine_chunks() for c in ("prompt", "response_a", "response_b"))
+    if _plain_texts(prompt, a, b):
+        parts = [input_hashes(prompt.slice(i, HASH_SLICE_ROWS), a.slice(i, HASH_SLICE_ROWS),
+                              b.slice(i, HASH_SLICE_ROWS)) for i in range(0, len(prompt), HASH_SLICE_ROWS)]
+        return pa.concat_arrays(parts) if parts else pa.array([], pa.string())
+    hashes = [pair_input_hash(m, x, y) for m, x, y in zip(prompt.to_pylist(), a.to_pylist(), b.to_pylist())]
+    return pa.array(hashes, pa.string())
+
+
+def _plain_texts(prompt: pa.Array, a: pa.Array, b: pa.Array) -> bool:
+    """Message lists of non-null string roles and contents, and non-null string responses."""
+    if not pa.types.is_list(prompt.type) or not pa.types.is_struct(prompt.type.value_type):
+        return False
+    names = {f.name: f.type for f in prompt.type.value_type}
+    if "role" not in names or "content" not in names:
+        return False
+    if not all(pa.types.is_string(t) for t in (names["role"], names["content"], a.type, b.type)):
+        return False
+    flat = pc.list_flatten(prompt)
+    return not (prompt.null_count or flat.null_count or a.null_count or b.null_count
+                or pc.struct_field(flat, "role").null_count or pc.struct_field(flat, "content").null_count)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from tqdm.auto import tqdm
 
 from spl_hf.decontam.config import DecontamConfig
@@ -70,7 +71,8 @@ class RecheckResult:
     failures: tuple[str, ...]
 
 
-_SPEAKER = re.compile(r"(?:^|\n+)(Human|User|Assistant):[ \t]*")
+_SPEAKER = re.compile(r"\n+(Human|User|Assistant):[ \t]*")
+_FIRST_USER = re.compile(r"\n(Human|User):")
 
 
 def transcript_user_turns(text: str) -> list[str]:
@@ -80,12 +82,17 @@ def transcript_user_turns(text: str) -> list[str]:
     the flattened multi-turn pools as ``User: …\nAssistant: …`` (after an omitted-turns marker when
     clipped). A held-out prompt is compared with what the user said, not with the speaker tags.
     """
-    first = re.search(r"(?:^|\n)(Human|User):", text)
-    # A transcript starts with its first user turn, or has one marker line before it.
-    if first is None or "\n" in text[: first.start()]:
+    if "Human:" not in text and "User:" not in text:  # no speaker tag at all: a plain prompt
         return [text]
-    body = text[first.start():].lstrip("\n")
-    parts = _SPEAKER.split(body)  # ['', speaker, text, speaker, text, ...]
+    # The patterns below need a newline before a tag; one put in front stands for the start of the
+    # text, which lets the regex engine skip to newlines instead of trying every position.
+    first = _FIRST_USER.search("\n" + text)
+    start = max(first.start() - 1, 0) if first else 0
+    # A transcript starts with its first user turn, or has one marker line before it.
+    if first is None or "\n" in text[:start]:
+        return [text]
+    body = text[start:].lstrip("\n")
+    parts = _SPEAKER.split("\n" + body)  # ['', speaker, text, speaker, text, ...]
     users = [parts[i + 1].strip() for i in range(1, len(parts) - 1, 2) if parts[i] in ("Human", "User")]
     return [u for u in users if u] or [text]
 
@@ -96,8 +103,10 @@ def user_turns(rows: pa.Table, source: str = "rows") -> list[list[str]]:
         if col not in rows.column_names:
             raise ValueError(f"{source}: lacks column {col!r}")
     kind = rows.schema.field("prompt").type
-    prompts = rows.column("prompt").to_pylist()
     ids = rows.column("prompt_id").to_pylist()
+    if _is_message_list(kind):
+        return _message_user_turns(rows.column("prompt"), ids, source)
+    prompts = rows.column("prompt").to_pylist()
     out: list[list[str]] = []
     for i, (pid, prompt) in enumerate(zip(ids, prompts)):
         if not isinstance(pid, str):
@@ -113,6 +122,44 @@ def user_turns(rows: pa.Table, source: str = "rows") -> list[list[str]]:
         if not turns or not all(isinstance(t, str) for t in turns):
             raise ValueError(f"{source}: row {i} (prompt_id {pid}) has no user message with text")
         out.append([u for t in turns for u in transcript_user_turns(t)])
+    return out
+
+
+def _is_message_list(kind: pa.DataType) -> bool:
+    """A list of structs with string ``role`` and ``content`` (the pair rows' prompt)."""
+    if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)) or not pa.types.is_struct(kind.value_type):
+        return False
+    fields = {f.name: f.type for f in kind.value_type}
+    return all(name in fields and pa.types.is_string(fields[name]) for name in ("role", "content"))
+
+
+def _message_user_turns(prompts: pa.ChunkedArray, ids: list, source: str) -> list[list[str]]:
+    """:func:`user_turns` of message-list prompts, read from the flat role and content columns.
+
+    Converting every message to a dict costs more than the rest of the pass; the checks and errors
+    are those of the per-row path in :func:`user_turns`.
+    """
+    out: list[list[str]] = []
+    i = 0
+    for chunk in prompts.chunks:
+        offsets = chunk.offsets.to_numpy().tolist()
+        present = chunk.is_valid().to_numpy(zero_copy_only=False).tolist()
+        messages = chunk.values
+        roles = pc.struct_field(messages, "role").to_pylist()
+        contents = pc.struct_field(messages, "content").to_pylist()
+        is_message = messages.is_valid().to_numpy(zero_copy_only=False).tolist()
+        for k in range(len(chunk)):
+            pid = ids[i]
+            if not isinstance(pid, str):
+                raise ValueError(f"{source}: row {i} has no prompt_id")
+            lo, hi = offsets[k], offsets[k + 1]
+            if not present[k] or lo == hi:
+                raise ValueError(f"{source}: row {i} (prompt_id {pid}) has no prompt messages")
+            turns = [contents[j] for j in range(lo, hi) if is_message[j] and roles[j] == "user"]
+            if not turns or not all(isinstance(t, str) for t in turns):
+                raise ValueError(f"{source}: row {i} (prompt_id {pid}) has no user message with text")
+            out.append([u for t in turns for u in transcript_user_turns(t)])
+            i += 1
     return out
 
 

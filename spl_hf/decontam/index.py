@@ -8,6 +8,7 @@ size, never N × H comparisons.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from dataclasses import dataclass
 
@@ -82,9 +83,11 @@ class HeldoutIndex:
             if not self.config.near_duplicates:
                 continue
             grams = ngrams(normal, self.config.ngram_size)
-            shared: Counter = Counter()
-            for g in grams:
-                shared.update(self.postings.get(g, ()))
+            # Counted in one pass over the postings hit (most grams hit none).
+            hits = [posting for posting in map(self.postings.get, grams) if posting]
+            if not hits:
+                continue
+            shared = Counter(itertools.chain.from_iterable(hits))
             for k, c in shared.items():
                 overlap = round(c / min(len(grams), len(self.grams[k])), 6)
                 if overlap >= self.config.overlap_threshold:

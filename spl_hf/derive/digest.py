@@ -97,14 +97,20 @@ def _vmix(z: np.ndarray) -> np.ndarray:
     return z
 
 
+# Text hashed per pass: the power tables and the work buffer grow to a pass's byte length and are
+# kept, so passes over whole card-scale columns (hundreds of MB) would hold GBs for good.
+SLICE_BYTES = 1 << 25
+
+
 class _PowerTables:
     """Cached powers of POLY (and its inverse) so string hashing needs no per-call power pass."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self.fwd = np.ones(0, dtype=_U)
+        self.fwd = np.ones(1, dtype=_U)  # fwd[j] = POLY**j
         self.geo = np.zeros(1, dtype=_U)  # geo[L] = sum_{j<L} POLY**j
         self.forward(1 << 16)
+        self.geometric(1 << 16)
         lo = np.full(1 << 16, _U(POLY_INV))
         lo[0] = 1
         self.inv_lo = np.multiply.accumulate(lo)
@@ -114,22 +120,40 @@ class _PowerTables:
         self.inv_hi = np.multiply.accumulate(hi)
 
     def forward(self, n: int) -> np.ndarray:
-        """P**0 .. P**(n-1); also guarantees ``geo`` covers lengths up to n."""
-        fwd = self.fwd
-        if len(fwd) < n:
+        """P**0 .. P**(n-1)."""
+        if len(self.fwd) < n:
             with self._lock:  # tables are replaced whole, so readers never see a partial one
                 if len(self.fwd) < n:
-                    w = np.full(max(n, 2 * len(self.fwd)), _U(POLY))
-                    w[0] = 1
-                    fwd = np.multiply.accumulate(w)
-                    geo = np.zeros(len(fwd) + 1, dtype=_U)
-                    np.cumsum(fwd, out=geo[1:])
-                    self.geo, self.fwd = geo, fwd
-                fwd = self.fwd
-        return fwd[:n]
+                    old = self.fwd
+                    # Only the new powers are computed: P**j for j past the table continues from its end.
+                    tail = np.full(_grown(len(old), n) - len(old), _U(POLY))
+                    tail[0] = _U(int(old[-1]) * POLY & MASK)
+                    self.fwd = np.concatenate([old, np.multiply.accumulate(tail)])
+        return self.fwd[:n]
+
+    def geometric(self, n: int) -> np.ndarray:
+        """``geo[L]`` for L < n: a separate, shorter table, as it is indexed by a single string's length
+        while ``forward`` spans a whole pass."""
+        if len(self.geo) < n:
+            size = _grown(len(self.geo), n)
+            powers = self.forward(size - 1)
+            with self._lock:
+                if len(self.geo) < n:
+                    old = self.geo
+                    # geo[L] = geo[m - 1] + sum_{m-1 <= j < L} P**j for the old length m.
+                    tail = np.cumsum(powers[len(old) - 1 : size - 1])
+                    tail += old[-1]
+                    self.geo = np.concatenate([old, tail])
+        return self.geo[:n]
 
     def inverse(self, k: np.ndarray) -> np.ndarray:
         return self.inv_lo[k & 0xFFFF] * self.inv_hi[k >> 16]
+
+
+def _grown(have: int, need: int) -> int:
+    """New length of a table or buffer of ``have`` entries that must hold ``need``: doubled, but not
+    far past a pass (a pass can exceed SLICE_BYTES by one string), as it is kept for good."""
+    return max(need, min(2 * have, SLICE_BYTES + SLICE_BYTES // 4))
 
 
 _POW = _PowerTables()
@@ -144,7 +168,7 @@ class _Scratch(threading.local):
 
     def get(self, n: int) -> np.ndarray:
         if len(self.buf) < n:
-            self.buf = np.empty(max(n, 2 * len(self.buf)), dtype=_U)
+            self.buf = np.empty(_grown(len(self.buf), n), dtype=_U)
         return self.buf[:n]
 
 
@@ -156,11 +180,6 @@ def _with_nulls(h: np.ndarray, arr: pa.Array) -> np.ndarray:
         valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
         h = np.where(valid, h, _U(NULL_HASH))
     return h
-
-
-# Text hashed per pass: the power tables and the work buffer grow to a pass's byte length and are
-# kept, so passes over whole card-scale columns (hundreds of MB) would hold GBs for good.
-SLICE_BYTES = 1 << 25
 
 
 def _hash_strings(arr: pa.Array) -> np.ndarray:
@@ -198,8 +217,7 @@ def _hash_strings(arr: pa.Array) -> np.ndarray:
         s = np.where(lengths > 0, sums * _POW.inverse(starts), _U(0))
     # sum_j (b_j + 1) P**j relative to each string's start: the "+1" part is a geometric
     # series that depends on the length only, so it comes from a table.
-    _POW.forward(int(lengths.max(initial=0)) + 1)
-    s += _POW.geo[lengths]
+    s += _POW.geometric(int(lengths.max(initial=0)) + 1)[lengths]
     s ^= lengths.astype(_U) * _U(GOLD)
     s ^= _U(SEED ^ TAG["str"])
     return _with_nulls(_vmix(s), arr)

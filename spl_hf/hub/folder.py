@@ -16,6 +16,7 @@ import re
 import secrets
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from spl_hf.outputs import (
 _SPLIT = re.compile(r"^\w+(\.\w+)*$")
 MANIFEST = "MANIFEST.sha256"
 DEFAULT_MAX_SHARD_SIZE = "500MB"
+WRITE_THREADS = min(4, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
@@ -249,22 +251,25 @@ def write_dataset_folder(
     try:
         # The marker makes the partial folder recognisably ours, so a later run may remove it.
         mark_output(tmp, "partial dataset build")
-        files: dict[str, str] = {}
+        shards: list[tuple[Path, pa.Table]] = []
         for c in configs:
             schema = c.features.arrow_schema
             for split, table in c.splits.items():
-                shards = shard_table(table.cast(schema), parse_size(max_shard_size))
-                for rel, shard in zip(shard_paths(c.name, split, len(shards)), shards, strict=True):
-                    dest = tmp / rel
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    # Fixed writer settings: the same table always gives the same bytes.
-                    pq.write_table(shard, dest, compression="zstd", compression_level=3)
+                parts = shard_table(table.cast(schema), parse_size(max_shard_size))
+                for rel, shard in zip(shard_paths(c.name, split, len(parts)), parts, strict=True):
+                    (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+                    shards.append((tmp / rel, shard))
         for rel, text in {"README.md": readme, **(extra_files or {})}.items():
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             (tmp / rel).write_text(text, encoding="utf-8")
-        for p in sorted(tmp.rglob("*")):
-            if p.is_file() and p.name != MARKER:
-                files[p.relative_to(tmp).as_posix()] = sha256_file(p)
+        # Parquet encoding and hashing run outside the GIL, so files are written and hashed in
+        # parallel (largest first, so the longest write does not start last); each file's bytes
+        # depend only on its own table.
+        with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
+            list(pool.map(_write_shard, sorted(shards, key=lambda job: -job[1].nbytes)))  # raises a failed write
+            paths = [p for p in sorted(tmp.rglob("*")) if p.is_file() and p.name != MARKER]
+            hashes = pool.map(sha256_file, paths)
+            files = {p.relative_to(tmp).as_posix(): h for p, h in zip(paths, hashes, strict=True)}
         (tmp / MANIFEST).write_text("".join(f"{h}  {rel}\n" for rel, h in files.items()), encoding="utf-8")
         (tmp / MARKER).unlink()  # the manifest now identifies the folder
         _swap_in(tmp, out)
@@ -272,6 +277,12 @@ def write_dataset_folder(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return WrittenFolder(out, files)
+
+
+def _write_shard(job: tuple[Path, pa.Table]) -> None:
+    dest, shard = job
+    # Fixed writer settings: the same table always gives the same bytes.
+    pq.write_table(shard, dest, compression="zstd", compression_level=3)
 
 
 def _swap_in(new: Path, out: Path) -> None:

@@ -203,13 +203,15 @@ class TenetRelease:
     def _assign(self, judge_dir: Path, out: Path) -> dict[str, Any]:
         from spl_hf.assign import (
             assign_tenets,
+            encode_scores,
             read_table,
             verify_certificate,
             write_certificate,
             write_table,
         )
 
-        scores = read_table(judge_dir / "scores.parquet")
+        # Encoded once for the solve and the certificate check (encoding is deterministic).
+        scores = encode_scores(read_table(judge_dir / "scores.parquet"))
         result = assign_tenets(scores, self.assign)
         check = verify_certificate(scores, result)
         if not check.ok:

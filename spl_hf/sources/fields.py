@@ -57,7 +57,7 @@ def text_problem(text: str, max_chars: int | None) -> tuple[str, str] | None:
     """
     if "\x00" in text:
         return "bad_text", f"contains a NUL character at position {text.index(chr(0))}"
-    found = _SURROGATE.search(text)
+    found = None if text.isascii() else _SURROGATE.search(text)  # isascii is a flag test, no scan
     if found:
         return "bad_text", f"contains a lone surrogate {found.group()!a} at position {found.start()}"
     if max_chars is not None and len(text) > max_chars:

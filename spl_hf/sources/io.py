@@ -107,10 +107,10 @@ def is_hub_id(path_or_repo: str) -> bool:
 
 
 def _columns(records: Records) -> tuple[str, ...]:
-    seen: dict[str, None] = {}
+    seen: dict[str, Any] = {}
     for record in records:
         if isinstance(record, dict):
-            seen.update(dict.fromkeys(record))
+            seen.update(record)  # only the keys are used: new ones go last, known ones stay put
     return tuple(seen)
 
 

@@ -141,13 +141,14 @@ def pairs_from_table(
     def add(index: int, draft: PairDraft) -> None:
         for name, texts in (
             ("prompt", [c for _, c in draft.prompt] + [c for _, c in draft.turns or ()]),
-            ("response_a", [draft.response_a]),
-            ("response_b", [draft.response_b]),
+            ("response_a", (draft.response_a,)),
+            ("response_b", (draft.response_b,)),
         ):
-            problem = next(filter(None, (text_problem(t, options.max_text_chars) for t in texts)), None)
-            if problem:
-                quarantine.append(QuarantineRecord(adapter.name, index, name, *problem))
-                return
+            for text in texts:  # the first problem of the first field that has one
+                problem = text_problem(text, options.max_text_chars)
+                if problem:
+                    quarantine.append(QuarantineRecord(adapter.name, index, name, *problem))
+                    return
         messages = draft.messages()
         pid = prompt_id(draft.identity())
         # The same prompt with the same two responses (either order) would be judged twice.

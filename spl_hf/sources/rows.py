@@ -7,6 +7,7 @@ way, so the same prompt text gets the same id in every pool (see :func:`prompt_i
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import unicodedata
@@ -15,6 +16,9 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 from datasets import Features, List, Value
+
+# The string encoder json.dumps(ensure_ascii=False) uses (the C one where available).
+_json_string = json.encoder.encode_basestring
 
 Preference = Literal["a", "b", "tie"]
 Category = Literal["benign", "over_refusal_prone", "harmful"]
@@ -83,8 +87,18 @@ def normalize_text(text: str) -> str:
     line endings, indentation or trailing newlines are the same prompt. Case and punctuation are
     kept: they can change what is being asked.
     """
+    return _normalize_recent(text) if type(text) is str else _normalize(text)
+
+
+def _normalize(text: str) -> str:
     # str.split() splits on exactly the characters `\s` matches (str.isspace), ten times faster.
     return " ".join(unicodedata.normalize("NFKC", text).split())
+
+
+# A pool normalises each text several times (the identical-responses check, the prompt id, the
+# duplicate key; HH-RLHF's turn comparison and then its prompt id), always within one record, so a
+# few recent results spare most of the work.
+_normalize_recent = functools.lru_cache(maxsize=32)(_normalize)
 
 
 def prompt_id(prompt: str | Sequence[Message] | Sequence[tuple[str, str]]) -> str:
@@ -102,7 +116,12 @@ def prompt_id(prompt: str | Sequence[Message] | Sequence[tuple[str, str]]) -> st
         [t["role"], normalize_text(t["content"])] if isinstance(t, dict) else [t[0], normalize_text(t[1])]
         for t in turns
     ]
-    payload = json.dumps(canon, ensure_ascii=False, separators=(",", ":"))
+    if all(type(role) is str for role, _ in canon):
+        # The text json.dumps writes for a list of string pairs, without its per-call encoder set-up
+        # (which costs more than the encoding); other roles (None, numbers) take json.dumps itself.
+        payload = "[" + ",".join(f"[{_json_string(role)},{_json_string(text)}]" for role, text in canon) + "]"
+    else:
+        payload = json.dumps(canon, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
