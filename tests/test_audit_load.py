@@ -204,3 +204,25 @@ def test_two_folders_with_the_same_name_are_each_read_from_their_own_files(built
     assert _audit(capsys, str(partial))[0] == 1
     code, out = _audit(capsys, str(complete))
     assert code == 0 and out["rows"] == 216 and out["failures"] == []
+
+
+def test_a_config_with_one_source_is_read_once_not_skipped_as_its_own_union(tmp_path):
+    """With one source, a config's split and its `train` union list the same files: the split is read."""
+    from spl_hf.audit.spl import audit_spl_path
+    from spl_hf.build import SPLBuildConfig, build_spl
+    from spl_hf.build.spl import _sample
+    from spl_hf.derive.pairs import read_jsonl
+
+    prompts = [p for p in read_jsonl(_sample("spl_prompts.jsonl")) if p["source"] == "ultrachat"]
+    ids = {p["prompt_id"] for p in prompts}
+    for name, rows in (("p.jsonl", prompts),
+                       ("c.jsonl", [c for c in read_jsonl(_sample("spl_candidates.jsonl")) if c["prompt_id"] in ids])):
+        (tmp_path / name).write_text("".join(json.dumps({k: v for k, v in r.items() if k != "_line"}) + "\n"
+                                             for r in rows))
+    result = build_spl(SPLBuildConfig(prompts=str(tmp_path / "p.jsonl"), candidates=str(tmp_path / "c.jsonl"),
+                                      output_dir=str(tmp_path / "ds")))
+    built = read_folder(tmp_path / "ds")
+    assert built.failures == []
+    read = {(s.config, s.split): s.table.num_rows for s in built.splits}
+    assert read == {("preferences", "ultrachat"): result.labeled, ("derivations", "ultrachat"): result.total}
+    assert audit_spl_path(tmp_path / "ds").rules.rows == result.labeled + result.total

@@ -95,3 +95,14 @@ def test_a_record_round_trips_through_its_json_line():
     rec = parse_verdict_records([_record()], RANKING, "v.jsonl")["c1"]
     again = parse_verdict_records([json.loads(verdict_record_json(rec, "p", OPTIONS))], RANKING, "v.jsonl")
     assert again["c1"] == rec
+
+
+def test_rows_of_label_task_verdict_are_read_as_records():
+    probs = dict(zip(OPTIONS, (0.1, 0.6, 0.1, 0.1, 0.1), strict=True))
+    row = {"prompt_id": "p", "response_id": "c7", "verdict": "justified_refusal", "rank": 4,
+           "probs_json": json.dumps(probs), "mass": 0.7, "model_id": "m", "model_revision": "r",
+           "template_hash": "t", "_line": 1}
+    rec = parse_verdict_records([row], RANKING, "labels.jsonl")["c7"]
+    assert rec.status == "ok" and rec.probs == (0.1, 0.6, 0.1, 0.1, 0.1) and rec.mass == 0.7
+    with pytest.raises(ValueError, match="labels.jsonl:1: field 'probs_json' is not JSON"):
+        parse_verdict_records([{**row, "probs_json": "{"}], RANKING, "labels.jsonl")

@@ -206,9 +206,16 @@ def read_folder(
 
 
 def _union_within_config(name: str, split: str, resolved: dict[tuple[str, str], list[str]]) -> bool:
-    """Whether a split's files are exactly those of other splits of its own config (a union split)."""
+    """Whether a split's files are exactly those of other splits of its own config (a union split).
+
+    Two splits with the same files (a config with one source: its split and ``train``) are not each
+    other's union: the one declared first is read, the later one is the union.
+    """
     files = set(resolved[(name, split)])
-    others = [set(f) for (n, s), f in resolved.items() if n == name and s != split and f and set(f) <= files]
+    keys = [k for k in resolved if k[0] == name]
+    here = keys.index((name, split))
+    others = [set(resolved[k]) for i, k in enumerate(keys)
+              if i != here and resolved[k] and set(resolved[k]) <= files and (set(resolved[k]) != files or i < here)]
     return bool(others) and set().union(*others) == files
 
 

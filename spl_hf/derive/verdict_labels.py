@@ -104,13 +104,14 @@ def parse_verdict_records(rows: Sequence[Mapping], ranking: Mapping[str, int], w
     """Verdict records keyed by candidate id, validated field by field (``where``: file name for errors).
 
     ``probs`` maps every verdict of the ranking to a probability; a record whose status is not
-    ``ok`` carries no probabilities.
+    ``ok`` carries no probabilities. Rows written by `spl-hf label --task verdict` are read as well.
     """
     options = verdict_options(ranking)
     out: dict[str, VerdictRecord] = {}
     judge: tuple[str | None, str | None, str | None] | None = None
     for row in rows:
         at = f"{where}:{row.get('_line', '?')}"
+        row = _from_label_row(row, at)
         missing = [k for k in VERDICT_RECORD_KEYS if k not in row]
         if missing:
             raise ValueError(f"{at}: missing fields {missing}")
@@ -144,6 +145,18 @@ def parse_verdict_records(rows: Sequence[Mapping], ranking: Mapping[str, int], w
                              "one judge")
         out[cid] = VerdictRecord(cid, status, tuple(float(p) for p in values), float(mass), *ident)
     return out
+
+
+def _from_label_row(row: Mapping, at: str) -> Mapping:
+    """A row of `spl-hf label --task verdict` (``response_id``, ``probs_json``) as a verdict record: the
+    candidates were labeled with their candidate ids as response ids, and every written row was judged."""
+    if "candidate_id" in row or "probs_json" not in row or "response_id" not in row:
+        return row
+    try:
+        probs = json.loads(row["probs_json"])
+    except (TypeError, ValueError):
+        raise ValueError(f"{at}: field 'probs_json' is not JSON") from None
+    return {**row, "candidate_id": row["response_id"], "status": "ok", "probs": probs}
 
 
 def _identity(row: Mapping, at: str) -> tuple[str | None, str | None, str | None]:
