@@ -18,6 +18,8 @@ import pyarrow.parquet as pq
 
 from spl_hf.backends.io import read_rows
 from spl_hf.backends.verdict import verdict_preference
+from spl_hf.contract.composition import judge_comparison_tables
+from spl_hf.derive.verdict_labels import JUDGE_COLUMN
 from spl_hf.rules.rulebase import default_rulebase, load_rulebase
 
 SIDES = ("a", "b")
@@ -192,52 +194,36 @@ def compare_build(build: str | Path, verdicts: str | Path | None = None) -> Judg
     unknown = sorted(set(judge) - set(pair_ids))
     if unknown:
         raise ValueError(f"{verdicts}: {len(unknown)} pair(s) not in the build {build}: {', '.join(unknown[:10])}")
+    # The judge's labels as the build stores them, so the counting is the one the build's card uses.
+    judged = [judge.get(pid) for pid in pair_ids]
+    table = table.append_column(JUDGE_COLUMN, pa.array([
+        {"verdict_a": None, "verdict_b": None, "label": None, "no_label_reason": "missing_verdict"} if j is None
+        else {"verdict_a": j.verdict_a, "verdict_b": j.verdict_b, "label": j.chosen,
+              "no_label_reason": None if j.chosen else "equal_ranks"} for j in judged]))
+    tables = judge_comparison_tables(table, ranking)
     der = table.column("derivation").to_pylist()
-    sources = table.column("source").to_pylist()
-    prompts = table.column("prompt_id").to_pylist()
-    spl_comp: Counter = Counter()
-    judge_comp: Counter = Counter()
+    counts: Counter = Counter()
     common_idx, judge_choices = [], []
-    counts = Counter()
-    labeled_by_source: dict[str, list[str]] = {}
-    common_by_source: dict[str, list[str]] = {}
-    for i, (pid, d) in enumerate(zip(pair_ids, der)):
-        j = judge.get(pid)
-        spl_label = d["label"]
+    for i, (d, j) in enumerate(zip(der, judged, strict=True)):
         judge_label = j.chosen if j else None
-        if spl_label is not None:
-            labeled_by_source.setdefault(sources[i], []).append(prompts[i])
-        if j is None:
-            counts["without"] += 1
-        if spl_label is not None and judge_label is not None:
+        counts["without"] += j is None
+        if d["label"] is not None and judge_label is not None:
             common_idx.append(i)
-            common_by_source.setdefault(sources[i], []).append(prompts[i])
-            win, lose = spl_label, "b" if spl_label == "a" else "a"
-            spl_comp[(d[f"verdict_{win}"], d[f"verdict_{lose}"])] += 1
-            jv = {"a": j.verdict_a, "b": j.verdict_b}
-            jl = "b" if judge_label == "a" else "a"
-            judge_comp[(jv[judge_label], jv[jl])] += 1
-            judge_choices.append((judge_label, jv[judge_label], jv[jl]))
-            counts["same"] += judge_label == spl_label
-        elif spl_label is not None:
-            counts["spl_only"] += 1
-        elif judge_label is not None:
-            counts["judge_only"] += 1
+            verdicts_of = {"a": j.verdict_a, "b": j.verdict_b}
+            judge_choices.append((judge_label, verdicts_of[judge_label], verdicts_of["b" if judge_label == "a" else "a"]))
         else:
-            counts["neither"] += 1
-    keys = sorted(set(spl_comp) | set(judge_comp), key=lambda k: (-ranking.get(k[0], 0), -ranking.get(k[1], 0), k))
-    composition = [CompositionRow(p, r, spl_comp[(p, r)], judge_comp[(p, r)]) for p, r in keys]
-    source_rows = [
-        SourceRow(s, len(v), len(set(v)), len(common_by_source.get(s, [])), len(set(common_by_source.get(s, []))))
-        for s, v in labeled_by_source.items()
-    ]
+            counts["spl_only" if d["label"] is not None else "judge_only" if judge_label is not None else "neither"] += 1
     return JudgeComparison(
-        build=str(build), verdicts=str(verdicts) if verdicts else "judge_derivations", rulebase_id=rb_id, total_pairs=len(pair_ids),
-        labeled_prompt_shared=sum(d["label"] is not None for d in der),
-        labeled_judge=sum(1 for pid in pair_ids if pid in judge and judge[pid].chosen is not None),
-        common_support=len(common_idx), same_choice=counts["same"], prompt_shared_only=counts["spl_only"],
-        judge_only=counts["judge_only"], neither=counts["neither"], without_judge_verdict=counts["without"],
-        composition=composition, sources=source_rows, common=table.take(common_idx), judge_choices=judge_choices,
+        build=str(build), verdicts=str(verdicts) if verdicts else "judge_derivations", rulebase_id=rb_id,
+        total_pairs=len(pair_ids), labeled_prompt_shared=tables.labeled_prompt_shared,
+        labeled_judge=tables.labeled_judge, common_support=tables.common_support, same_choice=tables.same_choice,
+        prompt_shared_only=counts["spl_only"], judge_only=counts["judge_only"], neither=counts["neither"],
+        without_judge_verdict=counts["without"],
+        composition=[CompositionRow(r.preferred_verdict, r.rejected_verdict, r.prompt_shared, r.judge)
+                     for r in tables.verdicts],
+        sources=[SourceRow(r.name, r.labeled_pairs, r.labeled_prompts, r.common_pairs, r.common_prompts)
+                 for r in tables.sources],
+        common=table.take(common_idx), judge_choices=judge_choices,
     )
 
 
