@@ -10,41 +10,31 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from datasets import Features
 
 from spl_hf.audit.verify import (
     AuditReport,
-    Mismatch,
     codes_of,
     differs,
     int_differs,
     messages_differ,
     null_mask,
+    record_mismatches,
 )
-from spl_hf.derive.features import DIGEST_COLUMNS, MESSAGES, pair_features
 from spl_hf.derive.verdict_labels import (
     JUDGE_COLUMN,
     JUDGE_NO_LABEL_REASONS,
     judge_codes,
     judge_digests,
-    judge_struct,
+    judge_features,
     verdict_options,
 )
 from spl_hf.rules.rulebase import RuleBase
 
 
-def _judge_schema(rb: RuleBase) -> pa.Schema:
-    """The columns the judge audit reads: the digested pair columns, the judge struct, the messages."""
-    feats = pair_features(rb.schema)
-    cols = {c: feats[c] for c in DIGEST_COLUMNS}
-    cols.update({JUDGE_COLUMN: judge_struct(), "chosen": MESSAGES, "rejected": MESSAGES})
-    return Features(cols).arrow_schema
-
-
 def audit_judge_table(table: pa.Table, rb: RuleBase, *, messages: bool = True, start: int = 0,
                       max_report: int = 1000) -> AuditReport:
     """Recompute every row's ``judge`` struct (and, with ``messages``, its judge-label messages)."""
-    schema = _judge_schema(rb)
+    schema = judge_features(rb.schema).arrow_schema
     missing = [c for c in schema.names if c not in table.column_names]
     if missing:
         raise ValueError(f"not a verdict-judge table: missing columns {missing}")
@@ -77,13 +67,8 @@ def audit_judge_table(table: pa.Table, rb: RuleBase, *, messages: bool = True, s
         resp_b = table.column("response_b").combine_chunks()
         for col, pick_a in (("chosen", c.label_a), ("rejected", ~c.label_a)):
             checks[col] = messages_differ(table.column(col).combine_chunks(), c.labeled, resp_a, resp_b, pick_a)
-    bad = np.logical_or.reduce(list(checks.values()))
+    # Judge fields are named as such; the messages keep their column names.
+    named = {f if f in ("chosen", "rejected") else f"judge.{f}": m for f, m in checks.items()}
     report = AuditReport(rows=n, rulebase_id=rb.id, rulebase_hash=rb.hash)
-    report.mismatch_count = int(bad.sum())
-    report.reproduced = n - report.mismatch_count
-    ids = table.column("pair_id")
-    for i in np.flatnonzero(bad)[:max_report]:
-        report.mismatches.append(
-            Mismatch(start + int(i), ids[int(i)].as_py(), [f"judge.{f}" if f not in ("chosen", "rejected") else f
-                                                          for f, m in checks.items() if m[i]]))
+    record_mismatches(report, named, table.column("pair_id"), start, max_report)
     return report

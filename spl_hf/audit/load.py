@@ -62,19 +62,27 @@ class BuiltFolder:
         return [s for s in self.splits if s.config == name]
 
 
+BUILD_REPORT = "build_report.json"
+
+
+def read_build_report(folder: Path) -> dict:
+    """The build report as a dict; {} when it is missing or unreadable (the manifest check reports an
+    edited file, and each reader falls back to what the card and files say)."""
+    path = folder / BUILD_REPORT
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (ValueError, UnicodeDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def build_kind(folder: Path, card: CardLayout) -> str:
     """"tenets" or "spl", from the build report, else the card's configs and the folder's own files."""
-    report = folder / "build_report.json"
-    if report.is_file():
-        try:
-            data = json.loads(report.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError):
-            data = None
-        if isinstance(data, dict):
-            if data.get("kind") in ("tenets", "spl"):
-                return data["kind"]
-            if "rulebase_hash" in data:
-                return "spl"
+    data = read_build_report(folder)
+    if data.get("kind") in ("tenets", "spl"):
+        return data["kind"]
+    if "rulebase_hash" in data:
+        return "spl"
     names = set(card.configs)
     if "judge_scores" in names or (folder / CERTIFICATE_FILE).is_file():
         return "tenets"
@@ -110,18 +118,13 @@ def recorded_counts(folder: Path, card: CardLayout) -> dict[tuple[str, str], tup
     """Expected rows per (config, split) and who declares them: the card's ``dataset_info``, else the
     build report (the Hub layout's card states no split sizes, see :func:`spl_hf.hub.folder.yaml_metadata`)."""
     counts: dict[tuple[str, str], tuple[int, str]] = {}
-    report = folder / "build_report.json"
-    try:
-        data = json.loads(report.read_text(encoding="utf-8")) if report.is_file() else {}
-    except (ValueError, UnicodeDecodeError):
-        data = {}
-    data = data if isinstance(data, dict) else {}
+    data = read_build_report(folder)
     spl_splits = data.get("splits") if "rulebase_hash" in data else None
     if isinstance(spl_splits, dict):  # an SPL build records its derivation rows per source
-        counts.update({("derivations", s): (n, report.name) for s, n in spl_splits.items() if isinstance(n, int)})
+        counts.update({("derivations", s): (n, BUILD_REPORT) for s, n in spl_splits.items() if isinstance(n, int)})
     per_source = data.get("rows_per_source") if data.get("kind") == "tenets" else None
     if isinstance(per_source, dict) and all(isinstance(n, int) for n in per_source.values()):
-        counts[("all", "train")] = (sum(per_source.values()), report.name)  # a tenet build's 'all' rows
+        counts[("all", "train")] = (sum(per_source.values()), BUILD_REPORT)  # a tenet build's 'all' rows
     counts.update({key: (n, "the card") for key, n in card.num_examples.items()})
     return counts
 

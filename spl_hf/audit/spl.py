@@ -14,7 +14,6 @@ mean equal content.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spl_hf.audit.judge import audit_judge_table
-from spl_hf.audit.load import BuiltFolder, LoadedSplit
+from spl_hf.audit.load import BUILD_REPORT, BuiltFolder, LoadedSplit, read_build_report
 from spl_hf.audit.verify import AuditReport, audit_batches, merge_reports
 from spl_hf.derive.digest import combine, hash_array
 from spl_hf.derive.features import DIGEST_COLUMNS
@@ -110,19 +109,14 @@ def audit_spl_folder(built: BuiltFolder, rb: RuleBase, *, judge_rb: RuleBase | N
 
 def _expected_configs(built: BuiltFolder) -> list[str]:
     """Judge configs the build report records but the card lacks (a whole config removed)."""
-    path = built.path / "build_report.json"
-    try:
-        report = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    except (ValueError, UnicodeDecodeError):
-        return []
-    judge = report.get("judge") if isinstance(report, dict) else None
+    judge = read_build_report(built.path).get("judge")
     if not isinstance(judge, dict):
         return []
     want = ["judge_derivations"]
     tables = judge.get("tables")
     if isinstance(tables, dict) and isinstance(tables.get("common_support"), int) and tables["common_support"] > 0:
         want += ["common_support", "common_support_judge"]
-    return [f"{name}: {path.name} records verdict-judge labels, but the card declares no {name} config"
+    return [f"{name}: {BUILD_REPORT} records verdict-judge labels, but the card declares no {name} config"
             for name in want if name not in built.card.configs]
 
 

@@ -216,16 +216,19 @@ def audit_table(
         for col, pick_a in (("chosen", c.label_a), ("rejected", ~c.label_a)) if messages else ():
             checks[col] = messages_differ(table.column(col).combine_chunks(), c.labeled, resp_a, resp_b, pick_a)
 
+    record_mismatches(report, checks, table.column("pair_id"), start, max_report)
+    return report
+
+
+def record_mismatches(report: AuditReport, checks: dict[str, np.ndarray], ids: pa.ChunkedArray, start: int,
+                      max_report: int) -> None:
+    """Count the rows any check flags and list the first ``max_report`` with the fields that differ."""
+    n = len(ids)
     bad = np.logical_or.reduce(list(checks.values())) if checks else np.zeros(n, dtype=bool)
     report.mismatch_count = int(bad.sum())
     report.reproduced = n - report.mismatch_count
-    if report.mismatch_count:
-        ids = table.column("pair_id")
-        for i in np.flatnonzero(bad)[:max_report]:
-            report.mismatches.append(
-                Mismatch(start + int(i), ids[int(i)].as_py(), [f for f, m in checks.items() if m[i]])
-            )
-    return report
+    for i in np.flatnonzero(bad)[:max_report]:
+        report.mismatches.append(Mismatch(start + int(i), ids[int(i)].as_py(), [f for f, m in checks.items() if m[i]]))
 
 
 def merge_reports(reports: list[AuditReport], max_report: int = 1000) -> AuditReport:

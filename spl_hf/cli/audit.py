@@ -72,19 +72,18 @@ def run(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def _provenance(args: argparse.Namespace, built, out: dict, schema=None) -> bool:
+def _provenance(args: argparse.Namespace, built, out: dict, own_rulebase=None) -> bool:
+    """Rows against their sources; an SPL build passes its own rule base (schema, verdict ranking)."""
     if not args.sources:
         out["notes"].append("no --sources: rows were not checked against their source pools (provenance)")
         return True
     from spl_hf.audit.provenance import check_spl_provenance, check_tenet_provenance
 
-    if schema is None:
+    if own_rulebase is None:
         prov = check_tenet_provenance(built, args.sources, args.max_report)
     else:
-        from spl_hf.audit.load import resolve_rulebase
-
-        own, _ = resolve_rulebase(built.path, None)
-        prov = check_spl_provenance(built, args.sources, schema, args.max_report, dict(own.verdicts))
+        prov = check_spl_provenance(built, args.sources, own_rulebase.schema, args.max_report,
+                                    dict(own_rulebase.verdicts))
     out["provenance"] = prov.to_dict()
     return prov.ok
 
@@ -110,7 +109,7 @@ def run_spl(args: argparse.Namespace, built) -> tuple[dict, bool]:
     from spl_hf.audit.spl import audit_spl_folder
 
     rb, rb_source = resolve_rulebase(built.path, args.rulebase)
-    own, _ = resolve_rulebase(built.path, None)
+    own = resolve_rulebase(built.path, None)[0] if args.rulebase else rb  # the build's own ranking judges
     stored = stored_rulebase_hashes(built.splits)
     counterfactual = bool(args.rulebase) and stored != {rb.hash} and bool(stored)
     result = audit_spl_folder(built, rb, judge_rb=own, counterfactual=counterfactual, max_report=args.max_report)
@@ -136,7 +135,7 @@ def run_spl(args: argparse.Namespace, built) -> tuple[dict, bool]:
         out["recorded_rulebase_hashes"] = sorted(stored)
     out["rulebase_source"] = rb_source
     out["splits"] = result.per_split()
-    ok = _provenance(args, built, out, rb.schema) and result.ok and not failures
+    ok = _provenance(args, built, out, own) and result.ok and not failures
     if not args.json:
         print(f"{merged.rows} rows, {merged.reproduced} reproduced, {merged.mismatch_count} mismatches "
               f"(rule base {rb.id} {rb.hash[:12]} from {rb_source})")
