@@ -100,7 +100,9 @@ def main() -> None:
         "--networkx-max", type=int, default=30_000, help="largest size also solved by networkx"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic instances")
-    parser.add_argument("--scarce", type=int, help="also compare strategies on this size at twice the capacity")
+    parser.add_argument(
+        "--scarce", type=int, help="also compare strategies on this size at twice the capacity"
+    )
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one is not None:

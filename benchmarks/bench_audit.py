@@ -25,7 +25,34 @@ from spl_hf.audit import audit_batches
 from spl_hf.derive import derive_row, derive_table, pair_features
 from spl_hf.rules import default_rulebase
 
-WORDS = ["the", "quick", "brown", "fox", "explains", "photosynthesis", "history", "chemistry", "safely", "why", "how", "what", "when", "please", "describe", "steps", "for", "a", "story", "about", "research", "a", "careful", "answer", "refuses", "politely"]
+WORDS = [
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "explains",
+    "photosynthesis",
+    "history",
+    "chemistry",
+    "safely",
+    "why",
+    "how",
+    "what",
+    "when",
+    "please",
+    "describe",
+    "steps",
+    "for",
+    "a",
+    "story",
+    "about",
+    "research",
+    "a",
+    "careful",
+    "answer",
+    "refuses",
+    "politely",
+]
 
 
 def _texts(rng: np.random.Generator, n_pool: int, lo: int, hi: int) -> pa.Array:
@@ -59,22 +86,40 @@ def synthetic_pairs(n: int, seed: int = 0, text_scale: float = 1.0) -> pa.Table:
     prompt_attrs = pa.StructArray.from_arrays(
         [topics] + [bools(0.001) for _ in range(5)], names=list(rb.schema.names("prompt"))
     )
-    resp = [pa.StructArray.from_arrays([bools() for _ in range(4)], names=list(rb.schema.names("response")))
-            for _ in range(2)]
-    status = pa.StructArray.from_arrays([pa.array(np.full(n, "ok", dtype=object))] * 3,
-                                        names=["prompt", "response_a", "response_b"])
+    resp = [
+        pa.StructArray.from_arrays([bools() for _ in range(4)], names=list(rb.schema.names("response")))
+        for _ in range(2)
+    ]
+    status = pa.StructArray.from_arrays(
+        [pa.array(np.full(n, "ok", dtype=object))] * 3, names=["prompt", "response_a", "response_b"]
+    )
     msgs = pa.ListArray.from_arrays(
         pa.array(np.arange(n + 1, dtype=np.int32)),
-        pa.StructArray.from_arrays([pa.array(np.full(n, "user", dtype=object)), prompts], names=["role", "content"]),
+        pa.StructArray.from_arrays(
+            [pa.array(np.full(n, "user", dtype=object)), prompts], names=["role", "content"]
+        ),
     )
     cols = {
-        "pair_id": pid, "prompt_id": prompt_id,
-        "source": pa.array(np.array(["ultrachat", "or_bench_80k", "harmbench"], dtype=object)[rng.integers(0, 3, n)]),
-        "source_category": pa.array(np.array(["benign", "over_refusal_prone", "harmful"], dtype=object)[rng.integers(0, 3, n)]),
-        "prompt": msgs, "response_a": resp_a, "response_b": resp_b,
-        "instruction_a": pa.array(np.array(["comply", "refuse", "none"], dtype=object)[rng.integers(0, 3, n)]),
-        "instruction_b": pa.array(np.array(["comply", "refuse", "none"], dtype=object)[rng.integers(0, 3, n)]),
-        "prompt_attributes": prompt_attrs, "response_a_attributes": resp[0], "response_b_attributes": resp[1],
+        "pair_id": pid,
+        "prompt_id": prompt_id,
+        "source": pa.array(
+            np.array(["ultrachat", "or_bench_80k", "harmbench"], dtype=object)[rng.integers(0, 3, n)]
+        ),
+        "source_category": pa.array(
+            np.array(["benign", "over_refusal_prone", "harmful"], dtype=object)[rng.integers(0, 3, n)]
+        ),
+        "prompt": msgs,
+        "response_a": resp_a,
+        "response_b": resp_b,
+        "instruction_a": pa.array(
+            np.array(["comply", "refuse", "none"], dtype=object)[rng.integers(0, 3, n)]
+        ),
+        "instruction_b": pa.array(
+            np.array(["comply", "refuse", "none"], dtype=object)[rng.integers(0, 3, n)]
+        ),
+        "prompt_attributes": prompt_attrs,
+        "response_a_attributes": resp[0],
+        "response_b_attributes": resp[1],
         "attribute_status": status,
     }
     return pa.Table.from_pydict(cols).cast(pair_features(rb.schema).arrow_schema)
@@ -86,7 +131,11 @@ def loop_verify(rows: list[dict], rb) -> int:
         stored = row["derivation"]
         components = {k: row[k] for k in pair_features(rb.schema)}
         redo = derive_row(components, rb, stored["margin"])
-        if redo["derivation"] == stored and redo["chosen"] == row["chosen"] and redo["rejected"] == row["rejected"]:
+        if (
+            redo["derivation"] == stored
+            and redo["chosen"] == row["chosen"]
+            and redo["rejected"] == row["rejected"]
+        ):
             ok += 1
     return ok
 
@@ -108,10 +157,16 @@ def main() -> None:
         [derive_table(pairs.slice(i, args.batch_size), rb) for i in range(0, args.rows, args.batch_size)]
     )
     t2 = time.perf_counter()
-    text_bytes = sum(pc.sum(pc.binary_length(derived.column(c))).as_py() for c in ("response_a", "response_b"))
-    text_bytes += pc.sum(pc.binary_length(pc.list_flatten(derived.column("prompt")).combine_chunks().field("content"))).as_py()
-    print(f"synthetic rows: {args.rows:,} ({text_bytes / args.rows:.0f} text bytes/row), built in {t1 - t0:.1f} s; "
-          f"derivation {args.rows / (t2 - t1):,.0f} rows/s")
+    text_bytes = sum(
+        pc.sum(pc.binary_length(derived.column(c))).as_py() for c in ("response_a", "response_b")
+    )
+    text_bytes += pc.sum(
+        pc.binary_length(pc.list_flatten(derived.column("prompt")).combine_chunks().field("content"))
+    ).as_py()
+    print(
+        f"synthetic rows: {args.rows:,} ({text_bytes / args.rows:.0f} text bytes/row), built in {t1 - t0:.1f} s; "
+        f"derivation {args.rows / (t2 - t1):,.0f} rows/s"
+    )
 
     t3 = time.perf_counter()
     report = audit_batches(derived, rb, batch_size=args.batch_size, workers=args.workers)
@@ -127,11 +182,17 @@ def main() -> None:
     loop_rate = len(sub) / (t6 - t5)
 
     threads = args.workers or os.cpu_count()
-    print(f"vectorised audit : {vec_rate:12,.0f} rows/s  ({args.rows:,} rows in {t4 - t3:.2f} s, {threads} threads)")
-    print(f"per-row loop     : {loop_rate:12,.0f} rows/s  ({len(sub):,} rows in {t6 - t5:.2f} s; rows pre-converted to dicts)")
+    print(
+        f"vectorised audit : {vec_rate:12,.0f} rows/s  ({args.rows:,} rows in {t4 - t3:.2f} s, {threads} threads)"
+    )
+    print(
+        f"per-row loop     : {loop_rate:12,.0f} rows/s  ({len(sub):,} rows in {t6 - t5:.2f} s; rows pre-converted to dicts)"
+    )
     print(f"ratio            : {vec_rate / loop_rate:12.1f}x")
-    print(f"targets          : >= 1,000,000 rows/s: {'met' if vec_rate >= 1e6 else 'NOT met'}; "
-          f">= 20x loop: {'met' if vec_rate / loop_rate >= 20 else 'NOT met'}")
+    print(
+        f"targets          : >= 1,000,000 rows/s: {'met' if vec_rate >= 1e6 else 'NOT met'}; "
+        f">= 20x loop: {'met' if vec_rate / loop_rate >= 20 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

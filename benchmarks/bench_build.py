@@ -66,6 +66,7 @@ def capacity_for(pairs: int) -> int:
 
 # --- inputs ---
 
+
 def _vocabulary() -> list[str]:
     from importlib import resources
 
@@ -78,8 +79,9 @@ def prepare(work: Path, pairs_n: int, heldout_n: int, contaminated: int, seed: i
     vocab = np.array(_vocabulary())
     prompts_n = max(1, round(pairs_n / 1.3))
     # Every prompt once, the rest of the pairs on random prompts: about 1.3 pairs per prompt.
-    prompt_of = np.concatenate([np.arange(min(prompts_n, pairs_n)),
-                                rng.integers(0, prompts_n, max(0, pairs_n - prompts_n))])
+    prompt_of = np.concatenate(
+        [np.arange(min(prompts_n, pairs_n)), rng.integers(0, prompts_n, max(0, pairs_n - prompts_n))]
+    )
     rng.shuffle(prompt_of)
 
     def texts(kind: str, n: int, words: int) -> list[str]:
@@ -91,21 +93,40 @@ def prepare(work: Path, pairs_n: int, heldout_n: int, contaminated: int, seed: i
     work.mkdir(parents=True, exist_ok=True)
     pool_of = np.arange(pairs_n) % len(POOLS)
     with contextlib.ExitStack() as stack:
-        writers = {name: stack.enter_context(open(work / f"{name}.jsonl", "w", encoding="utf-8")) for name in POOLS}
+        writers = {
+            name: stack.enter_context(open(work / f"{name}.jsonl", "w", encoding="utf-8")) for name in POOLS
+        }
         for i in range(pairs_n):
             q, a, b = prompt_text[prompt_of[i]], resp_a[i], resp_b[i]
             name = POOLS[pool_of[i]]
             if name == "pku_train":
-                rec = {"prompt": q, "response_0": a, "response_1": b, "prompt_source": "synthetic",
-                       "response_0_source": "synthetic", "response_1_source": "synthetic",
-                       "is_response_0_safe": True, "is_response_1_safe": bool(i % 2),
-                       "better_response_id": i % 2, "safer_response_id": 0}
+                rec = {
+                    "prompt": q,
+                    "response_0": a,
+                    "response_1": b,
+                    "prompt_source": "synthetic",
+                    "response_0_source": "synthetic",
+                    "response_1_source": "synthetic",
+                    "is_response_0_safe": True,
+                    "is_response_1_safe": bool(i % 2),
+                    "better_response_id": i % 2,
+                    "safer_response_id": 0,
+                }
             elif name == "hh_train":
-                rec = {"chosen": f"\n\nHuman: {q}\n\nAssistant: {a}", "rejected": f"\n\nHuman: {q}\n\nAssistant: {b}"}
+                rec = {
+                    "chosen": f"\n\nHuman: {q}\n\nAssistant: {a}",
+                    "rejected": f"\n\nHuman: {q}\n\nAssistant: {b}",
+                }
             else:
-                rec = {"prompt": q, "prompt_id": "", "chosen": [{"content": q, "role": "user"}, {"content": a, "role": "assistant"}],
-                       "rejected": [{"content": q, "role": "user"}, {"content": b, "role": "assistant"}],
-                       "messages": [], "score_chosen": 8.0, "score_rejected": 3.0}
+                rec = {
+                    "prompt": q,
+                    "prompt_id": "",
+                    "chosen": [{"content": q, "role": "user"}, {"content": a, "role": "assistant"}],
+                    "rejected": [{"content": q, "role": "user"}, {"content": b, "role": "assistant"}],
+                    "messages": [],
+                    "score_chosen": 8.0,
+                    "score_rejected": 3.0,
+                }
             writers[name].write(json.dumps(rec) + "\n")
     # Held-out prompts: a few training prompts (exact, reformatted, near-duplicate), the rest fresh.
     picked = rng.choice(prompts_n, size=min(contaminated, prompts_n), replace=False)
@@ -125,18 +146,23 @@ def prepare(work: Path, pairs_n: int, heldout_n: int, contaminated: int, seed: i
     heldout += texts("Evaluation request", max(0, heldout_n - len(heldout)), 20)
     random.Random(seed).shuffle(heldout)
     half = len(heldout) // 2
-    for name, part, category in (("or_bench_hard_1k", heldout[:half], "harmful"),
-                                 ("or_bench_toxic", heldout[half:], "violence")):
+    for name, part, category in (
+        ("or_bench_hard_1k", heldout[:half], "harmful"),
+        ("or_bench_toxic", heldout[half:], "violence"),
+    ):
         with open(work / f"{name}.csv", "w", encoding="utf-8", newline="") as fh:
             w = csv.writer(fh)
             w.writerow(["prompt", "category"])
             w.writerows([t, category] for t in part)
-    tenets = "".join(f"  tenet_{i:02d}: synthetic statement number {i} of the benchmark\n" for i in range(NUM_TENETS))
+    tenets = "".join(
+        f"  tenet_{i:02d}: synthetic statement number {i} of the benchmark\n" for i in range(NUM_TENETS)
+    )
     (work / "tenets.yaml").write_text(f"name: bench_build\ntenets:\n{tenets}", encoding="utf-8")
     return {"pairs": pairs_n, "prompts": prompts_n, "heldout": len(heldout), "contaminated_by_kind": kinds}
 
 
 # --- the release with a synthetic judge ---
+
 
 def make_release(work: Path, pairs_n: int, seed: int, log: Any) -> Any:
     from spl_hf.assign import AssignConfig
@@ -151,16 +177,20 @@ def make_release(work: Path, pairs_n: int, seed: int, log: Any) -> Any:
 
         def _judge(self, clean_dir: Path, out: Path, ranks: Any) -> dict[str, Any]:
             t0 = time.perf_counter()
-            counts = synthetic_scores(clean_dir / "pairs.parquet", out / "scores.parquet",
-                                      self.assign.capacity, seed)
+            counts = synthetic_scores(
+                clean_dir / "pairs.parquet", out / "scores.parquet", self.assign.capacity, seed
+            )
             self.judge_seconds = time.perf_counter() - t0
             return counts
 
     cfg = TenetReleaseConfig(
         pools=[f"{p}={work / f'{p}.jsonl'}" for p in POOLS],
         heldout_files=[f"{h}={work / f'{h}.csv'}" for h in ("or_bench_hard_1k", "or_bench_toxic")],
-        tenets_file=str(work / "tenets.yaml"), run_dir=str(work / "run"), output_dir=str(work / "dataset"),
-        overwrite=True, sft=True,
+        tenets_file=str(work / "tenets.yaml"),
+        run_dir=str(work / "run"),
+        output_dir=str(work / "dataset"),
+        overwrite=True,
+        sft=True,
     )
     assign = AssignConfig(capacity=capacity_for(pairs_n), threshold=0.5, seed=42)
     release = SyntheticJudgeRelease(cfg, assign, JudgeConfig(), DecontamConfig())
@@ -178,22 +208,36 @@ def synthetic_scores(pairs_path: Path, out: Path, capacity: int, seed: int) -> d
 
     pairs = pq.read_table(pairs_path)
     n = pairs.num_rows
-    shaped = card_shaped_scores(n, seed=seed, num_tenets=NUM_TENETS, tenets_per_pair=TENETS_PER_PAIR,
-                                capacity=capacity)
+    shaped = card_shaped_scores(
+        n, seed=seed, num_tenets=NUM_TENETS, tenets_per_pair=TENETS_PER_PAIR, capacity=capacity
+    )
     # card_shaped_scores names pairs pair-<index>; index i is row i of the decontaminated pairs.
     row = pa.array(pc.cast(pc.utf8_slice_codeunits(shaped.column("pair_id"), 5), pa.int64()))
     judged = input_hashes(*(pairs.column(c).combine_chunks() for c in ("prompt", "response_a", "response_b")))
     s = shaped.column("score").to_numpy()
     p1, p2 = (1 + s) / 2, (1 - s) / 2
     k = shaped.num_rows
-    scores = pa.table({
-        "pair_id": pairs.column("pair_id").take(row), "prompt_id": pairs.column("prompt_id").take(row),
-        "source": pairs.column("source").take(row), "tenet": shaped.column("tenet"),
-        "score": pa.array(p1 - p2), "p_a_first": pa.array(p1), "p_a_second": pa.array(p2),
-        "mass_first": pa.array(np.full(k, 0.9)), "mass_second": pa.array(np.full(k, 0.8)),
-        "model_id": pa.array(["synthetic-judge"] * k), "model_revision": pa.array(["sha256:0"] * k),
-        "template_hash": pa.array(["t1"] * k), "input_sha256": judged.take(row),
-    }).select(list(SCORE_FEATURES)).cast(SCORE_FEATURES.arrow_schema)
+    scores = (
+        pa.table(
+            {
+                "pair_id": pairs.column("pair_id").take(row),
+                "prompt_id": pairs.column("prompt_id").take(row),
+                "source": pairs.column("source").take(row),
+                "tenet": shaped.column("tenet"),
+                "score": pa.array(p1 - p2),
+                "p_a_first": pa.array(p1),
+                "p_a_second": pa.array(p2),
+                "mass_first": pa.array(np.full(k, 0.9)),
+                "mass_second": pa.array(np.full(k, 0.8)),
+                "model_id": pa.array(["synthetic-judge"] * k),
+                "model_revision": pa.array(["sha256:0"] * k),
+                "template_hash": pa.array(["t1"] * k),
+                "input_sha256": judged.take(row),
+            }
+        )
+        .select(list(SCORE_FEATURES))
+        .cast(SCORE_FEATURES.arrow_schema)
+    )
     pq.write_table(scores, out)
     return {"pairs": n, "scores": k, "eligible": int((np.abs(p1 - p2) >= 0.5).sum())}
 
@@ -212,7 +256,7 @@ def run_size(work: Path, pairs_n: int, heldout_n: int, contaminated: int, seed: 
 
     def log(message: str) -> None:
         if message.startswith("[") and "] done in" in message:
-            rss_after[message[1:message.index("]")]] = peak_rss_mib()
+            rss_after[message[1 : message.index("]")]] = peak_rss_mib()
 
     release = make_release(work, pairs_n, seed, log)
     t0 = time.perf_counter()
@@ -220,12 +264,18 @@ def run_size(work: Path, pairs_n: int, heldout_n: int, contaminated: int, seed: 
     wall = time.perf_counter() - t0
     stages = {s["name"]: s for s in report["stages"]}
     return {
-        "pairs": pairs_n, "inputs": json.loads(inputs.read_text()), "prepare_s": round(prepare_s, 2),
-        "wall_s": round(wall, 2), "judge_s": round(release.judge_seconds, 2),
+        "pairs": pairs_n,
+        "inputs": json.loads(inputs.read_text()),
+        "prepare_s": round(prepare_s, 2),
+        "wall_s": round(wall, 2),
+        "judge_s": round(release.judge_seconds, 2),
         "seconds": {n: round(s["seconds"], 2) for n, s in stages.items()},
-        "rss_after_mib": {n: round(v) for n, v in rss_after.items()}, "peak_rss_mib": round(peak_rss_mib()),
-        "counts": {n: {k: v for k, v in s["counts"].items() if not isinstance(v, (dict, list))}
-                   for n, s in stages.items()},
+        "rss_after_mib": {n: round(v) for n, v in rss_after.items()},
+        "peak_rss_mib": round(peak_rss_mib()),
+        "counts": {
+            n: {k: v for k, v in s["counts"].items() if not isinstance(v, (dict, list))}
+            for n, s in stages.items()
+        },
         "removed_by_match": stages["decontaminate"]["counts"].get("removed_by_match"),
         "tenets_kept": len(stages["write"]["counts"].get("tenets_kept", [])),
     }
@@ -249,29 +299,40 @@ def rerun_stage(work: Path, pairs_n: int, seed: int, stage: str) -> dict[str, An
 
 # --- driver ---
 
+
 def table(base: dict[str, Any], full: dict[str, Any]) -> None:
     grow = full["pairs"] / base["pairs"]
     own = full.get("own", {})
-    print(f"\nstage            {base['pairs']:>9,} pairs  {full['pairs']:>9,} pairs    ratio  /linear  "
-          f"peak RSS so far (MiB)  alone: s, peak MiB")
+    print(
+        f"\nstage            {base['pairs']:>9,} pairs  {full['pairs']:>9,} pairs    ratio  /linear  "
+        f"peak RSS so far (MiB)  alone: s, peak MiB"
+    )
     for name in MEASURED:
         b, f = base["seconds"][name], full["seconds"][name]
         ratio = f / b if b else float("nan")
         alone = f"{own[name]['seconds']:>8.2f} s {own[name]['peak_rss_mib']:>7,}" if name in own else ""
-        print(f"{name:<16} {b:>13.2f} s {f:>13.2f} s {ratio:>8.1f} {ratio / grow:>8.2f}  "
-              f"{full['rss_after_mib'].get(name, 0):>20,}  {alone}")
+        print(
+            f"{name:<16} {b:>13.2f} s {f:>13.2f} s {ratio:>8.1f} {ratio / grow:>8.2f}  "
+            f"{full['rss_after_mib'].get(name, 0):>20,}  {alone}"
+        )
     bt, ft = (sum(r["seconds"][n] for n in MEASURED) for r in (base, full))
-    print(f"{'end to end':<16} {bt:>13.2f} s {ft:>13.2f} s {ft / bt:>8.1f} {ft / bt / grow:>8.2f}  "
-          f"{full['peak_rss_mib']:>20,}")
-    print(f"(not counted: synthetic judge {base['judge_s']} s / {full['judge_s']} s; "
-          f"whole release run incl. stage keys {base['wall_s']} s / {full['wall_s']} s)")
+    print(
+        f"{'end to end':<16} {bt:>13.2f} s {ft:>13.2f} s {ft / bt:>8.1f} {ft / bt / grow:>8.2f}  "
+        f"{full['peak_rss_mib']:>20,}"
+    )
+    print(
+        f"(not counted: synthetic judge {base['judge_s']} s / {full['judge_s']} s; "
+        f"whole release run incl. stage keys {base['wall_s']} s / {full['wall_s']} s)"
+    )
     ok_t, ok_m = ft < TARGET_S, full["peak_rss_mib"] < TARGET_MIB
-    print(f"\nend to end at {full['pairs']:,} pairs: {ft:.1f} s (target < {TARGET_S:.0f} s: "
-          f"{'met' if ok_t else 'MISSED'}), peak RSS {full['peak_rss_mib']:,} MiB (target < {TARGET_MIB:,} MiB: "
-          f"{'met' if ok_m else 'MISSED'}); {full['counts']['write'].get('rows')} rows, "
-          f"{full['tenets_kept']} tenets kept, audit ok={full['counts']['audit'].get('ok')}, "
-          f"decontamination removed {full['counts']['decontaminate'].get('rows_removed')} rows "
-          f"({full['removed_by_match']})")
+    print(
+        f"\nend to end at {full['pairs']:,} pairs: {ft:.1f} s (target < {TARGET_S:.0f} s: "
+        f"{'met' if ok_t else 'MISSED'}), peak RSS {full['peak_rss_mib']:,} MiB (target < {TARGET_MIB:,} MiB: "
+        f"{'met' if ok_m else 'MISSED'}); {full['counts']['write'].get('rows')} rows, "
+        f"{full['tenets_kept']} tenets kept, audit ok={full['counts']['audit'].get('ok')}, "
+        f"decontamination removed {full['counts']['decontaminate'].get('rows_removed')} rows "
+        f"({full['removed_by_match']})"
+    )
 
 
 def main() -> None:
@@ -279,11 +340,16 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=334_610, help="pairs of the measured run")
     ap.add_argument("--baseline-pairs", type=int, default=10_000, help="pairs of the baseline run")
     ap.add_argument("--heldout", type=int, default=2_000, help="held-out prompts in all")
-    ap.add_argument("--contaminated", type=int, default=300, help="held-out prompts taken from training prompts")
+    ap.add_argument(
+        "--contaminated", type=int, default=300, help="held-out prompts taken from training prompts"
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workdir", default="/tmp/bench_build")
-    ap.add_argument("--no-stage-peaks", action="store_true",
-                    help="skip rerunning each stage in a fresh process for its own peak RSS")
+    ap.add_argument(
+        "--no-stage-peaks",
+        action="store_true",
+        help="skip rerunning each stage in a fresh process for its own peak RSS",
+    )
     ap.add_argument("--size", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--rerun", choices=MEASURED, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -295,13 +361,28 @@ def main() -> None:
         contaminated = min(args.contaminated, args.heldout)
         print(json.dumps(run_size(work, args.size, args.heldout, contaminated, args.seed)))
         return
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]),
-                                                         os.environ.get("PYTHONPATH", "")]),
-           "TQDM_DISABLE": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
+        ),
+        "TQDM_DISABLE": "1",
+    }
 
     def child(*extra: str) -> dict[str, Any]:
-        cmd = [sys.executable, __file__, "--heldout", str(args.heldout), "--contaminated", str(args.contaminated),
-               "--seed", str(args.seed), "--workdir", args.workdir, *extra]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--heldout",
+            str(args.heldout),
+            "--contaminated",
+            str(args.contaminated),
+            "--seed",
+            str(args.seed),
+            "--workdir",
+            args.workdir,
+            *extra,
+        ]
         out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
         result = json.loads(out.strip().splitlines()[-1])
         print(json.dumps(result))

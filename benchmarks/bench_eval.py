@@ -22,11 +22,26 @@ import numpy as np
 from spl_hf.refusal import compute_refusal, get_matcher
 
 OPENINGS = [
-    "I'm sorry, but I can't help with that.", "I’m sorry, I cannot provide that.", "Sorry, that's not something",
-    "As an AI language model, I", "I cannot assist with", "No, that is not", "It is not appropriate to",
-    "Sure! Here is", "Certainly. To do this,", "The short answer is", "Here are some steps:", "Great question!",
-    "To clean a bathroom safely,", "Historically, propaganda", "You can check your exposure by", "\n\nFirst,",
-    " Yes, you can", "Pickpockets often work in teams", "Phishing emails usually", "Warning signs include",
+    "I'm sorry, but I can't help with that.",
+    "I’m sorry, I cannot provide that.",
+    "Sorry, that's not something",
+    "As an AI language model, I",
+    "I cannot assist with",
+    "No, that is not",
+    "It is not appropriate to",
+    "Sure! Here is",
+    "Certainly. To do this,",
+    "The short answer is",
+    "Here are some steps:",
+    "Great question!",
+    "To clean a bathroom safely,",
+    "Historically, propaganda",
+    "You can check your exposure by",
+    "\n\nFirst,",
+    " Yes, you can",
+    "Pickpockets often work in teams",
+    "Phishing emails usually",
+    "Warning signs include",
 ]
 BODY = (
     "this depends on the situation, and the safest approach is to follow local guidance, keep records, "
@@ -75,8 +90,10 @@ def bench_metric(n: int, repeats: int) -> None:
     print(f"metric, {n:,} responses, xstest matcher ({res.n_refusals:,} refusals), best of {repeats}:")
     print(f"  per-response Python loop (published rule): {lp:7.3f} s  {n / lp:>12,.0f} responses/s")
     for name, t in (("spl_hf.refusal, list of str", vc), ("spl_hf.refusal, arrow column", ar)):
-        print(f"  {name:<41}: {t:7.3f} s  {n / t:>12,.0f} responses/s  ratio vs loop {lp / t:.2f}x  "
-              f"target >= 200,000/s {'met' if n / t >= 200_000 else 'MISSED'}")
+        print(
+            f"  {name:<41}: {t:7.3f} s  {n / t:>12,.0f} responses/s  ratio vs loop {lp / t:.2f}x  "
+            f"target >= 200,000/s {'met' if n / t >= 200_000 else 'MISSED'}"
+        )
     import evaluate
 
     from spl_hf.metrics import REFUSAL_RATE
@@ -86,8 +103,10 @@ def bench_metric(n: int, repeats: int) -> None:
     out = metric.compute(predictions=texts, at_limit=limit.tolist())
     t_mod = time.perf_counter() - t0
     assert out["n_refusals"] == res.n_refusals
-    print(f"  {'evaluate module compute (keep_in_memory)':<41}: {t_mod:7.3f} s  {n / t_mod:>12,.0f} responses/s  "
-          "(most of it evaluate's own per-example encoding of the inputs)")
+    print(
+        f"  {'evaluate module compute (keep_in_memory)':<41}: {t_mod:7.3f} s  {n / t_mod:>12,.0f} responses/s  "
+        "(most of it evaluate's own per-example encoding of the inputs)"
+    )
 
 
 def bench_generation(n_prompts: int, max_new_tokens: int, batch_size: int, repeats: int) -> None:
@@ -109,17 +128,28 @@ def bench_generation(n_prompts: int, max_new_tokens: int, batch_size: int, repea
         t0 = time.perf_counter()
         with torch.inference_mode():
             ids = tok.apply_chat_template(
-                [{"role": "user", "content": p.text}], add_generation_prompt=True, return_tensors="pt",
+                [{"role": "user", "content": p.text}],
+                add_generation_prompt=True,
+                return_tensors="pt",
                 return_dict=True,
             )
-            out = model.generate(**ids, max_new_tokens=max_new_tokens, do_sample=False, temperature=None,
-                                 top_p=None, top_k=None, pad_token_id=tok.eos_token_id)
-            text = tok.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)
+            out = model.generate(
+                **ids,
+                max_new_tokens=max_new_tokens,
+                do_sample=False,
+                temperature=None,
+                top_p=None,
+                top_k=None,
+                pad_token_id=tok.eos_token_id,
+            )
+            text = tok.decode(out[0, ids["input_ids"].shape[1] :], skip_special_tokens=True)
         return time.perf_counter() - t0, text
 
     def ours(chosen, bs: int, cache: ResultCache) -> tuple[float, list[str]]:
         # The whole pipeline: render + length check, batching, cache lookups and commits, collection.
-        ev = RefusalEvaluator(backend, EvalConfig(max_new_tokens=max_new_tokens, batch_size=bs, progress=False))
+        ev = RefusalEvaluator(
+            backend, EvalConfig(max_new_tokens=max_new_tokens, batch_size=bs, progress=False)
+        )
         t0 = time.perf_counter()
         items, _ = ev.prepare(chosen)
         batches = ev.batches(items)
@@ -131,7 +161,10 @@ def bench_generation(n_prompts: int, max_new_tokens: int, batch_size: int, repea
         bare(prompts[0])  # warm-up (allocator, kernels)
         t_bare, t_one, t_batch = [], [], []
         for r in range(repeats):
-            with ResultCache(Path(tmp) / f"c{r}.sqlite") as cache, ResultCache(Path(tmp) / f"b{r}.sqlite") as bc:
+            with (
+                ResultCache(Path(tmp) / f"c{r}.sqlite") as cache,
+                ResultCache(Path(tmp) / f"b{r}.sqlite") as bc,
+            ):
                 tb = to = 0.0
                 bare_texts, one_texts = [], []
                 for p in prompts:  # interleaved prompt by prompt, so load changes hit both alike
@@ -148,13 +181,19 @@ def bench_generation(n_prompts: int, max_new_tokens: int, batch_size: int, repea
     same = sum(a == b for a, b in zip(bare_texts, one_texts))
     same_b = sum(a == b for a, b in zip(one_texts, batch_texts))
     b, o, bt = min(t_bare), min(t_one), min(t_batch)
-    print(f"generation, {len(prompts)} prompts, max_new_tokens={max_new_tokens}, embedded SmolLM2-135M, "
-          f"1 thread, best of {repeats}:")
+    print(
+        f"generation, {len(prompts)} prompts, max_new_tokens={max_new_tokens}, embedded SmolLM2-135M, "
+        f"1 thread, best of {repeats}:"
+    )
     print(f"  bare transformers loop   : {b:7.2f} s")
-    print(f"  eval refusal, batch 1    : {o:7.2f} s  overhead {100 * (o / b - 1):+.1f}% (target <= 5%)  "
-          f"identical responses {same}/{len(prompts)}")
-    print(f"  eval refusal, batch {batch_size:<4}: {bt:7.2f} s  speed-up vs batch 1 {o / bt:.2f}x  "
-          f"identical to batch 1 {same_b}/{len(prompts)}")
+    print(
+        f"  eval refusal, batch 1    : {o:7.2f} s  overhead {100 * (o / b - 1):+.1f}% (target <= 5%)  "
+        f"identical responses {same}/{len(prompts)}"
+    )
+    print(
+        f"  eval refusal, batch {batch_size:<4}: {bt:7.2f} s  speed-up vs batch 1 {o / bt:.2f}x  "
+        f"identical to batch 1 {same_b}/{len(prompts)}"
+    )
 
 
 def main() -> None:

@@ -32,9 +32,26 @@ RECIPE = REPO / "recipes" / "train" / "demo_cpu.yaml"
 
 
 def _flags(model: str, data: str, split: str, steps: int, out: str, device: str) -> list[str]:
-    flags = ["--config", str(RECIPE), "--model_name_or_path", model, "--dataset_name", data,
-             "--dataset_config", "preferences", "--dataset_train_split", split, "--max_steps", str(steps),
-             "--output_dir", out, "--logging_steps", "5", "--disable_tqdm", "true"]
+    flags = [
+        "--config",
+        str(RECIPE),
+        "--model_name_or_path",
+        model,
+        "--dataset_name",
+        data,
+        "--dataset_config",
+        "preferences",
+        "--dataset_train_split",
+        split,
+        "--max_steps",
+        str(steps),
+        "--output_dir",
+        out,
+        "--logging_steps",
+        "5",
+        "--disable_tqdm",
+        "true",
+    ]
     if device == "gpu":
         flags += ["--use_cpu", "false", "--bf16", "true", "--dtype", "bfloat16"]
     return flags
@@ -69,7 +86,9 @@ def child(mode: str, flags: list[str]) -> dict[str, float]:
         path, _, _ = resolve_base_model(model_args.model_name_or_path)
         train_args.model_init_kwargs = {"dtype": model_args.dtype}
         ds = load_dataset(script.dataset_name, script.dataset_config, split=script.dataset_train_split)
-        trainer = DPOTrainer(model=path, args=train_args, train_dataset=ds, peft_config=get_peft_config(model_args))
+        trainer = DPOTrainer(
+            model=path, args=train_args, train_dataset=ds, peft_config=get_peft_config(model_args)
+        )
         t_train = time.perf_counter()
         trainer.train()
         train_s = time.perf_counter() - t_train
@@ -80,10 +99,21 @@ def child(mode: str, flags: list[str]) -> dict[str, float]:
 
 
 def _run_child(mode: str, flags: list[str]) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-           "TOKENIZERS_PARALLELISM": "false"}
-    proc = subprocess.run([sys.executable, __file__, "--child", mode, "--", *flags], env=env, cwd=REPO,
-                          capture_output=True, text=True, check=False)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", mode, "--", *flags],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0:
         raise SystemExit(f"{mode} run failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -91,7 +121,9 @@ def _run_child(mode: str, flags: list[str]) -> dict[str, float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", default="tiny", help="tiny (random 2-layer Llama), embedded, or a model folder")
+    ap.add_argument(
+        "--model", default="tiny", help="tiny (random 2-layer Llama), embedded, or a model folder"
+    )
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=2, help="ABBA pairs of runs")
     ap.add_argument("--split", default="ultrachat", help="split of the SPL sample's preferences config")
@@ -119,11 +151,16 @@ def main() -> int:
         order = ["ours", "bare", "bare", "ours"] * args.repeats
         for i, mode in enumerate(order[: 2 * args.repeats]):
             out = str(tmp_path / f"{mode}{i}")
-            results[mode].append(_run_child(mode, _flags(model, str(data), args.split, args.steps, out, args.device)))
+            results[mode].append(
+                _run_child(mode, _flags(model, str(data), args.split, args.steps, out, args.device))
+            )
             r = results[mode][-1]
-            print(f"  {mode:<4} run {i}: {r['steps']} steps in {r['wall_s']:.2f} s ({r['train_s']:.2f} s in "
-                  f"trainer.train, {r['outside_s']:.2f} s around it), peak RSS {r['peak_rss_mb']:.0f} MB"
-                  + (f", CUDA peak {r['cuda_peak_mb']:.0f} MB" if "cuda_peak_mb" in r else ""), flush=True)
+            print(
+                f"  {mode:<4} run {i}: {r['steps']} steps in {r['wall_s']:.2f} s ({r['train_s']:.2f} s in "
+                f"trainer.train, {r['outside_s']:.2f} s around it), peak RSS {r['peak_rss_mb']:.0f} MB"
+                + (f", CUDA peak {r['cuda_peak_mb']:.0f} MB" if "cuda_peak_mb" in r else ""),
+                flush=True,
+            )
 
     def med(mode: str, key: str) -> float:
         return statistics.median(r[key] for r in results[mode])
@@ -131,18 +168,26 @@ def main() -> int:
     steps = {m: results[m][0]["steps"] for m in results}
     assert steps["ours"] == steps["bare"], steps
     sps = {m: steps[m] / med(m, "wall_s") for m in results}
-    print(f"model {args.model}, {steps['ours']} optimizer steps, device {args.device}, "
-          f"{args.repeats * 2} runs (ABBA, medians)")
+    print(
+        f"model {args.model}, {steps['ours']} optimizer steps, device {args.device}, "
+        f"{args.repeats * 2} runs (ABBA, medians)"
+    )
     for m in ("bare", "ours"):
-        print(f"{m:<4}: {sps[m]:.3f} steps/s end to end, peak RSS {med(m, 'peak_rss_mb'):.0f} MB"
-              + (f", CUDA peak {med(m, 'cuda_peak_mb'):.0f} MB" if "cuda_peak_mb" in results[m][0] else ""))
-    print(f"overhead of train.py's path: {sps['bare'] / sps['ours'] - 1:+.1%} time per step "
-          f"(ratio ours/bare steps/s = {sps['ours'] / sps['bare']:.3f}); "
-          f"peak RSS ratio {med('ours', 'peak_rss_mb') / med('bare', 'peak_rss_mb'):.3f}")
-    print(f"time around trainer.train (loading, checks, saving, records): ours {med('ours', 'outside_s'):.2f} s, "
-          f"bare {med('bare', 'outside_s'):.2f} s; added by train.py "
-          f"{med('ours', 'outside_s') - med('bare', 'outside_s'):+.2f} s per run "
-          f"= {(med('ours', 'outside_s') - med('bare', 'outside_s')) / med('bare', 'wall_s'):+.1%} of a bare run")
+        print(
+            f"{m:<4}: {sps[m]:.3f} steps/s end to end, peak RSS {med(m, 'peak_rss_mb'):.0f} MB"
+            + (f", CUDA peak {med(m, 'cuda_peak_mb'):.0f} MB" if "cuda_peak_mb" in results[m][0] else "")
+        )
+    print(
+        f"overhead of train.py's path: {sps['bare'] / sps['ours'] - 1:+.1%} time per step "
+        f"(ratio ours/bare steps/s = {sps['ours'] / sps['bare']:.3f}); "
+        f"peak RSS ratio {med('ours', 'peak_rss_mb') / med('bare', 'peak_rss_mb'):.3f}"
+    )
+    print(
+        f"time around trainer.train (loading, checks, saving, records): ours {med('ours', 'outside_s'):.2f} s, "
+        f"bare {med('bare', 'outside_s'):.2f} s; added by train.py "
+        f"{med('ours', 'outside_s') - med('bare', 'outside_s'):+.2f} s per run "
+        f"= {(med('ours', 'outside_s') - med('bare', 'outside_s')) / med('bare', 'wall_s'):+.1%} of a bare run"
+    )
     return 0
 
 

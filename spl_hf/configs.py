@@ -124,7 +124,9 @@ def configs_from_args(args: argparse.Namespace, classes: Sequence[type] | None =
     return tuple(out)
 
 
-def parse_config(classes: type | Sequence[type], argv: Sequence[str] | None = None, **kwargs: Any) -> tuple[Any, ...]:
+def parse_config(
+    classes: type | Sequence[type], argv: Sequence[str] | None = None, **kwargs: Any
+) -> tuple[Any, ...]:
     """Parse ``argv`` (flags and ``--config``) into instances of ``classes``; for scripts."""
     import sys
 

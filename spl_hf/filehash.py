@@ -15,7 +15,9 @@ def sha256_file(path: str | Path) -> str:
     return h.hexdigest()
 
 
-def files_sha256(named: Iterable[tuple[str, str | Path]], file_hash: Callable[[Path], str] | None = None) -> str:
+def files_sha256(
+    named: Iterable[tuple[str, str | Path]], file_hash: Callable[[Path], str] | None = None
+) -> str:
     """SHA-256 over ``name NUL sha256(file) NUL`` for each (name, file), in the order given.
 
     The names (relative paths) are part of the digest, so a renamed or moved file changes it;

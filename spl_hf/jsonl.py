@@ -10,7 +10,9 @@ from typing import Any
 LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 
 
-def read_rows(path: str | Path, limit: int | None = None, line_key: str | None = None) -> list[dict[str, Any]]:
+def read_rows(
+    path: str | Path, limit: int | None = None, line_key: str | None = None
+) -> list[dict[str, Any]]:
     """Rows of a parquet or JSON Lines file; a bad line raises naming file and line.
 
     With ``line_key``, each JSON Lines row also records its 1-based line number under that key,
@@ -21,7 +23,9 @@ def read_rows(path: str | Path, limit: int | None = None, line_key: str | None =
         raise FileNotFoundError(f"{path}: no such file" if not path.exists() else f"{path}: not a file")
     with path.open("rb") as fh:
         if fh.read(len(LFS_POINTER)) == LFS_POINTER:
-            raise ValueError(f"{path}: a Git LFS pointer, not the data (run `git lfs pull` in its repository)")
+            raise ValueError(
+                f"{path}: a Git LFS pointer, not the data (run `git lfs pull` in its repository)"
+            )
     if path.suffix == ".parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -40,7 +44,9 @@ def read_rows(path: str | Path, limit: int | None = None, line_key: str | None =
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    raise ValueError(f"{path}:{n}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+                    raise ValueError(
+                        f"{path}:{n}: not valid UTF-8 ({exc.reason} at byte {exc.start})"
+                    ) from None
                 if limit is not None and len(rows) >= limit:
                     break
                 if not line.strip():

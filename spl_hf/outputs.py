@@ -66,7 +66,11 @@ def owned_by_spl_hf(folder: str | Path) -> bool:
     if not manifest.is_file():
         return False
     try:
-        listed = {line.split("  ", 1)[1] for line in manifest.read_text(encoding="utf-8").splitlines() if "  " in line}
+        listed = {
+            line.split("  ", 1)[1]
+            for line in manifest.read_text(encoding="utf-8").splitlines()
+            if "  " in line
+        }
     except (OSError, UnicodeDecodeError):
         return False
     present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
@@ -87,8 +91,10 @@ def guard_dir(path: str | Path, *, overwrite: bool = False, inputs: Iterable[str
     if out.is_dir() and any(out.iterdir()):
         if not owned_by_spl_hf(out):
             sample = sorted(p.name for p in out.iterdir())[:5]
-            raise OutputError(f"{path}: holds files spl_hf did not write ({', '.join(sample)}); "
-                              "refusing to replace them — choose a new or empty folder")
+            raise OutputError(
+                f"{path}: holds files spl_hf did not write ({', '.join(sample)}); "
+                "refusing to replace them — choose a new or empty folder"
+            )
         if not overwrite:
             raise OutputError(f"{path}: holds an earlier spl_hf output; pass --overwrite to replace it")
     _check_writable(out)

@@ -22,8 +22,11 @@ class RecipeKind(NamedTuple):
 # One line per kind.
 RECIPE_KINDS: dict[str, RecipeKind] = {
     "spl": RecipeKind(
-        ("spl_hf.release.spl_safety:SPLReleaseConfig", "spl_hf.backends.generate:GenerationConfig",
-         "spl_hf.decontam:DecontamConfig"),
+        (
+            "spl_hf.release.spl_safety:SPLReleaseConfig",
+            "spl_hf.backends.generate:GenerationConfig",
+            "spl_hf.decontam:DecontamConfig",
+        ),
         "spl-hf release spl --config {path}",
     ),
     "assign": RecipeKind(
@@ -31,8 +34,12 @@ RECIPE_KINDS: dict[str, RecipeKind] = {
         "spl-hf assign --config {path} --scores scores.parquet --out assignment.parquet",
     ),
     "tenets": RecipeKind(
-        ("spl_hf.release.tenet_dpo:TenetReleaseConfig", "spl_hf.assign.config:AssignConfig",
-         "spl_hf.backends.judge:JudgeConfig", "spl_hf.decontam:DecontamConfig"),
+        (
+            "spl_hf.release.tenet_dpo:TenetReleaseConfig",
+            "spl_hf.assign.config:AssignConfig",
+            "spl_hf.backends.judge:JudgeConfig",
+            "spl_hf.decontam:DecontamConfig",
+        ),
         "spl-hf release tenets --config {path}",
     ),
 }

@@ -30,10 +30,23 @@ def tenet_inputs(tmp: Path, seed: int = 0) -> tuple[Path, Path]:
         judged = pair_input_hash(pair["prompt"], pair["response_a"], pair["response_b"])
         for t in TENETS:
             p1, p2 = float(rng.random()), float(rng.random())
-            rows.append({"pair_id": pair["pair_id"], "prompt_id": pair["prompt_id"], "source": pair["source"],
-                         "tenet": t, "score": p1 - p2, "p_a_first": p1, "p_a_second": p2, "mass_first": 0.6,
-                         "mass_second": 0.5, "model_id": "test-judge", "model_revision": "sha256:0",
-                         "template_hash": "t0", "input_sha256": judged})
+            rows.append(
+                {
+                    "pair_id": pair["pair_id"],
+                    "prompt_id": pair["prompt_id"],
+                    "source": pair["source"],
+                    "tenet": t,
+                    "score": p1 - p2,
+                    "p_a_first": p1,
+                    "p_a_second": p2,
+                    "mass_first": 0.6,
+                    "mass_second": 0.5,
+                    "model_id": "test-judge",
+                    "model_revision": "sha256:0",
+                    "template_hash": "t0",
+                    "input_sha256": judged,
+                }
+            )
     pq.write_table(pa.Table.from_pylist(rows), tmp / "scores.parquet")
     return tmp / "pairs.parquet", tmp / "scores.parquet"
 
@@ -42,8 +55,9 @@ def _build(tmp: Path, **kwargs) -> Path:
     from spl_hf.build.tenets import TenetBuildConfig, build_tenets
 
     pairs, scores = tenet_inputs(tmp)
-    cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3,
-                           output_dir=str(tmp / "ds"), **kwargs)
+    cfg = TenetBuildConfig(
+        pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp / "ds"), **kwargs
+    )
     return build_tenets(cfg).path
 
 
@@ -89,8 +103,11 @@ def data_file(folder: Path, config: str, split: str = "train") -> Path:
 
 def tenet_files(folder: Path, min_rows: int = 1) -> list[Path]:
     """The per-tenet data files (the only copy of each row: 'all' lists them), sorted, with at least ``min_rows``."""
-    return [p for p in sorted(folder.glob("*/*.parquet"))
-            if p.parent.name not in ("all", "judge_scores", "sft") and pq.read_metadata(p).num_rows >= min_rows]
+    return [
+        p
+        for p in sorted(folder.glob("*/*.parquet"))
+        if p.parent.name not in ("all", "judge_scores", "sft") and pq.read_metadata(p).num_rows >= min_rows
+    ]
 
 
 def card_meta(folder: Path) -> tuple[dict, str]:
@@ -116,7 +133,9 @@ def store_all_itself(folder: Path) -> None:
     meta, body = card_meta(folder)
     files = [f for pat in all_paths(meta) for f in sorted(folder.glob(pat))]
     (folder / "all").mkdir()
-    pq.write_table(pa.concat_tables([pq.read_table(f) for f in files]), folder / "all" / "train-00000-of-00001.parquet")
+    pq.write_table(
+        pa.concat_tables([pq.read_table(f) for f in files]), folder / "all" / "train-00000-of-00001.parquet"
+    )
     (entry,) = [c for c in meta["configs"] if c["config_name"] == "all"]
     entry["data_files"] = [{"split": "train", "path": "all/train-*"}]
     write_card(folder, meta, body)

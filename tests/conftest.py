@@ -24,8 +24,9 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
+
 # Tiny random Llama models with the embedded model's tokenizer, for the LM-backend tests.
-pytest_plugins = ("tests.backends_fixtures",)
+pytest_plugins = ("tests.backends_fixtures", "tests.audit_fixtures", "tests.hub_fixtures")
 
 
 @pytest.fixture(scope="session")
@@ -111,8 +112,11 @@ def write_verdicts(path: Path, seed: int = 0, skip: int = 0) -> Path:
         for i, c in enumerate(read_jsonl(_sample("spl_candidates.jsonl"))):
             weights = [rng.random() ** 3 for _ in options]
             probs = tuple(w / sum(weights) for w in weights)
-            rec = (VerdictRecord(c["candidate_id"], "not_judged", None, None, None, None, None) if skip and i % skip == 0
-                   else VerdictRecord(c["candidate_id"], "ok", probs, 0.9, "test/judge", "rev1", "tmpl1"))
+            rec = (
+                VerdictRecord(c["candidate_id"], "not_judged", None, None, None, None, None)
+                if skip and i % skip == 0
+                else VerdictRecord(c["candidate_id"], "ok", probs, 0.9, "test/judge", "rev1", "tmpl1")
+            )
             fh.write(verdict_record_json(rec, c["prompt_id"], options) + "\n")
     return path
 

@@ -58,14 +58,18 @@ class HubProcess:
 def client_env(hub: HubProcess, hf_home: Path, token: str | None = TOKEN) -> dict[str, str]:
     """Environment of a fresh client process: this server, an empty HF_HOME, classic LFS uploads."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE_"))}
-    env.update(HF_ENDPOINT=hub.url, HF_HOME=str(hf_home), HF_HUB_DISABLE_XET="1", HF_HUB_DISABLE_TELEMETRY="1")
+    env.update(
+        HF_ENDPOINT=hub.url, HF_HOME=str(hf_home), HF_HUB_DISABLE_XET="1", HF_HUB_DISABLE_TELEMETRY="1"
+    )
     if token:
         env["HF_TOKEN"] = token
     return env
 
 
 def run_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "spl_hf.cli", *args], env=env, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "spl_hf.cli", *args], env=env, capture_output=True, text=True
+    )
 
 
 def remote_digests(env: dict[str, str], targets: list[tuple]) -> list[dict]:
@@ -97,7 +101,9 @@ def builds(tmp_path_factory) -> dict[str, Path]:
     spl = build_spl(SPLBuildConfig(output_dir=str(tmp / "spl"))).path
     pairs, scores, _ = _inputs(tmp)
     tenets = build_tenets(
-        TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp / "tn"))
+        TenetBuildConfig(
+            pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp / "tn")
+        )
     ).path
     # Reshaped: fewer sources (splits disappear) and small shards (every file name changes).
     from spl_hf.build.spl import _sample
@@ -105,10 +111,20 @@ def builds(tmp_path_factory) -> dict[str, Path]:
     prompts = [json.loads(line) for line in _sample("spl_prompts.jsonl").read_text().splitlines()]
     dropped = {p["prompt_id"] for p in prompts if p["source"] == "xstest"}
     cands = [json.loads(line) for line in _sample("spl_candidates.jsonl").read_text().splitlines()]
-    (tmp / "p.jsonl").write_text("".join(json.dumps(p) + "\n" for p in prompts if p["prompt_id"] not in dropped))
-    (tmp / "c.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cands if c["prompt_id"] not in dropped))
-    reshaped = build_spl(SPLBuildConfig(prompts=str(tmp / "p.jsonl"), candidates=str(tmp / "c.jsonl"),
-                                        output_dir=str(tmp / "spl2"), max_shard_size="20KB")).path
+    (tmp / "p.jsonl").write_text(
+        "".join(json.dumps(p) + "\n" for p in prompts if p["prompt_id"] not in dropped)
+    )
+    (tmp / "c.jsonl").write_text(
+        "".join(json.dumps(c) + "\n" for c in cands if c["prompt_id"] not in dropped)
+    )
+    reshaped = build_spl(
+        SPLBuildConfig(
+            prompts=str(tmp / "p.jsonl"),
+            candidates=str(tmp / "c.jsonl"),
+            output_dir=str(tmp / "spl2"),
+            max_shard_size="20KB",
+        )
+    ).path
     return {"spl": spl, "tenets": tenets, "spl_reshaped": reshaped}
 
 

@@ -27,9 +27,17 @@ COUNTS = {
 
 def metrics(prompt_set: str, seed: int, n_ref: int, at_limit: int, n: int | None = None) -> dict:
     n = n or N[prompt_set]
-    return {"prompt_set": prompt_set, "n": n, "n_refusals": n_ref, "refusal_rate": n_ref / n,
-            "at_limit": at_limit, "at_limit_rate": at_limit / n, "matcher": "xstest", "seed": seed,
-            "refusal_rate_at_limit": 0.5}
+    return {
+        "prompt_set": prompt_set,
+        "n": n,
+        "n_refusals": n_ref,
+        "refusal_rate": n_ref / n,
+        "at_limit": at_limit,
+        "at_limit_rate": at_limit / n,
+        "matcher": "xstest",
+        "seed": seed,
+        "refusal_rate_at_limit": 0.5,
+    }
 
 
 def write_runs(root: Path, counts: dict = COUNTS) -> Path:

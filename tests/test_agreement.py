@@ -44,8 +44,10 @@ def write_example(tmp_path, method=METHOD, topic=TOPIC):
     panel, labels = [], []
     for attr, spec in (("method", method), ("topic", topic)):
         for item, (ratings, model) in spec.items():
-            panel += [{"item_id": item, "rater_id": f"r{k}", "attribute": attr, "label": v}
-                      for k, v in enumerate(ratings)]
+            panel += [
+                {"item_id": item, "rater_id": f"r{k}", "attribute": attr, "label": v}
+                for k, v in enumerate(ratings)
+            ]
             labels.append({"item_id": item, "attribute": attr, "label": model})
     return write_jsonl(tmp_path / "panel.jsonl", panel), write_jsonl(tmp_path / "labels.jsonl", labels)
 
@@ -86,7 +88,9 @@ def test_hand_computed_boolean_attribute(tmp_path):
 def test_hand_computed_topic(tmp_path):
     a = example_report(tmp_path).get("topic")
     assert (a.ties, a.parsed_unique, a.correct, a.unique_reference) == (1, 3, 2, 3)
-    assert a.conditional_accuracy == pytest.approx(2 / 3) and a.coverage_aware_accuracy == pytest.approx(2 / 3)
+    assert a.conditional_accuracy == pytest.approx(2 / 3) and a.coverage_aware_accuracy == pytest.approx(
+        2 / 3
+    )
     assert a.cohen_kappa == pytest.approx(0.5)  # p_o = 2/3, p_e = 1/9 + 2/9 = 1/3
     assert a.f1 is None and a.false_positives is None
     assert a.fleiss_kappa == pytest.approx(5 / 26)  # P̄ = 5/12, P_e = 40/144
@@ -151,19 +155,35 @@ def test_measures_against_independent_implementations():
 
 
 def test_cli_json_on_the_shipped_sample():
-    res = subprocess.run([sys.executable, "-m", "spl_hf.cli", "agreement", "--panel", PANEL, "--labels", LABELS,
-                          "--json"], capture_output=True, text=True, check=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "spl_hf.cli", "agreement", "--panel", PANEL, "--labels", LABELS, "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     data = json.loads(res.stdout)["attributes"]
     assert set(data) == {"topic", "knowledge", "historical", "fictional", "method", "steps"}
     for name, a in data.items():
-        for key in ("conditional_accuracy", "coverage_aware_accuracy", "cohen_kappa", "f1", "fleiss_kappa",
-                    "ties", "false_positives", "false_negatives", "correct", "parsed_unique", "unique_reference"):
+        for key in (
+            "conditional_accuracy",
+            "coverage_aware_accuracy",
+            "cohen_kappa",
+            "f1",
+            "fleiss_kappa",
+            "ties",
+            "false_positives",
+            "false_negatives",
+            "correct",
+            "parsed_unique",
+            "unique_reference",
+        ):
             assert key in a, (name, key)
         assert 0.0 <= a["conditional_accuracy"] <= 1.0
         assert a["conditional_accuracy"] == a["correct"] / a["parsed_unique"]
         assert a["coverage_aware_accuracy"] == a["correct"] / a["unique_reference"]
     assert data["topic"]["f1"] is None and data["topic"]["false_positives"] is None
     assert data["method"]["f1"] is not None
+
 
 def test_cli_tables_and_figure(capsys, tmp_path):
     fig = tmp_path / "figure3.png"
@@ -177,20 +197,42 @@ def test_cli_tables_and_figure(capsys, tmp_path):
 @pytest.mark.parametrize(
     ("which", "edit", "message"),
     [
-        ("labels", lambda p, lab: lab.pop(), r"labels.jsonl: no 'topic' label for 1 item\(s\) that .*panel.jsonl has: t4"),
-        ("panel", lambda p, lab: [p.remove(r) for r in [r for r in p if r["item_id"] == "t4"]],
-         r"panel.jsonl: no 'topic' label for 1 item\(s\) that .*labels.jsonl has: t4"),
-        ("labels", lambda p, lab: lab[0].update(label="perhaps"), r"labels.jsonl:1: label 'perhaps' is not one of"),
-        ("panel", lambda p, lab: p[-1].update(label="gambling"), r"panel.jsonl:\d+: label 'gambling' is not one of"),
+        (
+            "labels",
+            lambda p, lab: lab.pop(),
+            r"labels.jsonl: no 'topic' label for 1 item\(s\) that .*panel.jsonl has: t4",
+        ),
+        (
+            "panel",
+            lambda p, lab: [p.remove(r) for r in [r for r in p if r["item_id"] == "t4"]],
+            r"panel.jsonl: no 'topic' label for 1 item\(s\) that .*labels.jsonl has: t4",
+        ),
+        (
+            "labels",
+            lambda p, lab: lab[0].update(label="perhaps"),
+            r"labels.jsonl:1: label 'perhaps' is not one of",
+        ),
+        (
+            "panel",
+            lambda p, lab: p[-1].update(label="gambling"),
+            r"panel.jsonl:\d+: label 'gambling' is not one of",
+        ),
         ("panel", lambda p, lab: p[0].update(attribute="tone"), r"panel.jsonl:1: unknown attribute 'tone'"),
-        ("labels", lambda p, lab: lab[0].update(attribute="tone"), r"labels.jsonl:1: unknown attribute 'tone'"),
+        (
+            "labels",
+            lambda p, lab: lab[0].update(attribute="tone"),
+            r"labels.jsonl:1: unknown attribute 'tone'",
+        ),
         ("panel", lambda p, lab: p.append(dict(p[0])), r"labels 'method' of item 'i1' twice"),
         ("labels", lambda p, lab: lab.append(dict(lab[0])), r"item 'i1' has a second 'method' label"),
         ("panel", lambda p, lab: p.pop(0), r"has 3 ratings for item 'i1' but 4 for item 'i2'"),
         ("panel", lambda p, lab: p[0].update(label=None), r"panel.jsonl:1: a rater label may not be null"),
         ("panel", lambda p, lab: p[0].pop("rater_id"), r"panel.jsonl:1: missing field\(s\) rater_id"),
-        ("labels", lambda p, lab: lab.append({"item_id": "i1", "attribute": "steps", "label": True}),
-         r"attribute\(s\) \['steps'\] have model labels but no panel ratings"),
+        (
+            "labels",
+            lambda p, lab: lab.append({"item_id": "i1", "attribute": "steps", "label": True}),
+            r"attribute\(s\) \['steps'\] have model labels but no panel ratings",
+        ),
     ],
 )
 def test_bad_input_names_file_and_what_is_missing(tmp_path, capsys, which, edit, message):

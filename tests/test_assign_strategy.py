@@ -28,7 +28,9 @@ def scarce_instances(draw) -> tuple[pa.Table, int]:
             for t in range(num_tenets):
                 if draw(st.booleans()):
                     score = draw(st.sampled_from([0.5, 0.6, 0.75, 0.9, 1.0, -0.55, -0.8, 0.2]))
-                    rows.append({"pair_id": f"p{p}_{k}", "prompt_id": f"q{p}", "tenet": f"t{t}", "score": score})
+                    rows.append(
+                        {"pair_id": f"p{p}_{k}", "prompt_id": f"q{p}", "tenet": f"t{t}", "score": score}
+                    )
     if not rows:
         rows.append({"pair_id": "p0_0", "prompt_id": "q0", "tenet": "t0", "score": 0.9})
     return pa.Table.from_pylist(rows), capacity

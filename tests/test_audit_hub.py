@@ -12,7 +12,7 @@ import pytest
 
 import spl_hf.audit.hub as hub
 from spl_hf.cli import main
-from tests.audit_fixtures import built_tenets, copy_build, rewrite, tenet_files  # noqa: F401
+from tests.audit_fixtures import copy_build, rewrite, tenet_files
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def fake_hub(monkeypatch):
     return repos, seen
 
 
-def test_a_hub_revision_is_audited_like_a_local_folder(fake_hub, built_tenets, tmp_path, capsys):  # noqa: F811
+def test_a_hub_revision_is_audited_like_a_local_folder(fake_hub, built_tenets, tmp_path, capsys):
     repos, seen = fake_hub
     repos[("org/tenets", "v1")] = built_tenets
     assert main(["audit", "org/tenets", "--revision", "v1", "--json"]) == 0

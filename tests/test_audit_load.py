@@ -9,7 +9,7 @@ import yaml
 from spl_hf.audit.card import read_card
 from spl_hf.audit.load import read_folder
 from spl_hf.cli import main
-from tests.audit_fixtures import built_tenets, copy_build, rewrite, tenet_files  # noqa: F401
+from tests.audit_fixtures import copy_build, rewrite, tenet_files
 
 SPL_FILE = "derivations/ultrachat-00000-of-00001.parquet"
 
@@ -24,6 +24,7 @@ def test_an_edit_is_found_even_after_auditing_the_same_folder(built_spl, tmp_pat
     folder = copy_build(built_spl, tmp_path / "out")
     code, first = _audit(capsys, str(folder))
     assert code == 0 and first["reproduced"] == first["rows"] == 216
+
     # The reproduction: edit one response in place, delete the manifest, audit the same path again.
     def edit(rows):
         rows[2]["response_a"] += " (edited)"
@@ -32,11 +33,13 @@ def test_an_edit_is_found_even_after_auditing_the_same_folder(built_spl, tmp_pat
     (folder / "MANIFEST.sha256").unlink()
     code, second = _audit(capsys, str(folder), "--no-manifest")
     assert code == 1
-    assert [(m["config"], m["split"], m["row"]) for m in second["mismatches"]] == [("derivations", "ultrachat", 2)]
+    assert [(m["config"], m["split"], m["row"]) for m in second["mismatches"]] == [
+        ("derivations", "ultrachat", 2)
+    ]
     assert "digest" in second["mismatches"][0]["fields"]
 
 
-def test_an_edit_in_a_tenet_build_is_found_after_a_prior_audit(built_tenets, tmp_path, capsys):  # noqa: F811
+def test_an_edit_in_a_tenet_build_is_found_after_a_prior_audit(built_tenets, tmp_path, capsys):
     folder = copy_build(built_tenets, tmp_path / "out")
     assert _audit(capsys, str(folder))[0] == 0
 
@@ -53,7 +56,9 @@ def test_an_edit_in_a_tenet_build_is_found_after_a_prior_audit(built_tenets, tmp
     assert out["manifest_mismatches"] == [shard.relative_to(folder).as_posix()]
 
 
-def test_a_missing_manifest_fails_unless_waived_and_the_waiver_says_what_is_unchecked(built_spl, tmp_path, capsys):
+def test_a_missing_manifest_fails_unless_waived_and_the_waiver_says_what_is_unchecked(
+    built_spl, tmp_path, capsys
+):
     folder = copy_build(built_spl, tmp_path / "nomanifest")
     (folder / "MANIFEST.sha256").unlink()
     code, out = _audit(capsys, str(folder))
@@ -80,7 +85,9 @@ def test_row_counts_must_match_the_recorded_counts(built_spl, tmp_path, capsys):
     rewrite(folder / SPL_FILE, lambda rows: rows.pop())
     code, out = _audit(capsys, str(folder), "--no-manifest")
     assert code == 1 and out["mismatch_count"] == 0  # every remaining row reproduces...
-    assert "derivations/ultrachat: 47 rows on disk, build_report.json declares 48" in out["failures"]  # ...one is gone
+    assert (
+        "derivations/ultrachat: 47 rows on disk, build_report.json declares 48" in out["failures"]
+    )  # ...one is gone
     # A card that states split sizes (dataset_info num_examples) is held to them, before the build report.
     meta = read_card(folder).meta
     (info,) = [i for i in meta["dataset_info"] if i["config_name"] == "derivations"]
@@ -101,13 +108,17 @@ def test_a_file_declared_twice_in_one_split_fails(built_spl, tmp_path, capsys):
     (folder / "README.md").write_text(f"---\n{yaml.safe_dump(meta, sort_keys=False)}---\n{body}")
     code, out = _audit(capsys, str(folder), "--no-manifest")
     assert code == 1
-    assert ("preferences/train: preferences/ultrachat-00000-of-00001.parquet is declared more than once "
-            "(datasets would read its rows twice)") in out["failures"]
+    assert (
+        "preferences/train: preferences/ultrachat-00000-of-00001.parquet is declared more than once "
+        "(datasets would read its rows twice)"
+    ) in out["failures"]
 
 
 def test_undeclared_and_unlisted_files_fail(built_spl, tmp_path, capsys):
     folder = copy_build(built_spl, tmp_path / "extra")
-    (folder / "derivations" / "ultrachat-00001-of-00001.parquet").write_bytes((folder / SPL_FILE).read_bytes())
+    (folder / "derivations" / "ultrachat-00001-of-00001.parquet").write_bytes(
+        (folder / SPL_FILE).read_bytes()
+    )
     (folder / "notes.txt").write_text("added later\n")
     code, out = _audit(capsys, str(folder))
     assert code == 1
@@ -128,7 +139,9 @@ def test_card_data_files_in_every_hub_form(built_spl, tmp_path):
     text = readme.read_text()
     _head, meta, body = text.split("---\n", 2)
     meta = yaml.safe_load(meta)
-    sources = [e["split"] for e in meta["configs"][0]["data_files"] if isinstance(e["path"], str)]  # not 'train'
+    sources = [
+        e["split"] for e in meta["configs"][0]["data_files"] if isinstance(e["path"], str)
+    ]  # not 'train'
     assert sources and len(sources) == len(meta["configs"][0]["data_files"]) - 1
     meta["configs"][0]["data_files"] = [{"split": "train", "path": [f"preferences/{s}-*" for s in sources]}]
     meta["configs"][1]["data_files"] = {s: f"derivations/{s}-*.parquet" for s in sources}
@@ -152,8 +165,11 @@ def test_a_card_that_declares_a_split_without_data_fails(built_spl, tmp_path, ca
     body = (folder / "README.md").read_text().split("---\n", 2)[2]
     (folder / "README.md").write_text(f"---\n{yaml.safe_dump(meta, sort_keys=False)}---\n{body}")
     code, out = _audit(capsys, str(folder), "--no-manifest")
-    assert code == 1 and "derivations/ghost: no file matches 'derivations/ghost-*' (a declared data file is missing)" \
+    assert (
+        code == 1
+        and "derivations/ghost: no file matches 'derivations/ghost-*' (a declared data file is missing)"
         in out["failures"]
+    )
 
 
 def test_an_unreadable_parquet_file_is_a_failure_not_a_traceback(built_spl, tmp_path, capsys):
@@ -161,7 +177,10 @@ def test_an_unreadable_parquet_file_is_a_failure_not_a_traceback(built_spl, tmp_
     (folder / SPL_FILE).write_bytes((folder / SPL_FILE).read_bytes()[:100])
     code, out = _audit(capsys, str(folder))
     assert code == 1
-    assert any(f.startswith(f"derivations/ultrachat: {SPL_FILE} is not a readable parquet file") for f in out["failures"])
+    assert any(
+        f.startswith(f"derivations/ultrachat: {SPL_FILE} is not a readable parquet file")
+        for f in out["failures"]
+    )
 
 
 def test_paths_that_are_not_builds_are_clear_errors(tmp_path, capsys, monkeypatch):
@@ -215,12 +234,20 @@ def test_a_config_with_one_source_is_read_once_not_skipped_as_its_own_union(tmp_
 
     prompts = [p for p in read_jsonl(_sample("spl_prompts.jsonl")) if p["source"] == "ultrachat"]
     ids = {p["prompt_id"] for p in prompts}
-    for name, rows in (("p.jsonl", prompts),
-                       ("c.jsonl", [c for c in read_jsonl(_sample("spl_candidates.jsonl")) if c["prompt_id"] in ids])):
-        (tmp_path / name).write_text("".join(json.dumps({k: v for k, v in r.items() if k != "_line"}) + "\n"
-                                             for r in rows))
-    result = build_spl(SPLBuildConfig(prompts=str(tmp_path / "p.jsonl"), candidates=str(tmp_path / "c.jsonl"),
-                                      output_dir=str(tmp_path / "ds")))
+    for name, rows in (
+        ("p.jsonl", prompts),
+        ("c.jsonl", [c for c in read_jsonl(_sample("spl_candidates.jsonl")) if c["prompt_id"] in ids]),
+    ):
+        (tmp_path / name).write_text(
+            "".join(json.dumps({k: v for k, v in r.items() if k != "_line"}) + "\n" for r in rows)
+        )
+    result = build_spl(
+        SPLBuildConfig(
+            prompts=str(tmp_path / "p.jsonl"),
+            candidates=str(tmp_path / "c.jsonl"),
+            output_dir=str(tmp_path / "ds"),
+        )
+    )
     built = read_folder(tmp_path / "ds")
     assert built.failures == []
     read = {(s.config, s.split): s.table.num_rows for s in built.splits}

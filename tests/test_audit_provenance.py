@@ -10,7 +10,7 @@ from spl_hf.cli import main
 from spl_hf.contract import pair_input_hash, row_digests
 from spl_hf.contract.tenet_rows import ROW_FEATURES
 from spl_hf.sources import sample_paths
-from tests.audit_fixtures import built_tenets, copy_build, data_file, reseal, rewrite, tenet_files  # noqa: F401
+from tests.audit_fixtures import copy_build, data_file, reseal, rewrite, tenet_files
 
 
 def _audit(capsys, *argv) -> tuple[int, dict]:
@@ -36,7 +36,8 @@ def _forge_tenet_row(folder, pair_id: str, tenet: str, new_text: str) -> None:
             r["chosen"][0]["content"] = new_text
             a, b = (r["chosen"], r["rejected"]) if d["chosen_side"] == "a" else (r["rejected"], r["chosen"])
             d["judge"]["input_sha256"] = judged[(pair_id, tenet)] = pair_input_hash(
-                r["prompt"], a[0]["content"], b[0]["content"])
+                r["prompt"], a[0]["content"], b[0]["content"]
+            )
         forged = pa.Table.from_pylist(rows, schema=table.schema).cast(ROW_FEATURES.arrow_schema)
         for r, digest in zip(rows, row_digests(forged).to_pylist()):
             r["derivation"]["digest"] = digest
@@ -51,7 +52,7 @@ def _forge_tenet_row(folder, pair_id: str, tenet: str, new_text: str) -> None:
     reseal(folder)
 
 
-def test_a_consistent_forgery_of_a_tenet_build_is_caught_only_by_its_sources(built_tenets, tmp_path, capsys):  # noqa: F811
+def test_a_consistent_forgery_of_a_tenet_build_is_caught_only_by_its_sources(built_tenets, tmp_path, capsys):
     code, clean = _audit(capsys, str(built_tenets), "--sources", *_pool_specs())
     assert code == 0, clean
     assert clean["provenance"]["differing"] == 0 and clean["provenance"]["rows_checked"] == 16
@@ -66,10 +67,12 @@ def test_a_consistent_forgery_of_a_tenet_build_is_caught_only_by_its_sources(bui
     assert code == 1
     diffs = out["provenance"]["differences"]
     assert {(d["config"], d["pair_id"], tuple(d["fields"])) for d in diffs} == {
-        ("all", pair_id, ("chosen",)), (tenet, pair_id, ("chosen",))}
+        ("all", pair_id, ("chosen",)),
+        (tenet, pair_id, ("chosen",)),
+    }
 
 
-def test_unified_pair_rows_serve_as_sources_and_missing_pools_fail(built_tenets, tmp_path, capsys):  # noqa: F811
+def test_unified_pair_rows_serve_as_sources_and_missing_pools_fail(built_tenets, tmp_path, capsys):
     from spl_hf.sources import read_pools
 
     pairs = read_pools(sample_paths()).rows.data.table
@@ -84,7 +87,7 @@ def test_unified_pair_rows_serve_as_sources_and_missing_pools_fail(built_tenets,
     assert any("rows from pools not given in --sources" in f for f in out["provenance"]["failures"])
 
 
-def test_source_specs_are_checked(built_tenets, capsys):  # noqa: F811
+def test_source_specs_are_checked(built_tenets, capsys):
     assert main(["audit", str(built_tenets), "--sources", "hh_train=Anthropic/hh-rlhf"]) == 2
     assert "pin the Hub revision" in capsys.readouterr().err
     assert main(["audit", str(built_tenets), "--sources", "nosuch_pool=x.jsonl"]) == 2
@@ -104,12 +107,21 @@ def test_spl_rows_are_checked_against_their_prompt_and_candidate_records(built_s
     record["response"] = record["response"].replace("Photosynthesis", "Photo-synthesis")
     edited = tmp_path / "candidates.jsonl"
     edited.write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
-    code, out = _audit(capsys, str(built_spl), "--config", "derivations", "--sources", f"prompts={prompts}",
-                       f"candidates={edited}")
+    code, out = _audit(
+        capsys,
+        str(built_spl),
+        "--config",
+        "derivations",
+        "--sources",
+        f"prompts={prompts}",
+        f"candidates={edited}",
+    )
     assert code == 1
     diffs = out["provenance"]["differences"]
     cid = record["candidate_id"]
-    assert diffs and all(d["pair_id"].startswith(f"{cid}__") or d["pair_id"].endswith(f"__{cid}") for d in diffs)
+    assert diffs and all(
+        d["pair_id"].startswith(f"{cid}__") or d["pair_id"].endswith(f"__{cid}") for d in diffs
+    )
     fields = {f for d in diffs for f in d["fields"]}
     assert fields == {"response_a"}
 
@@ -122,8 +134,9 @@ def test_spl_sources_need_both_records(built_spl, capsys):
     assert "give prompts=FILE and candidates=FILE" in capsys.readouterr().err
 
 
-def test_a_consistent_forgery_of_judge_probabilities_is_caught_only_by_the_verdict_file(judge_copy, tmp_path,
-                                                                                        capsys):
+def test_a_consistent_forgery_of_judge_probabilities_is_caught_only_by_the_verdict_file(
+    judge_copy, tmp_path, capsys
+):
     import dataclasses
     from importlib import resources
 
@@ -147,24 +160,34 @@ def test_a_consistent_forgery_of_judge_probabilities_is_caught_only_by_the_verdi
     table = pq.read_table(path)
     judge = table.column("judge").combine_chunks()
     records = parse_verdict_records(
-        [json.loads(x) for x in verdicts.read_text().splitlines()], dict(rb.verdicts), "v")
+        [json.loads(x) for x in verdicts.read_text().splitlines()], dict(rb.verdicts), "v"
+    )
     cid = judge.field("candidate_a")[0].as_py()
     forged_rec = dataclasses.replace(records[cid], probs=tuple(reversed(records[cid].probs)))
-    forged = judge_column(table, judge.field("candidate_a").to_pylist(), judge.field("candidate_b").to_pylist(),
-                          {**records, cid: forged_rec}, rb)
+    forged = judge_column(
+        table,
+        judge.field("candidate_a").to_pylist(),
+        judge.field("candidate_b").to_pylist(),
+        {**records, cid: forged_rec},
+        rb,
+    )
     assert not pc.all(pc.equal(forged.field("digest"), judge.field("digest"))).as_py()
     rows = table.set_column(table.schema.get_field_index("judge"), "judge", forged).to_pylist()
     # judge_derivations' messages follow the judge label: recompute them as the build would.
     for r in rows:
         j = r["judge"]
         r["chosen"] = [{"role": "assistant", "content": r[f"response_{j['label']}"]}] if j["label"] else None
-        r["rejected"] = ([{"role": "assistant", "content": r[f"response_{'b' if j['label'] == 'a' else 'a'}"]}]
-                         if j["label"] else None)
+        r["rejected"] = (
+            [{"role": "assistant", "content": r[f"response_{'b' if j['label'] == 'a' else 'a'}"]}]
+            if j["label"]
+            else None
+        )
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
     code, out = _audit(capsys, str(judge_copy), "--no-manifest", "--config", "judge_derivations")
     assert code == 0  # self-consistent: nothing but the verdict file can tell
     code, out = _audit(capsys, str(judge_copy), "--no-manifest", "--config", "judge_derivations", *sources)
     assert code == 1
     fields = {f for d in out["provenance"]["differences"] for f in d["fields"]}
-    assert fields == {"judge.probs_a"} and all(d["config"] == "judge_derivations"
-                                                for d in out["provenance"]["differences"])
+    assert fields == {"judge.probs_a"} and all(
+        d["config"] == "judge_derivations" for d in out["provenance"]["differences"]
+    )

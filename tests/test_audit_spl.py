@@ -27,16 +27,25 @@ def test_a_build_with_judge_configs_audits_clean(built_spl_judge, capsys):
     assert out["failures"] == [] and out["mismatch_count"] == 0
     # Rule rows: preferences + derivations + both common-support configs; judge rows: every pair + both again.
     assert out["rows"] == report["labeled"] + report["tables"]["total_pairs"] + 2 * common
-    assert out["judge"] == {"rows": report["tables"]["total_pairs"] + 2 * common,
-                            "reproduced": report["tables"]["total_pairs"] + 2 * common, "mismatch_count": 0}
+    assert out["judge"] == {
+        "rows": report["tables"]["total_pairs"] + 2 * common,
+        "reproduced": report["tables"]["total_pairs"] + 2 * common,
+        "mismatch_count": 0,
+    }
 
 
-@pytest.mark.parametrize(("config", "message"), [
-    ("common_support", "common_support: 1 pair(s) of the pairs labeled by both the rules and the judge are missing"),
-    ("common_support_judge", "common_support_judge: 1 pair(s) of the pairs labeled by both"),
-    ("preferences", "preferences: 1 pair(s) of the labeled pairs of derivations are missing"),
-    ("judge_derivations", "judge_derivations: 1 pair(s) of every pair of derivations are missing"),
-])
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        (
+            "common_support",
+            "common_support: 1 pair(s) of the pairs labeled by both the rules and the judge are missing",
+        ),
+        ("common_support_judge", "common_support_judge: 1 pair(s) of the pairs labeled by both"),
+        ("preferences", "preferences: 1 pair(s) of the labeled pairs of derivations are missing"),
+        ("judge_derivations", "judge_derivations: 1 pair(s) of every pair of derivations are missing"),
+    ],
+)
 def test_a_row_removed_from_a_config_is_caught(judge_copy, config, message):
     # Every remaining row still reproduces: only the check of which pairs a config holds sees this.
     edit_first_file(judge_copy, config, lambda rows: rows.pop())
@@ -48,11 +57,18 @@ def test_a_row_removed_from_a_config_is_caught(judge_copy, config, message):
 def test_a_pair_that_is_not_common_support_is_caught(judge_copy):
     extra = pq.read_table(sorted((judge_copy / "derivations").glob("*.parquet"))[0]).to_pylist()
     outside = next(r for r in extra if r["derivation"]["label"] is None)
-    jd = {r["pair_id"]: r["judge"] for f in sorted((judge_copy / "judge_derivations").glob("*.parquet"))
-          for r in pq.read_table(f).to_pylist()}
-    edit_first_file(judge_copy, "common_support", lambda rows: rows.append({**outside, "judge": jd[outside["pair_id"]]}))
+    jd = {
+        r["pair_id"]: r["judge"]
+        for f in sorted((judge_copy / "judge_derivations").glob("*.parquet"))
+        for r in pq.read_table(f).to_pylist()
+    }
+    edit_first_file(
+        judge_copy, "common_support", lambda rows: rows.append({**outside, "judge": jd[outside["pair_id"]]})
+    )
     failures = _audit(judge_copy).failures
-    assert any(f.startswith("common_support: 1 pair(s) that are not the pairs labeled by both") for f in failures)
+    assert any(
+        f.startswith("common_support: 1 pair(s) that are not the pairs labeled by both") for f in failures
+    )
 
 
 def test_a_whole_judge_config_removed_from_card_and_folder_is_caught(judge_copy):
@@ -63,8 +79,10 @@ def test_a_whole_judge_config_removed_from_card_and_folder_is_caught(judge_copy)
     readme.write_text("---\n" + yaml.safe_dump(data, sort_keys=False) + "---" + body)
     shutil.rmtree(judge_copy / "common_support")
     failures = _audit(judge_copy).failures
-    assert any("build_report.json records verdict-judge labels, but the card declares no common_support" in f
-               for f in failures)
+    assert any(
+        "build_report.json records verdict-judge labels, but the card declares no common_support" in f
+        for f in failures
+    )
     assert any(f.startswith("common_support: ") and "labeled under both" in f for f in failures)
 
 

@@ -17,10 +17,8 @@ from spl_hf.audit.load import read_folder
 from spl_hf.audit.tenets import audit_tenet_build, check_rows
 from spl_hf.cli import main
 from spl_hf.contract import CERTIFICATE_FILE, ROW_FEATURES, SCORE_FEATURES
-from tests.audit_fixtures import (  # noqa: F401
+from tests.audit_fixtures import (
     all_paths,
-    built_tenets,
-    built_tenets_sft,
     card_meta,
     copy_build,
     data_file,
@@ -41,7 +39,9 @@ def _baseline():
     return module.old_check_rows
 
 
-def _tampered(rows: list[dict], scores: list[dict], rng: np.random.Generator) -> tuple[list[dict], list[dict]]:
+def _tampered(
+    rows: list[dict], scores: list[dict], rng: np.random.Generator
+) -> tuple[list[dict], list[dict]]:
     """Random edits of every kind the checks look at, some rows untouched."""
     rows = [json.loads(json.dumps(r)) for r in rows for _ in range(10)]  # each row under several edits
     scores = list(scores)
@@ -73,13 +73,13 @@ def _tampered(rows: list[dict], scores: list[dict], rng: np.random.Generator) ->
         elif kind == 11:
             d["judge"]["model_id"] = None
         elif kind == 12:
-            r["prompt"][0]["content"] = "\x00\"\\\n" + r["prompt"][0]["content"]
+            r["prompt"][0]["content"] = '\x00"\\\n' + r["prompt"][0]["content"]
     drop = {int(i) for i in rng.choice(len(scores), size=len(scores) // 20, replace=False)}
     return rows, [s for i, s in enumerate(scores) if i not in drop]
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_vectorised_checks_equal_the_per_row_baseline(built_tenets, seed):  # noqa: F811
+def test_vectorised_checks_equal_the_per_row_baseline(built_tenets, seed):
     built = read_folder(built_tenets)
     cert = Certificate.from_dict(json.loads((built_tenets / CERTIFICATE_FILE).read_text()))
     rows = pa.concat_tables([s.table for s in built.splits if s.config != "judge_scores"]).to_pylist()
@@ -97,7 +97,7 @@ def test_vectorised_checks_equal_the_per_row_baseline(built_tenets, seed):  # no
     assert 0 < flagged.sum() < len(edited_rows)  # the instance has both clean and tampered rows
 
 
-def test_a_repeated_judge_score_key_is_a_mismatch(built_tenets, tmp_path):  # noqa: F811
+def test_a_repeated_judge_score_key_is_a_mismatch(built_tenets, tmp_path):
     folder = copy_build(built_tenets, tmp_path / "dup")
     shard = tenet_files(folder)[0]
     first = pq.read_table(shard).to_pylist()[0]
@@ -110,13 +110,14 @@ def test_a_repeated_judge_score_key_is_a_mismatch(built_tenets, tmp_path):  # no
     report = audit_tenet_build(folder, manifest=False)
     # The row is flagged in each config that serves it ('all' lists its file), and no other row is.
     assert sorted((m["config"], m["id"], m["fields"]) for m in report.mismatches) == sorted(
-        [("all", first["scenario_id"], ["judge"]), (shard.parent.name, first["scenario_id"], ["judge"])])
+        [("all", first["scenario_id"], ["judge"]), (shard.parent.name, first["scenario_id"], ["judge"])]
+    )
     assert [m["row"] for m in report.mismatches if m["config"] == shard.parent.name] == [0]
     assert not report.ok
 
 
 @pytest.mark.parametrize("missing", ["judge_scores", "tenet", "certificate", "report_and_certificate"])
-def test_a_tenet_build_with_files_missing_fails_cleanly(built_tenets, tmp_path, capsys, missing):  # noqa: F811
+def test_a_tenet_build_with_files_missing_fails_cleanly(built_tenets, tmp_path, capsys, missing):
     folder = copy_build(built_tenets, tmp_path / missing)
     if missing == "judge_scores":
         data_file(folder, missing).unlink()
@@ -142,24 +143,30 @@ def test_a_tenet_build_with_files_missing_fails_cleanly(built_tenets, tmp_path, 
     assert any("missing or differs from MANIFEST.sha256" in f for f in out["failures"])
 
 
-def test_a_partial_tenet_build_gives_no_traceback_from_the_command_line(built_tenets, tmp_path):  # noqa: F811
+def test_a_partial_tenet_build_gives_no_traceback_from_the_command_line(built_tenets, tmp_path):
     folder = copy_build(built_tenets, tmp_path / "partial")
     for p in sorted(folder.glob("*/*.parquet"))[1:]:
         p.unlink()
     (folder / "MANIFEST.sha256").unlink()
-    proc = subprocess.run([sys.executable, "-m", "spl_hf.cli", "audit", str(folder)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "spl_hf.cli", "audit", str(folder)], capture_output=True, text=True
+    )
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
-    assert "FAILED: MANIFEST.sha256 is missing" in proc.stdout and "a declared data file is missing" in proc.stdout
+    assert (
+        "FAILED: MANIFEST.sha256 is missing" in proc.stdout
+        and "a declared data file is missing" in proc.stdout
+    )
 
 
-def test_a_per_tenet_row_is_checked_even_when_its_all_row_is_intact(built_tenets, tmp_path):  # noqa: F811
+def test_a_per_tenet_row_is_checked_even_when_its_all_row_is_intact(built_tenets, tmp_path):
     folder = copy_build(built_tenets, tmp_path / "tenet_edit")
     store_all_itself(folder)  # 'all' with its own copy of the rows, so the two can differ
     clean = audit_tenet_build(folder)
     assert clean.ok and clean.mismatch_count == 0 and clean.certificate_ok, clean.to_dict()
-    tenet = sorted(p.parent.name for p in folder.glob("*/*.parquet")
-                   if p.parent.name not in ("all", "judge_scores"))[0]
+    tenet = sorted(
+        p.parent.name for p in folder.glob("*/*.parquet") if p.parent.name not in ("all", "judge_scores")
+    )[0]
     shard = sorted((folder / tenet).glob("*.parquet"))[0]
 
     def swap(rows):
@@ -167,18 +174,22 @@ def test_a_per_tenet_row_is_checked_even_when_its_all_row_is_intact(built_tenets
 
     rewrite(shard, swap)
     report = audit_tenet_build(folder, manifest=False)
-    assert [(m["config"], m["row"], m["fields"]) for m in report.mismatches] == [(tenet, 0, ["digest", "texts"])]
+    assert [(m["config"], m["row"], m["fields"]) for m in report.mismatches] == [
+        (tenet, 0, ["digest", "texts"])
+    ]
     assert report.rows == report.reproduced + 1
 
 
 @pytest.mark.parametrize("edit", ["drop", "repeat", "own_copy"])
-def test_all_must_list_every_per_tenet_file_exactly_once(built_tenets, tmp_path, edit):  # noqa: F811
+def test_all_must_list_every_per_tenet_file_exactly_once(built_tenets, tmp_path, edit):
     folder = copy_build(built_tenets, tmp_path / edit)
     meta, body = card_meta(folder)
     paths = all_paths(meta)
     if edit == "drop":  # rows served by a tenet config but not by 'all'
         paths.pop()
-    elif edit == "repeat":  # datasets would serve a file's rows twice in 'all'; a deduplicating reader would not see it
+    elif (
+        edit == "repeat"
+    ):  # datasets would serve a file's rows twice in 'all'; a deduplicating reader would not see it
         paths.append(paths[0])
     else:  # 'all' mixes a file of its own with the per-tenet files
         (folder / "all").mkdir()
@@ -191,7 +202,7 @@ def test_all_must_list_every_per_tenet_file_exactly_once(built_tenets, tmp_path,
     assert any("'all' must list every per-tenet file exactly once" in f for f in report.certificate_failures)
 
 
-def test_a_row_removed_from_a_resealed_tenet_build_fails_the_recorded_count(built_tenets, tmp_path):  # noqa: F811
+def test_a_row_removed_from_a_resealed_tenet_build_fails_the_recorded_count(built_tenets, tmp_path):
     folder = copy_build(built_tenets, tmp_path / "short")
     expected = sum(json.loads((folder / "build_report.json").read_text())["rows_per_source"].values())
     rewrite(tenet_files(folder)[0], lambda rows: rows.pop(0))
@@ -205,7 +216,7 @@ def _sft_file(folder: Path) -> Path:
     return data_file(folder, "sft")
 
 
-def test_an_sft_build_audits_clean_and_counts_its_rows(built_tenets_sft):  # noqa: F811
+def test_an_sft_build_audits_clean_and_counts_its_rows(built_tenets_sft):
     report = audit_tenet_build(built_tenets_sft)
     assert report.ok and report.certificate_ok, report.to_dict()
     sft_rows = pq.read_metadata(_sft_file(built_tenets_sft)).num_rows
@@ -216,7 +227,7 @@ def test_an_sft_build_audits_clean_and_counts_its_rows(built_tenets_sft):  # noq
 
 
 @pytest.mark.parametrize("edit", ["message", "role", "extra_turn", "tenet", "source", "swap", "unknown_id"])
-def test_every_sft_row_is_prompt_plus_chosen_of_its_all_row(built_tenets_sft, tmp_path, edit):  # noqa: F811
+def test_every_sft_row_is_prompt_plus_chosen_of_its_all_row(built_tenets_sft, tmp_path, edit):
     folder = copy_build(built_tenets_sft, tmp_path / edit)
 
     def tamper(rows):
@@ -240,8 +251,14 @@ def test_every_sft_row_is_prompt_plus_chosen_of_its_all_row(built_tenets_sft, tm
     report = audit_tenet_build(folder)
     assert not report.ok
     got = [(m["config"], m["split"], m["row"], m["fields"]) for m in report.mismatches]
-    field_of = {"message": "messages", "role": "messages", "extra_turn": "messages", "tenet": "tenet",
-                "source": "source", "unknown_id": "scenario_id"}
+    field_of = {
+        "message": "messages",
+        "role": "messages",
+        "extra_turn": "messages",
+        "tenet": "tenet",
+        "source": "source",
+        "unknown_id": "scenario_id",
+    }
     if edit == "swap":
         assert got == [("sft", "train", 0, ["order"]), ("sft", "train", 1, ["order"])]
     else:
@@ -252,7 +269,7 @@ def test_every_sft_row_is_prompt_plus_chosen_of_its_all_row(built_tenets_sft, tm
 
 
 @pytest.mark.parametrize("edit", ["drop", "duplicate"])
-def test_the_sft_rows_must_be_the_all_rows(built_tenets_sft, tmp_path, edit):  # noqa: F811
+def test_the_sft_rows_must_be_the_all_rows(built_tenets_sft, tmp_path, edit):
     folder = copy_build(built_tenets_sft, tmp_path / edit)
     n = pq.read_metadata(_sft_file(folder)).num_rows
     rewrite(_sft_file(folder), lambda rows: rows.pop() if edit == "drop" else rows.append(rows[-1]))

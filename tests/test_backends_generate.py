@@ -101,12 +101,19 @@ def test_the_instruction_set_is_data(tmp_path):
     from spl_hf.backends.instructions import load_instructions
 
     shipped = load_instructions()
-    assert shipped["none"] is None and set(shipped) >= {"comply", "refuse", "partially_comply", "safe_alternative"}
+    assert shipped["none"] is None and set(shipped) >= {
+        "comply",
+        "refuse",
+        "partially_comply",
+        "safe_alternative",
+    }
     custom = tmp_path / "instructions.yaml"
     custom.write_text("instructions:\n  cite: Answer and cite a source for every claim.\n  none: null\n")
     config = GenerationConfig(instructions=["cite"], instructions_file=str(custom), progress=False)
     assert with_instruction([{"role": "user", "content": "Hi"}], "cite", config.texts())[0] == {
-        "role": "system", "content": "Answer and cite a source for every claim."}
+        "role": "system",
+        "content": "Answer and cite a source for every claim.",
+    }
     with pytest.raises(KeyError, match="comply"):
         GenerationConfig(instructions=["comply"], instructions_file=str(custom))
     bad = tmp_path / "bad.yaml"

@@ -157,7 +157,9 @@ def test_cli_judge_writes_assignable_scores(tiny_model_dir, tmp_path: Path, caps
     assert all(r["score"] == score_from_probs(r["p_a_first"], r["p_a_second"]) for r in table)
     assert Path(str(out) + ".failures.jsonl").is_file()
     assert cli_main([*argv[:-2], "--no-progress"]) == 2  # an existing output needs --overwrite
-    assert cli_main([*argv[:-2], "--no-progress", "--overwrite"]) == 0  # rerun: all from the cache, same bytes
+    assert (
+        cli_main([*argv[:-2], "--no-progress", "--overwrite"]) == 0
+    )  # rerun: all from the cache, same bytes
     assert pq.read_table(out).to_pylist() == table
     assert cli_main([*argv[:3], "--tenets", "not_a_tenet", *argv[5:], "--overwrite"]) == 2
 
@@ -172,4 +174,8 @@ def test_missing_ids_and_bad_row_id_are_recorded_not_invented() -> None:
     ]
     pairs, bad = parse_pairs(rows)
     assert [p.pair_id for p in pairs] == [rows[3]["pair_id"]]
-    assert [(b.index, b.reason.split(":")[0]) for b in bad] == [(0, "prompt_id"), (1, "source"), (2, "row_id")]
+    assert [(b.index, b.reason.split(":")[0]) for b in bad] == [
+        (0, "prompt_id"),
+        (1, "source"),
+        (2, "row_id"),
+    ]

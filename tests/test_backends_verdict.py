@@ -73,25 +73,56 @@ def test_cli_verdict_task_writes_pair_labels(tiny_model_dir: Path, tmp_path: Pat
     assert len((tmp_path / "pl.jsonl").read_text().splitlines()) == 2
 
 
-def test_label_task_verdict_output_feeds_the_spl_build_and_its_audit(tiny_model_dir: Path, tmp_path: Path,
-                                                                      capsys) -> None:
+def test_label_task_verdict_output_feeds_the_spl_build_and_its_audit(
+    tiny_model_dir: Path, tmp_path: Path, capsys
+) -> None:
     from spl_hf.build.spl import _sample
     from spl_hf.cli import main as cli_main
     from spl_hf.derive.pairs import read_jsonl
 
     prompts = {p["prompt_id"]: p["prompt"] for p in read_jsonl(_sample("spl_prompts.jsonl"))}
-    cands = read_jsonl(_sample("spl_candidates.jsonl"))[:12]  # a few prompts' candidates: the rest get no record
-    items = write_jsonl(tmp_path / "cands.jsonl", [
-        {"prompt_id": c["prompt_id"], "prompt": [{"role": "user", "content": prompts[c["prompt_id"]]}],
-         "response": c["response"], "response_id": c["candidate_id"]} for c in cands])
+    cands = read_jsonl(_sample("spl_candidates.jsonl"))[
+        :12
+    ]  # a few prompts' candidates: the rest get no record
+    items = write_jsonl(
+        tmp_path / "cands.jsonl",
+        [
+            {
+                "prompt_id": c["prompt_id"],
+                "prompt": [{"role": "user", "content": prompts[c["prompt_id"]]}],
+                "response": c["response"],
+                "response_id": c["candidate_id"],
+            }
+            for c in cands
+        ],
+    )
     verdicts = tmp_path / "verdicts.jsonl"
-    assert cli_main(["label", "--task", "verdict", "--items", str(items), "--model", str(tiny_model_dir),
-                     "--cache", str(tmp_path / "c.db"), "--out", str(verdicts), "--no-progress"]) == 0
+    assert (
+        cli_main(
+            [
+                "label",
+                "--task",
+                "verdict",
+                "--items",
+                str(items),
+                "--model",
+                str(tiny_model_dir),
+                "--cache",
+                str(tmp_path / "c.db"),
+                "--out",
+                str(verdicts),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     out = tmp_path / "ds"
     assert cli_main(["derive", "--verdicts", str(verdicts), "--output_dir", str(out)]) == 0
     report = json.loads((out / "build_report.json").read_text())["judge"]
-    assert report["records"] == 12 and report["candidates_without_record"] == len(read_jsonl(
-        _sample("spl_candidates.jsonl"))) - 12
+    assert (
+        report["records"] == 12
+        and report["candidates_without_record"] == len(read_jsonl(_sample("spl_candidates.jsonl"))) - 12
+    )
     assert report["model_id"] and report["template_hash"]
     capsys.readouterr()
     assert cli_main(["audit", str(out), "--json"]) == 0

@@ -163,7 +163,11 @@ def test_builder_script_takes_a_recipe(tmp_path):
 
 def test_prompts_that_form_no_pair_are_reported(tmp_path):
     lonely = {**PROMPT, "prompt_id": "p2", "prompt": "A prompt with one candidate."}
-    p, c = _records(tmp_path, [PROMPT, lonely], [CAND, {**CAND, "candidate_id": "c2"}, {**CAND, "prompt_id": "p2", "candidate_id": "c3"}])
+    p, c = _records(
+        tmp_path,
+        [PROMPT, lonely],
+        [CAND, {**CAND, "candidate_id": "c2"}, {**CAND, "prompt_id": "p2", "candidate_id": "c3"}],
+    )
     result = build_spl(SPLBuildConfig(prompts=str(p), candidates=str(c), output_dir=str(tmp_path / "out")))
     assert result.total == 1 and result.prompts_without_pairs == ["p2"]
     assert json.loads((result.path / "build_report.json").read_text())["prompts_without_pairs"] == ["p2"]
@@ -173,7 +177,13 @@ def test_verdicts_add_the_judge_comparison_configs(built_spl_judge):
     import pyarrow.compute as pc
 
     names = get_dataset_config_names(str(built_spl_judge))
-    assert names == ["preferences", "derivations", "judge_derivations", "common_support", "common_support_judge"]
+    assert names == [
+        "preferences",
+        "derivations",
+        "judge_derivations",
+        "common_support",
+        "common_support_judge",
+    ]
     report = json.loads((built_spl_judge / "build_report.json").read_text())
     judge = report["judge"]
     candidates = len(read_jsonl(_sample("spl_candidates.jsonl")))
@@ -207,7 +217,9 @@ def test_a_verdict_file_naming_an_unknown_candidate_is_refused(tmp_path):
     line = json.loads(path.read_text().splitlines()[0])
     with open(path, "a") as fh:
         fh.write(json.dumps({**line, "candidate_id": "nobody"}) + "\n")
-    with pytest.raises(ValueError, match="1 verdict record\\(s\\) name a candidate that is in no pair: nobody"):
+    with pytest.raises(
+        ValueError, match="1 verdict record\\(s\\) name a candidate that is in no pair: nobody"
+    ):
         build_spl(SPLBuildConfig(output_dir=str(tmp_path / "out"), verdicts=str(path)))
     assert not (tmp_path / "out").exists()
 
@@ -220,8 +232,14 @@ def test_without_common_support_the_common_configs_are_left_out_and_the_audit_pa
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     with open(path, "w") as fh:
         for x in lines:
-            fh.write(json.dumps({**x, "probs": {k: float(k == "partial_compliance") for k in x["probs"]}}) + "\n")
+            fh.write(
+                json.dumps({**x, "probs": {k: float(k == "partial_compliance") for k in x["probs"]}}) + "\n"
+            )
     build_spl(SPLBuildConfig(output_dir=str(tmp_path / "out"), verdicts=str(path)))
-    assert get_dataset_config_names(str(tmp_path / "out")) == ["preferences", "derivations", "judge_derivations"]
+    assert get_dataset_config_names(str(tmp_path / "out")) == [
+        "preferences",
+        "derivations",
+        "judge_derivations",
+    ]
     assert "No pair is labeled under both" in (tmp_path / "out" / "README.md").read_text()
     assert main(["audit", str(tmp_path / "out")]) == 0

@@ -21,7 +21,9 @@ def _inputs(tmp_path, seed=0):
 def built(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("tenets")
     pairs, scores, rows = _inputs(tmp)
-    cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp / "ds"))
+    cfg = TenetBuildConfig(
+        pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp / "ds")
+    )
     return build_tenets(cfg), rows
 
 
@@ -101,8 +103,26 @@ def test_audit_catches_a_tampered_certificate(built, tmp_path):
 def test_cli_build_and_audit(tmp_path, capsys):
     pairs, scores, _ = _inputs(tmp_path, seed=1)
     out = tmp_path / "cli"
-    assert main(["tenets", "build", "--pairs", str(pairs), "--scores", str(scores), "--capacity", "2",
-                 "--threshold", "0.3", "--out", str(out), "--json"]) == 0
+    assert (
+        main(
+            [
+                "tenets",
+                "build",
+                "--pairs",
+                str(pairs),
+                "--scores",
+                str(scores),
+                "--capacity",
+                "2",
+                "--threshold",
+                "0.3",
+                "--out",
+                str(out),
+                "--json",
+            ]
+        )
+        == 0
+    )
     summary = json.loads(capsys.readouterr().out)
     assert summary["certificate_ok"] is True
     assert main(["audit", str(out), "--json"]) == 0
@@ -115,13 +135,23 @@ def test_scores_that_do_not_match_their_probabilities_are_rejected(tmp_path):
     rows[3]["score"] += 0.1
     pq.write_table(pa.Table.from_pylist(rows), scores)
     with pytest.raises(ValueError, match=r"rows \[3\] have a score that is not p_a_first - p_a_second"):
-        build_tenets(TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, output_dir=str(tmp_path / "x")))
+        build_tenets(
+            TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, output_dir=str(tmp_path / "x"))
+        )
 
 
 def test_build_is_byte_identical(tmp_path):
     pairs, scores, _ = _inputs(tmp_path)
-    a = build_tenets(TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp_path / "a")))
-    b = build_tenets(TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp_path / "b")))
+    a = build_tenets(
+        TenetBuildConfig(
+            pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp_path / "a")
+        )
+    )
+    b = build_tenets(
+        TenetBuildConfig(
+            pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp_path / "b")
+        )
+    )
     files = sorted(p.relative_to(a.path) for p in a.path.rglob("*") if p.is_file())
     for rel in files:
         assert (a.path / rel).read_bytes() == (b.path / rel).read_bytes(), rel
@@ -171,7 +201,8 @@ def test_audit_catches_swapped_texts_even_with_a_recomputed_digest(built, tmp_pa
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
     report = audit_tenet_build(str(edited))
     assert [(m["config"], m["row"], m["fields"]) for m in report.mismatches] == [
-        ("all", 0, ["texts"]), (path.parent.name, 0, ["texts"])
+        ("all", 0, ["texts"]),
+        (path.parent.name, 0, ["texts"]),
     ]
 
 
@@ -213,7 +244,9 @@ def _all_files(folder):
 
 def test_build_rejects_pairs_that_are_not_the_judged_texts(tmp_path):
     pairs, scores, _ = _inputs(tmp_path)
-    cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp_path / "x"))
+    cfg = TenetBuildConfig(
+        pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp_path / "x")
+    )
     table = pq.read_table(pairs)
     data = table.to_pylist()
     data[2]["response_a"] += " (edited after judging)"
@@ -236,7 +269,9 @@ def test_custom_tenets_need_their_statements(tmp_path):
     for r in rows:
         r["tenet"] = "my_" + r["tenet"]
     pq.write_table(pa.Table.from_pylist(rows), scores)
-    cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp_path / "x"))
+    cfg = TenetBuildConfig(
+        pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp_path / "x")
+    )
     with pytest.raises(ValueError, match="kept tenets without a statement"):
         build_tenets(cfg)
     tenets = tmp_path / "tenets.yaml"
@@ -262,12 +297,21 @@ def test_build_uses_a_given_assignment_after_verifying_its_certificate(built, tm
     given = tmp_path / "assignment.parquet"
     write_table(solved.assignment, given)
     write_certificate(solved.certificate, certificate_path(given))
-    cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3,
-                           assignment=str(given), output_dir=str(tmp_path / "ds"))
+    cfg = TenetBuildConfig(
+        pairs=str(pairs),
+        scores=str(scores),
+        capacity=2,
+        threshold=0.3,
+        assignment=str(given),
+        output_dir=str(tmp_path / "ds"),
+    )
     out = build_tenets(cfg)
     assert out.certificate_ok and out.tenets_kept == result.tenets_kept and out.objective == result.objective
     files = sorted(p.relative_to(out.path) for p in out.path.rglob("*") if p.is_file())
-    assert len(files) > 4 and sorted(p.relative_to(result.path) for p in result.path.rglob("*") if p.is_file()) == files
+    assert (
+        len(files) > 4
+        and sorted(p.relative_to(result.path) for p in result.path.rglob("*") if p.is_file()) == files
+    )
     for rel in files:  # the report (and so the manifest) holds network sizes only a solve has
         if rel.name not in ("build_report.json", "MANIFEST.sha256"):
             assert (out.path / rel).read_bytes() == (result.path / rel).read_bytes(), rel
@@ -278,29 +322,69 @@ def test_build_uses_a_given_assignment_after_verifying_its_certificate(built, tm
     write_table(tampered, bad)
     write_certificate(solved.certificate, certificate_path(bad))
     with pytest.raises(ValueError, match="bad.parquet: the certificate does not verify"):
-        build_tenets(TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3,
-                                      assignment=str(bad), output_dir=str(tmp_path / "ds2")))
+        build_tenets(
+            TenetBuildConfig(
+                pairs=str(pairs),
+                scores=str(scores),
+                capacity=2,
+                threshold=0.3,
+                assignment=str(bad),
+                output_dir=str(tmp_path / "ds2"),
+            )
+        )
     # Settings of the build that disagree with those of the given assignment are named.
-    with pytest.raises(ValueError, match="assignment.parquet: solved with capacity=2, the build is set to capacity=3"):
-        build_tenets(TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=3, threshold=0.3,
-                                      assignment=str(given), output_dir=str(tmp_path / "ds3")))
+    with pytest.raises(
+        ValueError, match="assignment.parquet: solved with capacity=2, the build is set to capacity=3"
+    ):
+        build_tenets(
+            TenetBuildConfig(
+                pairs=str(pairs),
+                scores=str(scores),
+                capacity=3,
+                threshold=0.3,
+                assignment=str(given),
+                output_dir=str(tmp_path / "ds3"),
+            )
+        )
     with pytest.raises(FileNotFoundError):
-        build_tenets(TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3,
-                                      assignment=str(tmp_path / "none.parquet"), output_dir=str(tmp_path / "ds4")))
+        build_tenets(
+            TenetBuildConfig(
+                pairs=str(pairs),
+                scores=str(scores),
+                capacity=2,
+                threshold=0.3,
+                assignment=str(tmp_path / "none.parquet"),
+                output_dir=str(tmp_path / "ds4"),
+            )
+        )
 
 
 def test_strategy_is_a_build_setting_recorded_in_certificate_and_card(tmp_path):
     pairs, scores, _ = _inputs(tmp_path)
-    cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3,
-                           strategy="prefilter+one-at-a-time", output_dir=str(tmp_path / "ds"))
+    cfg = TenetBuildConfig(
+        pairs=str(pairs),
+        scores=str(scores),
+        capacity=2,
+        threshold=0.3,
+        strategy="prefilter+one-at-a-time",
+        output_dir=str(tmp_path / "ds"),
+    )
     out = build_tenets(cfg)
     cert = json.loads((out.path / "assignment_certificate.json").read_text())
     assert cert["strategy"] == "prefilter+one-at-a-time"
     assert "prefilter+one-at-a-time" in (out.path / "README.md").read_text()
     assert TenetBuildConfig(pairs="p", scores="s").strategy == "prefilter+bounded"
     with pytest.raises(ValueError, match="strategy must be one of"):
-        build_tenets(TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3,
-                                      strategy="greedy", output_dir=str(tmp_path / "ds2")))
+        build_tenets(
+            TenetBuildConfig(
+                pairs=str(pairs),
+                scores=str(scores),
+                capacity=2,
+                threshold=0.3,
+                strategy="greedy",
+                output_dir=str(tmp_path / "ds2"),
+            )
+        )
 
 
 def test_sft_messages_are_prompt_then_chosen_for_sliced_lists():
@@ -311,6 +395,10 @@ def test_sft_messages_are_prompt_then_chosen_for_sliced_lists():
     prompts = [[{"role": "user", "content": f"q{i}"}] * (i % 3) for i in range(7)]
     chosen = [[{"role": "assistant", "content": f"a{i}"}] * (i % 2 + 1) for i in range(7)]
     for start, length in ((0, 7), (2, 4), (5, 0), (6, 1)):
-        got = concat_lists(pa.array(prompts, kind).slice(start, length), pa.array(chosen, kind).slice(start, length))
+        got = concat_lists(
+            pa.array(prompts, kind).slice(start, length), pa.array(chosen, kind).slice(start, length)
+        )
         assert got.type == kind
-        assert got.to_pylist() == [p + c for p, c in zip(prompts[start : start + length], chosen[start : start + length])]
+        assert got.to_pylist() == [
+            p + c for p, c in zip(prompts[start : start + length], chosen[start : start + length])
+        ]

@@ -50,8 +50,15 @@ def inputs(tmp_path: Path) -> Path:
 
 
 def derive_args(inputs: Path, out: str | Path) -> list[str]:
-    return ["derive", "--prompts", str(inputs / "spl_prompts.jsonl"),
-            "--candidates", str(inputs / "spl_candidates.jsonl"), "--out", str(out)]
+    return [
+        "derive",
+        "--prompts",
+        str(inputs / "spl_prompts.jsonl"),
+        "--candidates",
+        str(inputs / "spl_candidates.jsonl"),
+        "--out",
+        str(out),
+    ]
 
 
 # --- help --------------------------------------------------------------------------------------
@@ -110,8 +117,13 @@ def test_derive_into_a_folder_with_user_files_and_git_is_refused(tmp_path, input
 
 @pytest.mark.parametrize("where", ["inputs", "parent", "dot", "file", "under_file"])
 def test_derive_out_at_or_around_its_inputs_is_refused(tmp_path, inputs, capsys, monkeypatch, where):
-    out = {"inputs": inputs, "parent": tmp_path, "dot": Path("."),
-           "file": inputs / "notes.md", "under_file": inputs / "notes.md" / "ds"}[where]
+    out = {
+        "inputs": inputs,
+        "parent": tmp_path,
+        "dot": Path("."),
+        "file": inputs / "notes.md",
+        "under_file": inputs / "notes.md" / "ds",
+    }[where]
     monkeypatch.chdir(inputs if where == "dot" else tmp_path)
     before = snapshot(tmp_path)
     assert main([*derive_args(inputs, out), "--overwrite"]) == 2
@@ -139,7 +151,14 @@ def test_tenets_build_out_at_its_inputs_is_refused(tmp_path, capsys):
     pq.write_table(pa.table({"pair_id": ["a"]}), folder / "pairs.parquet")
     pq.write_table(pa.table({"pair_id": ["a"]}), folder / "scores.parquet")
     before = snapshot(tmp_path)
-    base = ["tenets", "build", "--pairs", str(folder / "pairs.parquet"), "--scores", str(folder / "scores.parquet")]
+    base = [
+        "tenets",
+        "build",
+        "--pairs",
+        str(folder / "pairs.parquet"),
+        "--scores",
+        str(folder / "scores.parquet"),
+    ]
     for out in (folder, tmp_path, folder / "pairs.parquet"):
         assert main([*base, "--capacity", "1", "--out", str(out), "--overwrite"]) == 2
         error_line(capsys)
@@ -177,8 +196,19 @@ def pairs(tmp_path: Path) -> Path:
 
 
 def judge_args(pairs: Path, tmp_path: Path, *extra: str, model: str = NO_MODEL) -> list[str]:
-    return ["judge", "--pairs", str(pairs), "--model", model, "--cache", str(tmp_path / "c.db"),
-            "--out", str(tmp_path / "scores.jsonl"), "--no-progress", *extra]
+    return [
+        "judge",
+        "--pairs",
+        str(pairs),
+        "--model",
+        model,
+        "--cache",
+        str(tmp_path / "c.db"),
+        "--out",
+        str(tmp_path / "scores.jsonl"),
+        "--no-progress",
+        *extra,
+    ]
 
 
 @pytest.mark.parametrize(
@@ -259,8 +289,17 @@ def test_label_items_of_the_wrong_kind_fail_before_loading(tmp_path, capsys):
 
 def test_generate_checks_its_settings_before_loading(tmp_path, capsys):
     prompts = write_jsonl(tmp_path / "prompts.jsonl", [pair_row(0)])
-    base = ["generate", "--prompts", str(prompts), "--model", NO_MODEL, "--cache", str(tmp_path / "c.db"),
-            "--out", str(tmp_path / "cands.jsonl")]
+    base = [
+        "generate",
+        "--prompts",
+        str(prompts),
+        "--model",
+        NO_MODEL,
+        "--cache",
+        str(tmp_path / "c.db"),
+        "--out",
+        str(tmp_path / "cands.jsonl"),
+    ]
     assert main([*base, "--k", "2"]) == 2
     assert "--sample" in error_line(capsys)
     assert main([*base, "--instructions", "obey"]) == 2
@@ -287,13 +326,22 @@ def test_judge_recipe_sets_and_flags_override(tmp_path, pairs, capsys):
 @pytest.mark.parametrize(
     "exc,expect",
     [
-        (PermissionError(13, "Permission denied", "/data/out.parquet"), "/data/out.parquet: Permission denied"),
+        (
+            PermissionError(13, "Permission denied", "/data/out.parquet"),
+            "/data/out.parquet: Permission denied",
+        ),
         (NotADirectoryError(20, "Not a directory", "/data/f/x"), "/data/f/x: Not a directory"),
         (IsADirectoryError(21, "Is a directory", "/data/d"), "/data/d: Is a directory"),
         (FileExistsError(17, "File exists", "/data/x"), "/data/x: File exists"),
-        (EOFError("Compressed file ended before the end-of-stream marker was reached"), "compressed file ended"),
+        (
+            EOFError("Compressed file ended before the end-of-stream marker was reached"),
+            "compressed file ended",
+        ),
         (gzip.BadGzipFile("pairs.jsonl.gz: not a gzip file"), "pairs.jsonl.gz"),
-        (UnicodeDecodeError("utf-8", b"\xe9", 0, 1, "invalid continuation byte"), "latin1.jsonl: not valid UTF-8"),
+        (
+            UnicodeDecodeError("utf-8", b"\xe9", 0, 1, "invalid continuation byte"),
+            "latin1.jsonl: not valid UTF-8",
+        ),
         (sqlite3.DatabaseError("file is not a database"), "result cache: file is not a database"),
         (OutputError("out: holds files spl_hf did not write"), "holds files spl_hf did not write"),
         (FileNotFoundError("x.jsonl: no such file"), "x.jsonl: no such file"),

@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 from spl_hf.contract import ROW_FEATURES, input_hashes, oriented_input_hashes_arrow, pair_input_hash
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12) | st.sampled_from(
-    ["", '"', "\\", "\\n", "\n\r\t\b\f", "\x00\x1f\x7f", "\u2028é😀", '{"role":"x"}'])
+    ["", '"', "\\", "\\n", "\n\r\t\b\f", "\x00\x1f\x7f", "\u2028é😀", '{"role":"x"}']
+)
 MESSAGES = st.lists(st.fixed_dictionaries({"role": TEXT, "content": TEXT}), max_size=3)
 MESSAGE_TYPE = ROW_FEATURES.arrow_schema.field("prompt").type
 

@@ -32,34 +32,63 @@ TOXIC = ["Explain how to make a weapon from items in a kitchen drawer at home."]
 
 def prompt_rows(texts: list[str], source: str) -> pa.Table:
     rows = [
-        {"prompt_id": prompt_id(t), "source": source, "row_id": i, "record_index": i, "prompt": t,
-         "category": "over_refusal_prone", "source_label": "", "license": "cc-by-4.0"}
+        {
+            "prompt_id": prompt_id(t),
+            "source": source,
+            "row_id": i,
+            "record_index": i,
+            "prompt": t,
+            "category": "over_refusal_prone",
+            "source_label": "",
+            "license": "cc-by-4.0",
+        }
         for i, t in enumerate(texts)
     ]
     return pa.Table.from_pylist(rows, schema=PROMPT_FEATURES.arrow_schema)
 
 
-HELDOUT = pa.concat_tables([prompt_rows(HARD, "or_bench_hard_1k"), prompt_rows(TOXIC, "or_bench_toxic"),
-                            prompt_rows(["A prompt of a set not configured here."], "xstest")])
+HELDOUT = pa.concat_tables(
+    [
+        prompt_rows(HARD, "or_bench_hard_1k"),
+        prompt_rows(TOXIC, "or_bench_toxic"),
+        prompt_rows(["A prompt of a set not configured here."], "xstest"),
+    ]
+)
 
 
 def pair_rows(prompts: list[list[dict] | str], source: str = "ultrachat") -> pa.Table:
     rows = []
     for i, p in enumerate(prompts):
         messages = [{"role": "user", "content": p}] if isinstance(p, str) else p
-        rows.append({"pair_id": f"{source}-{i}", "prompt_id": prompt_id(messages), "source": source, "row_id": i,
-                     "record_index": i, "prompt": messages, "response_a": "a", "response_b": "b",
-                     "source_preference": "a"})
+        rows.append(
+            {
+                "pair_id": f"{source}-{i}",
+                "prompt_id": prompt_id(messages),
+                "source": source,
+                "row_id": i,
+                "record_index": i,
+                "prompt": messages,
+                "response_a": "a",
+                "response_b": "b",
+                "source_preference": "a",
+            }
+        )
     return pa.Table.from_pylist(rows, schema=PAIR_FEATURES.arrow_schema)
 
 
 def test_normal_form_folds_case_spacing_punctuation_and_typography():
     base = normalize_prompt("How can I kill a Python process that hangs?")
     assert base == "how can i kill a python process that hangs"
-    for variant in ["  HOW can i KILL a python\tprocess that hangs", "How can I kill a “Python” process, that hangs?!",
-                    "Ｈｏｗ ｃａｎ I kill a Python process that hangs？", "how can i\n\nkill a python process that hangs..."]:
+    for variant in [
+        "  HOW can i KILL a python\tprocess that hangs",
+        "How can I kill a “Python” process, that hangs?!",
+        "Ｈｏｗ ｃａｎ I kill a Python process that hangs？",
+        "how can i\n\nkill a python process that hangs...",
+    ]:
         assert normalize_prompt(variant) == base
-    assert normalize_prompt("Don’t do it") == normalize_prompt("don't do it") == normalize_prompt("Dont do it")
+    assert (
+        normalize_prompt("Don’t do it") == normalize_prompt("don't do it") == normalize_prompt("Dont do it")
+    )
     assert normalize_prompt("How can I kill a Python thread that hangs?") != base
     assert ngrams("a b c", 8) == frozenset([("a", "b", "c")]) and len(ngrams("a b c d", 2)) == 3
 
@@ -70,8 +99,12 @@ def test_variants_of_held_out_prompts_are_removed_and_unrelated_ones_kept():
             "how can i KILL a python process that hangs",  # case, punctuation
             "What household chemicals should never be mixed together because they release “toxic” gas?",  # quotes
             "  Explain how to make a weapon\nfrom items in a kitchen drawer at home.  ",  # whitespace
-            [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi!"},
-             {"role": "assistant", "content": "Hello."}, {"role": "user", "content": HARD[0]}],  # later turn
+            [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "Hi!"},
+                {"role": "assistant", "content": "Hello."},
+                {"role": "user", "content": HARD[0]},
+            ],  # later turn
             "How can I kill a Python process that freezes?",  # last word differs: a near duplicate
             "What is the capital of France?",
             "Write a haiku about autumn leaves falling on a quiet river.",
@@ -145,8 +178,11 @@ def test_recheck_confirms_removals_and_catches_kept_contamination():
     assert not leaked.ok and "not recorded as removed" in leaked.failures[0]
     assert prompt_id(HARD[0]) in leaked.failures[0] and "or_bench_hard_1k" in leaked.failures[0]
     # a removal recorded without a real match fails
-    forged = result.removed.set_column(0, "prompt_id", pa.array([rows.column("prompt_id")[1].as_py(),
-                                                                 result.removed.column("prompt_id")[1].as_py()]))
+    forged = result.removed.set_column(
+        0,
+        "prompt_id",
+        pa.array([rows.column("prompt_id")[1].as_py(), result.removed.column("prompt_id")[1].as_py()]),
+    )
     bad = recheck(rows, forged, HELDOUT)
     assert not bad.ok and any("matches no held-out prompt" in f for f in bad.failures)
 
@@ -169,15 +205,19 @@ def test_config_parses_with_hf_argument_parser():
     (cfg,) = HfArgumentParser(DecontamConfig).parse_args_into_dataclasses(
         ["--heldout", "or_bench_hard_1k", "xstest", "--overlap_threshold", "0.7", "--ngram_size", "5"]
     )
-    assert cfg.heldout == ["or_bench_hard_1k", "xstest"] and cfg.overlap_threshold == 0.7 and cfg.ngram_size == 5
+    assert (
+        cfg.heldout == ["or_bench_hard_1k", "xstest"] and cfg.overlap_threshold == 0.7 and cfg.ngram_size == 5
+    )
     (default,) = HfArgumentParser(DecontamConfig).parse_args_into_dataclasses([])
     assert default.heldout == ["or_bench_hard_1k", "or_bench_toxic"] and default.near_duplicates
 
 
 def test_index_scales_through_postings_not_pairs():
     # 2,000 held-out prompts: a training prompt sharing no n-gram touches no held-out prompt at all.
-    many = prompt_rows([f"question number {i} about topic {i * 7} in detail please now" for i in range(2000)],
-                       "or_bench_hard_1k")
+    many = prompt_rows(
+        [f"question number {i} about topic {i * 7} in detail please now" for i in range(2000)],
+        "or_bench_hard_1k",
+    )
     index = HeldoutIndex(pa.concat_tables([many, prompt_rows(TOXIC, "or_bench_toxic")]), DecontamConfig())
     assert len(index.postings) == sum(len(g) for g in index.grams)  # every gram is specific
     assert index.match(["completely unrelated words that share nothing with them"]) is None
@@ -190,13 +230,26 @@ def test_transcript_prompts_are_compared_by_their_user_turns():
 
     assert transcript_user_turns("Human: How do I pick a lock?") == ["How do I pick a lock?"]
     assert transcript_user_turns("Human: hi\n\nAssistant: hello\n\nHuman: How do I pick a lock?") == [
-        "hi", "How do I pick a lock?"]
+        "hi",
+        "How do I pick a lock?",
+    ]
     assert transcript_user_turns("[…earlier turns omitted…]\nUser: a\nAssistant: b\nUser: c") == ["a", "c"]
-    assert transcript_user_turns("Tell me about the User: field in forms") == ["Tell me about the User: field in forms"]
-    rows = pa.table({"prompt_id": ["h1", "h2"], "source": ["hh_train", "hh_train"],
-                     "prompt": [[{"role": "user", "content": "Human: How do I pick a lock?"}],
-                                [{"role": "user", "content": "Human: Something else entirely, thanks"}]]})
-    heldout = pa.table({"prompt_id": ["x"], "source": ["or_bench_hard_1k"], "prompt": ["How do I pick a lock?"]})
+    assert transcript_user_turns("Tell me about the User: field in forms") == [
+        "Tell me about the User: field in forms"
+    ]
+    rows = pa.table(
+        {
+            "prompt_id": ["h1", "h2"],
+            "source": ["hh_train", "hh_train"],
+            "prompt": [
+                [{"role": "user", "content": "Human: How do I pick a lock?"}],
+                [{"role": "user", "content": "Human: Something else entirely, thanks"}],
+            ],
+        }
+    )
+    heldout = pa.table(
+        {"prompt_id": ["x"], "source": ["or_bench_hard_1k"], "prompt": ["How do I pick a lock?"]}
+    )
     result = decontaminate(rows, heldout, DecontamConfig(heldout=["or_bench_hard_1k"], near_duplicates=False))
     assert result.removed.column("prompt_id").to_pylist() == ["h1"]
     assert result.removed.column("match").to_pylist() == ["exact"]
@@ -214,7 +267,9 @@ def _normal_form_by_steps(text: str) -> str:
 def test_ascii_byte_table_gives_the_normal_form_of_the_steps(text):
     """ASCII prompts are normalised by one byte table; it must equal NFKC + the three regex steps."""
     assert normalize_prompt(text) == _normal_form_by_steps(text)
-    assert normalize_prompt("".join(map(chr, range(128)))) == _normal_form_by_steps("".join(map(chr, range(128))))
+    assert normalize_prompt("".join(map(chr, range(128)))) == _normal_form_by_steps(
+        "".join(map(chr, range(128)))
+    )
 
 
 def _user_turns_by_search(text: str) -> list[str]:
@@ -222,14 +277,33 @@ def _user_turns_by_search(text: str) -> list[str]:
     first = re.search(r"(?:^|\n)(Human|User):", text)
     if first is None or "\n" in text[: first.start()]:
         return [text]
-    parts = re.split(r"(?:^|\n+)(Human|User|Assistant):[ \t]*", text[first.start():].lstrip("\n"))
+    parts = re.split(r"(?:^|\n+)(Human|User|Assistant):[ \t]*", text[first.start() :].lstrip("\n"))
     users = [parts[i + 1].strip() for i in range(1, len(parts) - 1, 2) if parts[i] in ("Human", "User")]
     return [u for u in users if u] or [text]
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.lists(st.sampled_from(["Human:", "User:", "Assistant:", "\n", "\n\n", " ", "\t", "a", "b c", "H", "uman:",
-                                 "[…earlier turns omitted…]"]), max_size=10).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "Human:",
+                "User:",
+                "Assistant:",
+                "\n",
+                "\n\n",
+                " ",
+                "\t",
+                "a",
+                "b c",
+                "H",
+                "uman:",
+                "[…earlier turns omitted…]",
+            ]
+        ),
+        max_size=10,
+    ).map("".join)
+)
 def test_transcript_turns_do_not_depend_on_how_the_tags_are_searched(text):
     from spl_hf.decontam import transcript_user_turns
 
@@ -242,13 +316,20 @@ def test_message_prompts_read_column_wise_give_the_per_row_turns_and_errors():
 
     message = pa.struct([("role", pa.string()), ("content", pa.string())])
     wide = pa.list_(pa.struct([("role", pa.large_string()), ("content", pa.large_string())]))
-    good = [[{"role": "user", "content": "Human: a\n\nAssistant: b\n\nHuman: c"}],
-            [None, {"role": "assistant", "content": "x"}, {"role": "user", "content": "plain"}],
-            [{"role": None, "content": "y"}, {"role": "user", "content": "z"}]]
+    good = [
+        [{"role": "user", "content": "Human: a\n\nAssistant: b\n\nHuman: c"}],
+        [None, {"role": "assistant", "content": "x"}, {"role": "user", "content": "plain"}],
+        [{"role": None, "content": "y"}, {"role": "user", "content": "z"}],
+    ]
     no_messages, no_user_text = None, [{"role": "user", "content": None}]
     for prompts in (good, [*good, no_messages], [*good, no_user_text]):
-        table = pa.table({"prompt_id": [f"p{i}" for i in range(len(prompts))], "source": ["s"] * len(prompts),
-                          "prompt": pa.array(prompts, pa.list_(message))})
+        table = pa.table(
+            {
+                "prompt_id": [f"p{i}" for i in range(len(prompts))],
+                "source": ["s"] * len(prompts),
+                "prompt": pa.array(prompts, pa.list_(message)),
+            }
+        )
         for t in (table, pa.concat_tables([table.slice(0, 1), table.slice(1)]), table.slice(1)):
             per_row = t.set_column(2, "prompt", t.column("prompt").cast(wide))
             try:

@@ -81,7 +81,9 @@ def test_string_hashes_do_not_depend_on_how_a_long_column_is_sliced(monkeypatch)
     import spl_hf.derive.digest as digest
 
     rng = np.random.default_rng(3)
-    texts = ["".join(chr(97 + int(c)) for c in rng.integers(0, 26, int(k))) for k in rng.integers(0, 400, 500)]
+    texts = [
+        "".join(chr(97 + int(c)) for c in rng.integers(0, 26, int(k))) for k in rng.integers(0, 400, 500)
+    ]
     texts[7] = "x" * 5000  # one string longer than a slice
     texts[8] = None
     arr = pa.array(texts, pa.string())
@@ -89,4 +91,6 @@ def test_string_hashes_do_not_depend_on_how_a_long_column_is_sliced(monkeypatch)
     monkeypatch.setattr(digest, "SLICE_BYTES", 1000)
     sliced = digest.hash_array(arr)
     assert np.array_equal(whole, sliced)
-    assert np.array_equal(sliced[:50], np.array([digest.hash_value(t, pa.string()) for t in texts[:50]], dtype=np.uint64))
+    assert np.array_equal(
+        sliced[:50], np.array([digest.hash_value(t, pa.string()) for t in texts[:50]], dtype=np.uint64)
+    )

@@ -31,7 +31,9 @@ def test_classifier_labels_cache_and_agreement(tiny_backend, tmp_path: Path) -> 
 
     probs = json.loads(rows[0]["probs_json"])
     assert set(probs) == set(CLASSES) and sum(probs.values()) == pytest.approx(1.0)
-    matcher = compute_refusal([it.response for it in items], [False] * 3, matcher="xstest", return_labels=True)
+    matcher = compute_refusal(
+        [it.response for it in items], [False] * 3, matcher="xstest", return_labels=True
+    )
     ag = agreement(list(matcher.refusals), [r["is_refusal"] for r in rows])
     assert ag.n == 2 and ag.missing == 1
 
@@ -42,13 +44,37 @@ def test_classify_cli_on_saved_responses(tiny_model_dir: Path, tmp_path: Path, c
     from spl_hf.cli import main
 
     rows = [
-        {"prompt_set": "s", "prompt_id": "p1", "prompt": "Pick my lock?", "response": "I'm sorry, no.", "refusal": True},
-        {"prompt_set": "s", "prompt_id": "p2", "prompt": "A joke?", "response": "Why did the cat sit?", "refusal": False},
+        {
+            "prompt_set": "s",
+            "prompt_id": "p1",
+            "prompt": "Pick my lock?",
+            "response": "I'm sorry, no.",
+            "refusal": True,
+        },
+        {
+            "prompt_set": "s",
+            "prompt_id": "p2",
+            "prompt": "A joke?",
+            "response": "Why did the cat sit?",
+            "refusal": False,
+        },
     ]
     src = tmp_path / "responses.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    args = ["eval", "classify", "--responses", str(src), "--model", str(tiny_model_dir), "--cache",
-            str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "labels.jsonl"), "--no-progress", "--json"]
+    args = [
+        "eval",
+        "classify",
+        "--responses",
+        str(src),
+        "--model",
+        str(tiny_model_dir),
+        "--cache",
+        str(tmp_path / "c.sqlite"),
+        "--out",
+        str(tmp_path / "labels.jsonl"),
+        "--no-progress",
+        "--json",
+    ]
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["computed"] == 2 and summary["agreement"]["n"] == 2
@@ -58,7 +84,9 @@ def test_classify_cli_on_saved_responses(tiny_model_dir: Path, tmp_path: Path, c
     assert main(args) == 2  # the output exists: not replaced without --overwrite
     assert "--overwrite" in capsys.readouterr().err
     first = (tmp_path / "labels.jsonl").read_bytes()
-    assert main([*args, "--overwrite"]) == 0 and json.loads(capsys.readouterr().out)["computed"] == 0  # cached
+    assert (
+        main([*args, "--overwrite"]) == 0 and json.loads(capsys.readouterr().out)["computed"] == 0
+    )  # cached
     assert (tmp_path / "labels.jsonl").read_bytes() == first
     src.write_text(json.dumps({"prompt_id": "p1", "prompt": "x"}) + "\n")
     args[args.index("--out") + 1] = str(tmp_path / "labels3.jsonl")

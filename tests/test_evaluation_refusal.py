@@ -12,8 +12,20 @@ from spl_hf.cli import main
 from spl_hf.evaluation import EvalConfig, RefusalEvaluator, at_limit_table, load_prompt_set, read_run
 from spl_hf.evaluation.batch import generate_batch
 
-REQUIRED = ("prompt_set", "matcher", "matcher_hash", "n", "n_refusals", "refusal_rate", "at_limit",
-            "at_limit_rate", "max_new_tokens", "model", "adapter", "seed")
+REQUIRED = (
+    "prompt_set",
+    "matcher",
+    "matcher_hash",
+    "n",
+    "n_refusals",
+    "refusal_rate",
+    "at_limit",
+    "at_limit_rate",
+    "max_new_tokens",
+    "model",
+    "adapter",
+    "seed",
+)
 
 
 def run_cli(args: list[str], capsys) -> tuple[int, dict]:
@@ -23,8 +35,24 @@ def run_cli(args: list[str], capsys) -> tuple[int, dict]:
 
 
 def eval_args(model: Path, out: Path, *extra: str) -> list[str]:
-    return ["eval", "refusal", "--model", str(model), "--samples", "--limit", "3", "--max-new-tokens", "6",
-            "--batch-size", "2", "--out", str(out), "--no-progress", "--json", *extra]
+    return [
+        "eval",
+        "refusal",
+        "--model",
+        str(model),
+        "--samples",
+        "--limit",
+        "3",
+        "--max-new-tokens",
+        "6",
+        "--batch-size",
+        "2",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--json",
+        *extra,
+    ]
 
 
 def test_eval_writes_resumes_and_is_deterministic(tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
@@ -100,8 +128,21 @@ def make_run(tiny_model_dir: Path, run: Path, seed: int | None = 3) -> Path:
 
 def test_eval_of_a_run_folder(tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
     run = make_run(tiny_model_dir, tmp_path / "runs" / "spl" / "seed3")
-    args = ["eval", "refusal", "--run", str(run), "--samples", "--prompts", "or_bench_toxic", "--limit", "2",
-            "--max-new-tokens", "4", "--no-progress", "--json"]
+    args = [
+        "eval",
+        "refusal",
+        "--run",
+        str(run),
+        "--samples",
+        "--prompts",
+        "or_bench_toxic",
+        "--limit",
+        "2",
+        "--max-new-tokens",
+        "4",
+        "--no-progress",
+        "--json",
+    ]
     code, _ = run_cli(args, capsys)
     assert code == 0
     metrics = json.loads((run / "eval" / "or_bench_toxic" / "metrics.json").read_text())
@@ -116,7 +157,8 @@ def test_eval_of_a_run_folder(tiny_model_dir: Path, tmp_path: Path, capsys) -> N
     # Table XIV from the sweep layout: per seed and pooled.
     table = at_limit_table(tmp_path / "runs")
     assert [(r["condition"], r["seed"], r["prompt_set"]) for r in table] == [
-        ("spl", 3, "or_bench_toxic"), ("spl", "all", "or_bench_toxic")
+        ("spl", 3, "or_bench_toxic"),
+        ("spl", "all", "or_bench_toxic"),
     ]
     assert table[0]["n"] == 2 and table[0]["at_limit"] == table[1]["at_limit"]
 
@@ -141,7 +183,9 @@ def test_run_folder_contract_errors(tiny_model_dir: Path, tmp_path: Path) -> Non
 def fake_metrics(root: Path, cond: str, seed: int, ps: str, n: int, k: int) -> None:
     folder = root / cond / f"seed{seed}" / "eval" / ps
     folder.mkdir(parents=True)
-    (folder / "metrics.json").write_text(json.dumps({"prompt_set": ps, "n": n, "at_limit": k, "max_new_tokens": 200}))
+    (folder / "metrics.json").write_text(
+        json.dumps({"prompt_set": ps, "n": n, "at_limit": k, "max_new_tokens": 200})
+    )
 
 
 def test_at_limit_table_pools_seeds_and_names_gaps(tmp_path: Path, capsys) -> None:
@@ -160,7 +204,9 @@ def test_at_limit_table_pools_seeds_and_names_gaps(tmp_path: Path, capsys) -> No
         at_limit_table(tmp_path)
     shutil.rmtree(tmp_path / "spl")
     (tmp_path / "judge" / "seed2" / "eval" / "or_bench_toxic" / "metrics.json").unlink()
-    with pytest.raises(ValueError, match=r"judge/seed2: no evaluation of prompt set\(s\) \['or_bench_toxic'\]"):
+    with pytest.raises(
+        ValueError, match=r"judge/seed2: no evaluation of prompt set\(s\) \['or_bench_toxic'\]"
+    ):
         at_limit_table(tmp_path)
 
 
@@ -185,9 +231,12 @@ def test_demo_step_prints_the_refusal_table(tiny_model_dir: Path, tmp_path: Path
             assert f"{policy:<8} {ps}" in text
             metrics = json.loads((tmp_path / "demo" / "eval" / policy / ps / "metrics.json").read_text())
             assert metrics["n"] == DEMO_PROMPTS_PER_SET
-    assert "+adapter-sha256:" in json.loads(
-        (tmp_path / "demo" / "eval" / "adapter" / "or_bench_toxic" / "metrics.json").read_text()
-    )["model_revision"]
+    assert (
+        "+adapter-sha256:"
+        in json.loads(
+            (tmp_path / "demo" / "eval" / "adapter" / "or_bench_toxic" / "metrics.json").read_text()
+        )["model_revision"]
+    )
 
 
 def test_adapter_on_other_base_weights_is_refused(tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
@@ -195,7 +244,10 @@ def test_adapter_on_other_base_weights_is_refused(tiny_model_dir: Path, tmp_path
     record = json.loads((run / "run.json").read_text())
     record["model"] = {"model_id": "x", "revision": "dir-sha256:0000"}
     (run / "run.json").write_text(json.dumps(record))
-    assert main(["eval", "refusal", "--run", str(run), "--samples", "--limit", "1", "--max-new-tokens", "2"]) == 2
+    assert (
+        main(["eval", "refusal", "--run", str(run), "--samples", "--limit", "1", "--max-new-tokens", "2"])
+        == 2
+    )
     assert "adapter trained on base weights dir-sha256:0000" in capsys.readouterr().err
 
 
@@ -211,7 +263,11 @@ def test_prompt_sets_from_a_pinned_hub_revision_and_local_files(monkeypatch, tmp
 
     monkeypatch.setattr(source_io, "read_hub", fake_read_hub)
     ps = load_prompt_set("or_bench_hard_1k", None, revision="0123abcd")
-    assert (seen[0].repo, seen[0].config, seen[0].revision) == ("bench-llm/or-bench", "or-bench-hard-1k", "0123abcd")
+    assert (seen[0].repo, seen[0].config, seen[0].revision) == (
+        "bench-llm/or-bench",
+        "or-bench-hard-1k",
+        "0123abcd",
+    )
     assert ps.location.endswith("revision=0123abcd") and len(ps.prompts) == 1
     assert ps.quarantined[0]["reason"] == "empty_prompt"  # reported, not dropped silently
     local = tmp_path / "toxic.csv"

@@ -11,7 +11,6 @@ from datasets import Features, Value, concatenate_datasets, load_dataset
 
 from spl_hf.cli import main
 from spl_hf.hub.folder import ConfigData, verify_manifest, write_dataset_folder, yaml_metadata
-from tests.hub_fixtures import builds  # noqa: F401
 
 FRESH = "force_redownload"  # datasets keys a local folder's Arrow cache by its name, not its bytes
 
@@ -30,7 +29,7 @@ def _same(a, b) -> None:
     assert a.data.table.equals(b.data.table.cast(a.features.arrow_schema))
 
 
-def test_preferences_train_is_the_per_source_splits_stored_once(builds):  # noqa: F811
+def test_preferences_train_is_the_per_source_splits_stored_once(builds):
     folder = builds["spl"]
     splits = _declared(folder, "preferences")
     sources = [s for s in splits if s != "train"]
@@ -40,7 +39,7 @@ def test_preferences_train_is_the_per_source_splits_stored_once(builds):  # noqa
     _same(dd["train"], concatenate_datasets([dd[s] for s in sources]))
 
 
-def test_tenet_all_is_the_per_tenet_configs_stored_once(builds):  # noqa: F811
+def test_tenet_all_is_the_per_tenet_configs_stored_once(builds):
     folder = builds["tenets"]
     (paths,) = _declared(folder, "all").values()
     assert not (folder / "all").exists()
@@ -83,7 +82,7 @@ def yaml_metadata_checked(configs):
     return yaml_metadata(configs)
 
 
-def test_cards_state_the_licence_and_how_histories_are_flattened(builds):  # noqa: F811
+def test_cards_state_the_licence_and_how_histories_are_flattened(builds):
     spl = _card(builds["spl"])
     assert spl["license"] == "other" and spl["license_name"] == "spl-source-licenses"
     assert spl["license_link"] == "LICENSE.md" and (builds["spl"] / "LICENSE.md").is_file()
@@ -95,7 +94,7 @@ def test_cards_state_the_licence_and_how_histories_are_flattened(builds):  # noq
     assert "default 6000 characters" in tenet_card
 
 
-def test_card_command_regenerates_the_card_without_rebuilding(builds, tmp_path, capsys):  # noqa: F811
+def test_card_command_regenerates_the_card_without_rebuilding(builds, tmp_path, capsys):
     for name in ("spl", "tenets"):
         copy = tmp_path / name
         shutil.copytree(builds[name], copy)

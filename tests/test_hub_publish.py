@@ -15,11 +15,11 @@ from spl_hf.cli import main
 from spl_hf.hub.folder import sha256_file
 from spl_hf.hub.publish import build_files, publish
 from spl_hf.hub.roundtrip import split_digests
-from tests.hub_fixtures import TOKEN, builds, client_env, hub, hub_client, remote_digests  # noqa: F401
+from tests.hub_fixtures import TOKEN, client_env, remote_digests
 
 
 @pytest.fixture(scope="module")
-def local(builds):  # noqa: F811
+def local(builds):
     """What load_dataset gives on each local build folder, per config/split."""
     return {
         "spl": split_digests(str(builds["spl"])),
@@ -29,7 +29,7 @@ def local(builds):  # noqa: F811
 
 
 @pytest.fixture(scope="module")
-def published(hub, builds):  # noqa: F811
+def published(hub, builds):
     """Both builds pushed at the same time: the tenet build by the CLI, the SPL build by publish()."""
     import huggingface_hub.constants
 
@@ -63,30 +63,38 @@ def published(hub, builds):  # noqa: F811
             t.join()
         assert not errors, errors
         out = results["cli_out"]
-        results["tenets_sha"] = next(line.split()[1] for line in out.splitlines() if line.startswith("commit "))
+        results["tenets_sha"] = next(
+            line.split()[1] for line in out.splitlines() if line.startswith("commit ")
+        )
         # Then the SPL build again, reshaped: a source gone, every shard renamed.
         results["reshaped"] = publish(builds["spl_reshaped"], "org/spl", message="reshaped")
     return results
 
 
 @pytest.fixture(scope="module")
-def remote(published, hub, tmp_path_factory):  # noqa: F811
+def remote(published, hub, tmp_path_factory):
     """Every config/split loaded back by ONE new process with an empty HF_HOME, pinned by sha."""
-    return remote_digests(client_env(hub, tmp_path_factory.mktemp("fresh-home")), [
-        ("org/spl", published["spl"].commit_sha),  # the first release, after the reshaped one replaced it
-        ("org/tenets", published["tenets_sha"]),
-        ("org/spl", published["reshaped"].commit_sha, ["preferences"]),
-    ])
+    return remote_digests(
+        client_env(hub, tmp_path_factory.mktemp("fresh-home")),
+        [
+            ("org/spl", published["spl"].commit_sha),  # the first release, after the reshaped one replaced it
+            ("org/tenets", published["tenets_sha"]),
+            ("org/spl", published["reshaped"].commit_sha, ["preferences"]),
+        ],
+    )
 
 
-def test_two_builds_pushed_concurrently_load_back_identical(published, remote, local, builds):  # noqa: F811
+def test_two_builds_pushed_concurrently_load_back_identical(published, remote, local, builds):
     out = published["cli_out"]
     assert published["cli_rc"] == 0 and TOKEN not in out
     sha = published["tenets_sha"]
     assert f'load_dataset("org/tenets", "all", split="train", revision="{sha}")' in out
     spl = published["spl"]
     assert spl.files == build_files(builds["spl"]) and spl.configs == ["preferences", "derivations"]
-    assert spl.load_line() == f'load_dataset("org/spl", "preferences", split="train", revision="{spl.commit_sha}")'
+    assert (
+        spl.load_line()
+        == f'load_dataset("org/spl", "preferences", split="train", revision="{spl.commit_sha}")'
+    )
     assert set(spl.to_json()) == {"repo_id", "commit_sha", "files", "configs"}
     # Every config and split: same Features, same rows in the same order as the local folder.
     assert remote[0] == local["spl"] and remote[1] == local["tenets"]
@@ -94,7 +102,12 @@ def test_two_builds_pushed_concurrently_load_back_identical(published, remote, l
 
 
 def test_republish_reshaped_removes_stale_files_and_old_commit_still_loads(
-    published, remote, local, builds, hub, hub_client  # noqa: F811
+    published,
+    remote,
+    local,
+    builds,
+    hub,
+    hub_client,
 ):
     from huggingface_hub import HfApi
 
@@ -103,7 +116,10 @@ def test_republish_reshaped_removes_stale_files_and_old_commit_still_loads(
     at_main = api.list_repo_files("org/spl", repo_type="dataset")
     assert sorted(at_main) == sorted(build_files(builds["spl_reshaped"]))
     gone = set(build_files(builds["spl"])) - set(at_main)
-    assert "preferences/xstest-00000-of-00001.parquet" in gone and "derivations/ultrachat-00000-of-00001.parquet" in gone
+    assert (
+        "preferences/xstest-00000-of-00001.parquet" in gone
+        and "derivations/ultrachat-00000-of-00001.parquet" in gone
+    )
     assert sorted(new.deleted) == sorted(gone)
     commits = [c.commit_id for c in api.list_repo_commits("org/spl", repo_type="dataset")]
     assert commits[:2] == [new.commit_sha, old.commit_sha]
@@ -111,7 +127,9 @@ def test_republish_reshaped_removes_stale_files_and_old_commit_still_loads(
     assert "preferences/xstest" in remote[0] and "preferences/xstest" not in remote[2]
 
 
-def test_a_folder_that_does_not_audit_clean_is_refused(builds, hub, tmp_path, monkeypatch, capsys, hub_client):  # noqa: F811
+def test_a_folder_that_does_not_audit_clean_is_refused(
+    builds, hub, tmp_path, monkeypatch, capsys, hub_client
+):
     from huggingface_hub import HfApi
     from huggingface_hub.errors import RepositoryNotFoundError
 
@@ -130,16 +148,24 @@ def test_a_folder_that_does_not_audit_clean_is_refused(builds, hub, tmp_path, mo
     # With the manifest made to agree, the row audit itself refuses it.
     manifest = edited / "MANIFEST.sha256"
     rel = shard.relative_to(edited).as_posix()
-    manifest.write_text("".join(f"{sha256_file(shard)}  {rel}\n" if line.endswith(f"  {rel}") else line + "\n"
-                                for line in manifest.read_text().splitlines()))
+    manifest.write_text(
+        "".join(
+            f"{sha256_file(shard)}  {rel}\n" if line.endswith(f"  {rel}") else line + "\n"
+            for line in manifest.read_text().splitlines()
+        )
+    )
     assert main(["publish", str(edited), "--repo-id", "org/edited"]) == 2
     err = capsys.readouterr().err
-    assert "does not audit clean" in err and "1 of 216 rows do not reproduce" in err and rows[0]["pair_id"] in err
+    assert (
+        "does not audit clean" in err
+        and "1 of 216 rows do not reproduce" in err
+        and rows[0]["pair_id"] in err
+    )
     with pytest.raises(RepositoryNotFoundError):  # refused before anything was created
         HfApi(endpoint=hub.url, token=TOKEN).repo_info("org/edited", repo_type="dataset")
 
 
-def test_publish_without_a_token_is_refused_clearly(builds, hub, monkeypatch, capsys, hub_client):  # noqa: F811
+def test_publish_without_a_token_is_refused_clearly(builds, hub, monkeypatch, capsys, hub_client):
     monkeypatch.setenv("HF_ENDPOINT", hub.url)
     monkeypatch.delenv("HF_TOKEN", raising=False)
     monkeypatch.setenv("HF_HOME", str(builds["spl"].parent / "empty-home"))  # no stored login either
@@ -148,24 +174,37 @@ def test_publish_without_a_token_is_refused_clearly(builds, hub, monkeypatch, ca
     assert "401" in err and "HF_TOKEN" in err
 
 
-def test_a_tampered_file_pushed_is_served_as_pushed(published, builds, hub, tmp_path, hub_client):  # noqa: F811
+def test_a_tampered_file_pushed_is_served_as_pushed(published, builds, hub, tmp_path, hub_client):
     """The server stores what it is given: an audit by repo id must see the tampered bytes."""
     from huggingface_hub import CommitOperationAdd, HfApi, snapshot_download
 
     api = HfApi(endpoint=hub.url, token=TOKEN)
-    rel = next(p for p in build_files(builds["tenets"]) if p.endswith(".parquet") and not p.startswith("judge"))
+    rel = next(
+        p for p in build_files(builds["tenets"]) if p.endswith(".parquet") and not p.startswith("judge")
+    )
     data = bytearray((builds["tenets"] / rel).read_bytes())
     data[len(data) // 2] ^= 0xFF
-    info = api.create_commit("org/tenets", [CommitOperationAdd(rel, bytes(data))], commit_message="tamper",
-                             repo_type="dataset")
-    snap = snapshot_download("org/tenets", repo_type="dataset", revision=info.oid, endpoint=hub.url, token=TOKEN,
-                             cache_dir=tmp_path / "cache")
+    info = api.create_commit(
+        "org/tenets", [CommitOperationAdd(rel, bytes(data))], commit_message="tamper", repo_type="dataset"
+    )
+    snap = snapshot_download(
+        "org/tenets",
+        repo_type="dataset",
+        revision=info.oid,
+        endpoint=hub.url,
+        token=TOKEN,
+        cache_dir=tmp_path / "cache",
+    )
     assert (tmp_path / snap / rel).read_bytes() == bytes(data) != (builds["tenets"] / rel).read_bytes()
     assert not list((tmp_path / snap / "all").glob("*"))  # `all` stores no file of its own
 
 
 def test_audit_by_repo_id_passes_the_release_and_reports_the_tampered_commit(
-    published, builds, hub, tmp_path, hub_client  # noqa: F811
+    published,
+    builds,
+    hub,
+    tmp_path,
+    hub_client,
 ):
     """`spl-hf audit ORG/NAME --revision SHA` over HTTP: the published commit audits clean, a tampered one fails."""
     from huggingface_hub import CommitOperationAdd, HfApi
@@ -176,15 +215,24 @@ def test_audit_by_repo_id_passes_the_release_and_reports_the_tampered_commit(
     clean = run_cli(["audit", "org/tenets", "--revision", published["tenets_sha"], "--json"], env)
     assert clean.returncode == 0, clean.stderr[-2000:]
     assert '"reproduced"' in clean.stdout and TOKEN not in clean.stdout + clean.stderr
-    rel = next(p for p in build_files(builds["tenets"]) if p.endswith(".parquet") and not p.startswith("judge"))
+    rel = next(
+        p for p in build_files(builds["tenets"]) if p.endswith(".parquet") and not p.startswith("judge")
+    )
     table = pq.read_table(builds["tenets"] / rel)
-    edited = table.set_column(table.schema.get_field_index("score"), "score",
-                              pa.array([s + 0.25 for s in table.column("score").to_pylist()]))
+    edited = table.set_column(
+        table.schema.get_field_index("score"),
+        "score",
+        pa.array([s + 0.25 for s in table.column("score").to_pylist()]),
+    )
     sink = pa.BufferOutputStream()
     pq.write_table(edited, sink)
     info = HfApi(endpoint=hub.url, token=TOKEN).create_commit(
-        "org/tenets", [CommitOperationAdd(rel, sink.getvalue().to_pybytes())], commit_message="edit scores",
-        repo_type="dataset", parent_commit=None)
+        "org/tenets",
+        [CommitOperationAdd(rel, sink.getvalue().to_pybytes())],
+        commit_message="edit scores",
+        repo_type="dataset",
+        parent_commit=None,
+    )
     tampered = run_cli(["audit", "org/tenets", "--revision", info.oid, "--json"], env)
     assert tampered.returncode == 1, tampered.stdout[-2000:] + tampered.stderr[-2000:]
     assert rel in tampered.stdout and "score" in tampered.stdout

@@ -15,16 +15,33 @@ MODEL = ("torch", "transformers", "vllm", "accelerate", "peft", "trl")
 # modules -> spl_hf packages none of them may pull in (besides the model libraries)
 LAYERS = {
     "pure": (
-        ("spl_hf.schema", "spl_hf.rules", "spl_hf.derive", "spl_hf.assign", "spl_hf.tenets", "spl_hf.contract",
-         "spl_hf.jsonl", "spl_hf.decontam"),
+        (
+            "spl_hf.schema",
+            "spl_hf.rules",
+            "spl_hf.derive",
+            "spl_hf.assign",
+            "spl_hf.tenets",
+            "spl_hf.contract",
+            "spl_hf.jsonl",
+            "spl_hf.decontam",
+        ),
         ("spl_hf.backends", "spl_hf.build", "spl_hf.audit", "spl_hf.hub", "spl_hf.sources"),
     ),
     "sources": (("spl_hf.sources",), ("spl_hf.backends", "spl_hf.build", "spl_hf.audit")),
     "audit": (
-        ("spl_hf.audit", "spl_hf.audit.tenets", "spl_hf.audit.provenance", "spl_hf.audit.hub", "spl_hf.cli.audit"),
+        (
+            "spl_hf.audit",
+            "spl_hf.audit.tenets",
+            "spl_hf.audit.provenance",
+            "spl_hf.audit.hub",
+            "spl_hf.cli.audit",
+        ),
         ("spl_hf.backends", "spl_hf.build"),
     ),
-    "build": (("spl_hf.build", "spl_hf.build.tenets", "spl_hf.build.spl"), ("spl_hf.backends", "spl_hf.audit")),
+    "build": (
+        ("spl_hf.build", "spl_hf.build.tenets", "spl_hf.build.spl"),
+        ("spl_hf.backends", "spl_hf.audit"),
+    ),
 }
 
 PROBE = """
@@ -38,9 +55,12 @@ print(json.dumps(sorted(sys.modules)))
 @pytest.fixture(scope="module")
 def loaded() -> dict[str, list[str]]:
     """The modules each layer's imports load, probed in fresh interpreters running side by side."""
-    procs = {layer: subprocess.Popen([sys.executable, "-c", PROBE, *modules], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
-             for layer, (modules, _) in LAYERS.items()}
+    procs = {
+        layer: subprocess.Popen(
+            [sys.executable, "-c", PROBE, *modules], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for layer, (modules, _) in LAYERS.items()
+    }
     out = {}
     for layer, proc in procs.items():
         stdout, stderr = proc.communicate(timeout=300)
@@ -54,7 +74,9 @@ def test_layer_imports_no_model_code_and_no_sibling_layer(loaded, layer):
     _, forbidden_packages = LAYERS[layer]
     model = sorted({m.split(".")[0] for m in loaded[layer] if m.split(".")[0] in MODEL})
     assert model == [], f"{layer} layer imports model code: {model}"
-    forbidden = sorted(m for m in loaded[layer] if any(m == f or m.startswith(f + ".") for f in forbidden_packages))
+    forbidden = sorted(
+        m for m in loaded[layer] if any(m == f or m.startswith(f + ".") for f in forbidden_packages)
+    )
     assert forbidden == [], f"{layer} layer imports {forbidden}"
 
 

@@ -33,8 +33,15 @@ def test_config_name_chooses_the_matcher(config: str) -> None:
     got = load(config).compute(predictions=TEXTS, at_limit=LIMIT)
     want = compute_refusal(TEXTS, LIMIT, matcher=config).to_dict()
     assert got["matcher"] == config and got["matcher_hash"] == MATCHERS[config].hash
-    for key in ("n", "n_refusals", "refusal_rate", "at_limit", "at_limit_rate", "refusal_rate_at_limit",
-                "refusal_rate_not_at_limit"):
+    for key in (
+        "n",
+        "n_refusals",
+        "refusal_rate",
+        "at_limit",
+        "at_limit_rate",
+        "refusal_rate_at_limit",
+        "refusal_rate_not_at_limit",
+    ):
         assert got[key] == want[key]
 
 
@@ -53,7 +60,9 @@ def test_load_options_are_honoured_and_compute_overrides() -> None:
     assert got["matched"] == ["i'm sorry", None, None, "no."]
     assert got["per_category"]["a"] == {"n": 2, "n_refusals": 1, "refusal_rate": 0.5, "at_limit": 1}
     assert "refusals" not in m.compute(predictions=TEXTS, at_limit=LIMIT, return_labels=False)
-    assert load("xstest", matcher="advbench").compute(predictions=TEXTS, at_limit=LIMIT)["matcher"] == "advbench"
+    assert (
+        load("xstest", matcher="advbench").compute(predictions=TEXTS, at_limit=LIMIT)["matcher"] == "advbench"
+    )
 
 
 def test_works_inside_combine() -> None:

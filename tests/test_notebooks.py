@@ -11,9 +11,17 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 # What each notebook's output must show: the point it exists to make.
 EXPECTED = {
     "spl_audit_walkthrough.ipynb": ["->"],  # the counterfactual cell found changed labels
-    "tenet_assignment.ipynb": ["certificate verified: True", "tampered assignment verified: False",
-                               "each prompt used once: True"],
-    "refusal_across_seeds.ipynb": ["ILLUSTRATIVE", "prompt_shared − judge", "Table XIV", "one seed: no standard"],
+    "tenet_assignment.ipynb": [
+        "certificate verified: True",
+        "tampered assignment verified: False",
+        "each prompt used once: True",
+    ],
+    "refusal_across_seeds.ipynb": [
+        "ILLUSTRATIVE",
+        "prompt_shared − judge",
+        "Table XIV",
+        "one seed: no standard",
+    ],
     "panel_agreement.ipynb": ["Table V", "Table XI", "Table XII", "-> reference: None"],
 }
 

@@ -164,7 +164,10 @@ def test_replace_with_overwrite_and_permissions_follow_umask(tmp_path, umask022)
     write_dataset_folder(out, configs(2), "# one\n")
     written = write_dataset_folder(out, configs(5), "# two\n", overwrite=True)
     assert (out / "README.md").read_text() == "# two\n"
-    assert verify_manifest(out) == [] and set(written.files) == {"README.md", "data/train-00000-of-00001.parquet"}
+    assert verify_manifest(out) == [] and set(written.files) == {
+        "README.md",
+        "data/train-00000-of-00001.parquet",
+    }
     assert not (out / MARKER).exists()
     assert temps(out) == []
     for p in [out, *out.rglob("*")]:

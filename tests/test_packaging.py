@@ -16,10 +16,16 @@ from tests.conftest import REPO
 
 def _source_copy(dest: Path) -> Path:
     """The files git would ship (tracked and new, not ignored): no build leftovers, no .venv."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO, capture_output=True, check=True,
-    ).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for rel in filter(None, listed):
         src = REPO / rel
         if src.is_file() and not src.is_symlink():
@@ -33,7 +39,9 @@ def test_wheel_installs_and_builds_and_audits_outside_the_repo(tmp_path: Path) -
     src = _source_copy(tmp_path / "src")
     dist = tmp_path / "dist"
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(dist), str(src)], check=True)
+    subprocess.run(
+        [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(dist), str(src)], check=True
+    )
     (wheel,) = dist.glob("spl_hf-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     cards = sorted(p.name for p in (REPO / "cards").glob("*.j2"))
@@ -47,11 +55,23 @@ def test_wheel_installs_and_builds_and_audits_outside_the_repo(tmp_path: Path) -
     env = {**os.environ, "PYTHONPATH": str(target)}  # the installed copy only, never the repository
 
     def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "spl_hf.cli", *args], cwd=work, env=env,
-                              capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            [sys.executable, "-m", "spl_hf.cli", *args],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
 
-    where = subprocess.run([sys.executable, "-c", "import spl_hf; print(spl_hf.__file__)"], cwd=work, env=env,
-                           capture_output=True, text=True, check=True).stdout
+    where = subprocess.run(
+        [sys.executable, "-c", "import spl_hf; print(spl_hf.__file__)"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert where.startswith(str(target))
     built = cli("derive", "--out", "release")
     assert built.returncode == 0, built.stderr[-2000:]

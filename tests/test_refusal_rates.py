@@ -8,9 +8,35 @@ import pytest
 from spl_hf.refusal import MATCHERS, agreement, compute_refusal, match_array, match_one
 
 PIECES = [
-    "I'm sorry", "I’m sorry", "sorry", "Sorry", "No,", "No.", "no", "I cannot", "I can’t", "As an AI",
-    "As an", "illegal", "unethical", "Sure", "The", "Certainly", "Here is", "It's illegal", "I am designed",
-    "can't", "Hello!", "i won't", "Unfortunately, I cannot", "ünïcode", "", " ", "\n", "\t", "\u00a0",
+    "I'm sorry",
+    "I’m sorry",
+    "sorry",
+    "Sorry",
+    "No,",
+    "No.",
+    "no",
+    "I cannot",
+    "I can’t",
+    "As an AI",
+    "As an",
+    "illegal",
+    "unethical",
+    "Sure",
+    "The",
+    "Certainly",
+    "Here is",
+    "It's illegal",
+    "I am designed",
+    "can't",
+    "Hello!",
+    "i won't",
+    "Unfortunately, I cannot",
+    "ünïcode",
+    "",
+    " ",
+    "\n",
+    "\t",
+    "\u00a0",
 ]
 
 
@@ -18,7 +44,9 @@ def random_responses(rng: np.random.Generator, n: int) -> list[str]:
     out = []
     for _ in range(n):
         k = int(rng.integers(0, 5))
-        out.append("".join(PIECES[int(i)] + rng.choice(["", " ", ", "]) for i in rng.integers(0, len(PIECES), k)))
+        out.append(
+            "".join(PIECES[int(i)] + rng.choice(["", " ", ", "]) for i in rng.integers(0, len(PIECES), k))
+        )
     return out
 
 
@@ -75,7 +103,10 @@ def test_numpy_and_arrow_inputs() -> None:
         ({"predictions": ["a", "b"], "at_limit": [True]}, r"at_limit: 1 values for 2 predictions"),
         ({"predictions": ["a"], "at_limit": [True], "categories": ["x", "y"]}, r"categories: 2 values for 1"),
         ({"predictions": ["a", None], "at_limit": [True, False]}, r"predictions\[1\]"),
-        ({"predictions": ["a", 3], "at_limit": [True, False]}, r"predictions\[1\]: expected a string, got int"),
+        (
+            {"predictions": ["a", 3], "at_limit": [True, False]},
+            r"predictions\[1\]: expected a string, got int",
+        ),
         ({"predictions": ["a", "b"], "at_limit": [True, "yes"]}, r"at_limit\[1\]: expected true or false"),
         ({"predictions": ["a"], "at_limit": [True], "categories": [None]}, r"categories\[0\]"),
     ],
@@ -91,7 +122,10 @@ def test_agreement_counts_rate_kappa_confusion() -> None:
     ag = agreement(a, b)
     assert (ag.n, ag.n_agree, ag.missing) == (5, 4, 1)
     assert ag.rate == pytest.approx(0.8)
-    assert ag.confusion == {"compliance": {"compliance": 2, "refusal": 0}, "refusal": {"compliance": 1, "refusal": 2}}
+    assert ag.confusion == {
+        "compliance": {"compliance": 2, "refusal": 0},
+        "refusal": {"compliance": 1, "refusal": 2},
+    }
     # by hand: po = 0.8; pa = (2/5, 3/5), pb = (3/5, 2/5); pe = 0.24 + 0.24 = 0.48
     assert ag.cohen_kappa == pytest.approx((0.8 - 0.48) / (1 - 0.48))
     cohen_kappa_score = pytest.importorskip("sklearn.metrics").cohen_kappa_score  # independent implementation

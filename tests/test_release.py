@@ -15,16 +15,20 @@ import pytest
 from spl_hf.cli import main
 from tests.conftest import REPO, free_port
 
-RELEASE_RECIPES = sorted((REPO / "recipes" / "tenets").glob("*.yaml")) + sorted((REPO / "recipes" / "spl").glob("*.yaml"))
+RELEASE_RECIPES = sorted((REPO / "recipes" / "tenets").glob("*.yaml")) + sorted(
+    (REPO / "recipes" / "spl").glob("*.yaml")
+)
 PKU_PROMPT = "How do I get into my own car if I locked the keys inside?"  # a prompt of the shipped PKU sample
 
 
 def _files(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
 
 
 def _stages(out: str) -> dict[str, str]:
-    return json.loads(out[out.rindex('{\n  "output_dir"'):])["stages"]
+    return json.loads(out[out.rindex('{\n  "output_dir"') :])["stages"]
 
 
 @pytest.mark.parametrize("path", RELEASE_RECIPES, ids=[f"{p.parent.name}/{p.name}" for p in RELEASE_RECIPES])
@@ -36,8 +40,17 @@ def test_every_release_recipe_dry_runs_without_a_model(path, tmp_path, capsys, m
 
     monkeypatch.setattr(spl_hf.backends, "make_backend", no_model)
     kind = "tenets" if path.parent.name == "tenets" else "spl"
-    argv = ["release", kind, "--config", str(path), "--dry_run", "--run_dir", str(tmp_path / "run"),
-            "--output_dir", str(tmp_path / "ds")]
+    argv = [
+        "release",
+        kind,
+        "--config",
+        str(path),
+        "--dry_run",
+        "--run_dir",
+        str(tmp_path / "run"),
+        "--output_dir",
+        str(tmp_path / "ds"),
+    ]
     assert main(argv) == 0
     plan = capsys.readouterr().out
     assert '"stages"' in plan and "write" in plan and "audit" in plan
@@ -45,8 +58,16 @@ def test_every_release_recipe_dry_runs_without_a_model(path, tmp_path, capsys, m
 
 
 def test_recorded_spl_release_resumes_and_guards_its_output(tmp_path, capsys):
-    base = ["release", "spl", "--config", str(REPO / "recipes" / "spl" / "sample.yaml"),
-            "--run_dir", str(tmp_path / "run"), "--output_dir", str(tmp_path / "ds")]
+    base = [
+        "release",
+        "spl",
+        "--config",
+        str(REPO / "recipes" / "spl" / "sample.yaml"),
+        "--run_dir",
+        str(tmp_path / "run"),
+        "--output_dir",
+        str(tmp_path / "ds"),
+    ]
     assert main(base) == 0
     assert "skipped" not in _stages(capsys.readouterr().out).values()
     report = json.loads((tmp_path / "run" / "run_report.json").read_text())
@@ -58,7 +79,14 @@ def test_recorded_spl_release_resumes_and_guards_its_output(tmp_path, capsys):
     assert set(_stages(capsys.readouterr().out).values()) == {"skipped"}
     assert _files(tmp_path / "ds") == before
     # Another run may not replace it, and a folder holding a user's file is refused untouched.
-    other = ["release", "spl", "--config", str(REPO / "recipes" / "spl" / "sample.yaml"), "--run_dir", str(tmp_path / "r2")]
+    other = [
+        "release",
+        "spl",
+        "--config",
+        str(REPO / "recipes" / "spl" / "sample.yaml"),
+        "--run_dir",
+        str(tmp_path / "r2"),
+    ]
     assert main([*other, "--output_dir", str(tmp_path / "ds")]) == 2
     user = tmp_path / "mine"
     user.mkdir()
@@ -69,10 +97,20 @@ def test_recorded_spl_release_resumes_and_guards_its_output(tmp_path, capsys):
 
 
 def _tenet_args(tmp_path: Path, model: Path, heldout: Path, **over: str) -> list[str]:
-    args = {"pools": "sample", "tenets": "no_preachy_tone,upfront_concerns,calibrated_caveats", "capacity": "1",
-            "threshold": "0.000001", "seed": "42", "model": str(model), "heldout": "or_bench_hard_1k",
-            "heldout_files": f"or_bench_hard_1k={heldout}", "run_dir": str(tmp_path / "run"),
-            "output_dir": str(tmp_path / "ds"), "progress": "false", **over}
+    args = {
+        "pools": "sample",
+        "tenets": "no_preachy_tone,upfront_concerns,calibrated_caveats",
+        "capacity": "1",
+        "threshold": "0.000001",
+        "seed": "42",
+        "model": str(model),
+        "heldout": "or_bench_hard_1k",
+        "heldout_files": f"or_bench_hard_1k={heldout}",
+        "run_dir": str(tmp_path / "run"),
+        "output_dir": str(tmp_path / "ds"),
+        "progress": "false",
+        **over,
+    }
     return ["release", "tenets", *[x for k, v in args.items() for x in (f"--{k}", v)]]
 
 
@@ -89,7 +127,14 @@ def test_tenet_release_decontaminates_resumes_and_recomputes_only_what_changed(
 ):
     assert main(_tenet_args(tmp_path, tiny_model_dir, heldout_csv)) == 0
     first = _stages(capsys.readouterr().out)
-    assert "skipped" not in first.values() and list(first) == ["read", "decontaminate", "judge", "assign", "write", "audit"]
+    assert "skipped" not in first.values() and list(first) == [
+        "read",
+        "decontaminate",
+        "judge",
+        "assign",
+        "write",
+        "audit",
+    ]
     report = json.loads((tmp_path / "run" / "run_report.json").read_text())
     counts = {s["name"]: s["counts"] for s in report["stages"]}
     assert counts["decontaminate"]["rows_removed"] == 1 and counts["decontaminate"]["prompts_removed"] == 1
@@ -97,11 +142,17 @@ def test_tenet_release_decontaminates_resumes_and_recomputes_only_what_changed(
     pid = removed.column("prompt_id")[0].as_py()
     assert removed.column("heldout")[0].as_py() == "or_bench_hard_1k"
     judged = pq.read_table(next((tmp_path / "run" / "stages").glob("judge-*")) / "scores.parquet")
-    assert pid not in set(judged.column("prompt_id").to_pylist()) and judged.num_rows == 3 * counts["decontaminate"]["rows_kept"]
+    assert (
+        pid not in set(judged.column("prompt_id").to_pylist())
+        and judged.num_rows == 3 * counts["decontaminate"]["rows_kept"]
+    )
     assert counts["audit"]["ok"] and counts["assign"]["tenets_kept"] == 3
     record = json.loads((tmp_path / "ds" / "decontamination.json").read_text())
     assert [r["prompt_id"] for r in record["removed"]] == [pid]
-    assert json.loads((tmp_path / "ds" / "build_report.json").read_text())["decontamination"]["rows_removed"] == 1
+    assert (
+        json.loads((tmp_path / "ds" / "build_report.json").read_text())["decontamination"]["rows_removed"]
+        == 1
+    )
     assert "## Decontamination" in (tmp_path / "ds" / "README.md").read_text()
     built = _files(tmp_path / "ds")
 
@@ -115,25 +166,41 @@ def test_tenet_release_decontaminates_resumes_and_recomputes_only_what_changed(
     assert _files(tmp_path / "ds") != built
 
 
-
-
 @pytest.mark.slow
 def test_two_processes_write_the_same_release_as_one(tmp_path, tiny_model_dir, heldout_csv):
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
     one = tmp_path / "one"
-    proc = subprocess.run([sys.executable, "-m", "spl_hf.cli", *_tenet_args(one, tiny_model_dir, heldout_csv)],
-                          env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "spl_hf.cli", *_tenet_args(one, tiny_model_dir, heldout_csv)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     two = tmp_path / "two"
     torchrun = Path(sys.executable).parent / "torchrun"
     proc = subprocess.run(
-        [str(torchrun), "--nproc_per_node", "2", "--master_port", str(free_port()), "-m", "spl_hf.cli",
-         *_tenet_args(two, tiny_model_dir, heldout_csv)],
-        env=env, capture_output=True, text=True, timeout=600,
+        [
+            str(torchrun),
+            "--nproc_per_node",
+            "2",
+            "--master_port",
+            str(free_port()),
+            "-m",
+            "spl_hf.cli",
+            *_tenet_args(two, tiny_model_dir, heldout_csv),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     judge = json.loads((two / "run" / "run_report.json").read_text())["stages"][2]
-    assert judge["name"] == "judge" and judge["counts"]["computed"] < judge["counts"]["scores"]  # rank 0's shard only
+    assert (
+        judge["name"] == "judge" and judge["counts"]["computed"] < judge["counts"]["scores"]
+    )  # rank 0's shard only
     assert _files(two / "ds") == _files(one / "ds")
 
 
@@ -141,8 +208,16 @@ def test_spl_release_writes_the_judge_comparison_from_recorded_verdicts(tmp_path
     from tests.conftest import write_verdicts
 
     verdicts = write_verdicts(tmp_path / "verdicts.jsonl")
-    base = ["release", "spl", "--config", str(REPO / "recipes" / "spl" / "sample.yaml"),
-            "--run_dir", str(tmp_path / "run"), "--output_dir", str(tmp_path / "ds")]
+    base = [
+        "release",
+        "spl",
+        "--config",
+        str(REPO / "recipes" / "spl" / "sample.yaml"),
+        "--run_dir",
+        str(tmp_path / "run"),
+        "--output_dir",
+        str(tmp_path / "ds"),
+    ]
     assert main([*base, "--recorded_verdicts", str(verdicts)]) == 0
     capsys.readouterr()
     report = json.loads((tmp_path / "run" / "run_report.json").read_text())

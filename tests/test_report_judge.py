@@ -35,7 +35,11 @@ def judge_rows(table: pa.Table, copy_all: bool = False):
             unlabeled += 1
             if unlabeled <= 5:
                 continue
-            va, vb = ("helpful_compliance", "unjustified_refusal") if unlabeled <= 9 else ("justified_refusal",) * 2
+            va, vb = (
+                ("helpful_compliance", "unjustified_refusal")
+                if unlabeled <= 9
+                else ("justified_refusal",) * 2
+            )
         rows.append({"pair_id": pid, "verdict_a": va, "verdict_b": vb})
     return rows
 
@@ -61,7 +65,9 @@ def test_common_support_and_composition(built_spl, tmp_path):
 def test_prompt_shared_column_matches_the_build_tables(built_spl, tmp_path):
     table = read_derivations(built_spl)
     r = compare_build(built_spl, write_jsonl(tmp_path / "j.jsonl", judge_rows(table, copy_all=True)))
-    expected = {(v.preferred_verdict, v.rejected_verdict): v.pairs for v in composition_tables(table).verdict_pairs}
+    expected = {
+        (v.preferred_verdict, v.rejected_verdict): v.pairs for v in composition_tables(table).verdict_pairs
+    }
     assert {(c.preferred_verdict, c.rejected_verdict): c.prompt_shared for c in r.composition} == expected
     assert r.common_support == r.same_choice == r.labeled_prompt_shared
 
@@ -87,8 +93,11 @@ def test_judge_verdicts_change_the_composition(built_spl, tmp_path):
 def test_per_response_verdict_rows_equal_pair_rows(built_spl, tmp_path):
     table = read_derivations(built_spl)
     rows = judge_rows(table)
-    per_response = [{"response_id": f"{r['pair_id']}/{s}", "prompt_id": "x", "verdict": r[f"verdict_{s}"]}
-                    for r in rows for s in "ab"]
+    per_response = [
+        {"response_id": f"{r['pair_id']}/{s}", "prompt_id": "x", "verdict": r[f"verdict_{s}"]}
+        for r in rows
+        for s in "ab"
+    ]
     a = compare_build(built_spl, write_jsonl(tmp_path / "pairs.jsonl", rows)).to_dict()
     b = compare_build(built_spl, write_jsonl(tmp_path / "resp.jsonl", per_response)).to_dict()
     assert {k: v for k, v in a.items() if k != "verdicts"} == {k: v for k, v in b.items() if k != "verdicts"}
@@ -98,7 +107,10 @@ def test_cli_writes_training_files_under_each_labeling(built_spl, tmp_path, caps
     table = read_derivations(built_spl)
     verdicts = write_jsonl(tmp_path / "judge.jsonl", judge_rows(table))
     out = tmp_path / "cmp"
-    assert main(["report", "judge", str(built_spl), "--verdicts", str(verdicts), "--out", str(out), "--json"]) == 0
+    assert (
+        main(["report", "judge", str(built_spl), "--verdicts", str(verdicts), "--out", str(out), "--json"])
+        == 0
+    )
     data = json.loads(capsys.readouterr().out)
     shared = pq.read_table(out / "common_support_prompt_shared.parquet").to_pylist()
     judge = pq.read_table(out / "common_support_judge.parquet").to_pylist()
@@ -117,12 +129,29 @@ def test_cli_writes_training_files_under_each_labeling(built_spl, tmp_path, caps
 @pytest.mark.parametrize(
     ("rows", "message"),
     [
-        ([{"pair_id": "nope", "verdict_a": "helpful_compliance", "verdict_b": "harmful_compliance"}],
-         "1 pair\\(s\\) not in the build"),
-        ([{"pair_id": "p", "verdict_a": "fine", "verdict_b": "harmful_compliance"}], "verdict_a 'fine' is not a verdict"),
-        ([{"pair_id": "p", "verdict_a": "helpful_compliance", "verdict_b": "harmful_compliance", "chosen": "b"}],
-         "has chosen='b' but its verdicts"),
-        ([{"pair_id": "p", "verdict_a": "helpful_compliance", "verdict_b": None}], "lacks a response verdict"),
+        (
+            [{"pair_id": "nope", "verdict_a": "helpful_compliance", "verdict_b": "harmful_compliance"}],
+            "1 pair\\(s\\) not in the build",
+        ),
+        (
+            [{"pair_id": "p", "verdict_a": "fine", "verdict_b": "harmful_compliance"}],
+            "verdict_a 'fine' is not a verdict",
+        ),
+        (
+            [
+                {
+                    "pair_id": "p",
+                    "verdict_a": "helpful_compliance",
+                    "verdict_b": "harmful_compliance",
+                    "chosen": "b",
+                }
+            ],
+            "has chosen='b' but its verdicts",
+        ),
+        (
+            [{"pair_id": "p", "verdict_a": "helpful_compliance", "verdict_b": None}],
+            "lacks a response verdict",
+        ),
         ([{"response_id": "p/a", "verdict": "helpful_compliance"}], "verdict for one response only: p"),
         ([{"response_id": "p-0", "verdict": "helpful_compliance"}], "'<pair_id>/a'"),
     ],
@@ -142,8 +171,17 @@ def test_not_a_build(tmp_path):
 
 
 def test_read_judge_labels_equal_ranks_give_no_label(tmp_path):
-    path = write_jsonl(tmp_path / "v.jsonl", [{"pair_id": "p", "verdict_a": "justified_refusal",
-                                               "verdict_b": "justified_refusal", "chosen": None}])
+    path = write_jsonl(
+        tmp_path / "v.jsonl",
+        [
+            {
+                "pair_id": "p",
+                "verdict_a": "justified_refusal",
+                "verdict_b": "justified_refusal",
+                "chosen": None,
+            }
+        ],
+    )
     assert read_judge_labels(path, RANKING)["p"].chosen is None
 
 
@@ -152,9 +190,16 @@ def test_without_a_verdict_file_the_build_s_own_judge_labels_are_compared(built_
     tables = json.loads((built_spl_judge / "build_report.json").read_text())["judge"]["tables"]
     assert result.verdicts == "judge_derivations"
     assert (result.common_support, result.same_choice, result.labeled_judge) == (
-        tables["common_support"], tables["same_choice"], tables["labeled_judge"])
+        tables["common_support"],
+        tables["same_choice"],
+        tables["labeled_judge"],
+    )
     # The composition the report counts is the one the card printed at build time.
-    assert [(r.preferred_verdict, r.rejected_verdict, r.prompt_shared, r.judge) for r in result.composition] == [
-        (r["preferred_verdict"], r["rejected_verdict"], r["prompt_shared"], r["judge"]) for r in tables["verdicts"]]
+    assert [
+        (r.preferred_verdict, r.rejected_verdict, r.prompt_shared, r.judge) for r in result.composition
+    ] == [
+        (r["preferred_verdict"], r["rejected_verdict"], r["prompt_shared"], r["judge"])
+        for r in tables["verdicts"]
+    ]
     assert main(["report", "judge", str(built_spl)]) == 2
     assert "has no verdict-judge labels of its own" in capsys.readouterr().err

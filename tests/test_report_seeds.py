@@ -35,7 +35,9 @@ def test_summaries_and_contrast_match_scipy(runs):
     x = rates("prompt_shared")
     assert s.rates == pytest.approx(x)
     assert s.summary.mean == pytest.approx(np.mean(x)) and s.summary.sd == pytest.approx(np.std(x, ddof=1))
-    assert (s.summary.ci_low, s.summary.ci_high) == pytest.approx(stats.ttest_1samp(x, 0).confidence_interval())
+    assert (s.summary.ci_low, s.summary.ci_high) == pytest.approx(
+        stats.ttest_1samp(x, 0).confidence_interval()
+    )
     assert s.summary.df == 4 and s.summary.t_critical == pytest.approx(2.776, abs=5e-4)
     c = next(c for c in rep.contrasts if c.prompt_set == HARD)
     y = rates("judge")
@@ -48,7 +50,9 @@ def test_summaries_and_contrast_match_scipy(runs):
 def test_default_contrasts_cover_every_pair_in_name_order(runs):
     rep = seed_report(load_runs(runs))
     assert [(c.prompt_set, c.contrast.first, c.contrast.second) for c in rep.contrasts] == [
-        (HARD, "judge", "prompt_shared"), ("or_bench_toxic", "judge", "prompt_shared")]
+        (HARD, "judge", "prompt_shared"),
+        ("or_bench_toxic", "judge", "prompt_shared"),
+    ]
 
 
 def test_markdown_tables(runs):
@@ -138,8 +142,12 @@ def test_cli_writes_report_and_figures(runs, tmp_path, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["contrasts"][0]["first"] == "prompt_shared" and data["contrasts"][0]["df"] == 4
     assert sorted(p.name for p in out.iterdir()) == [
-        ".spl_hf-output.json", "paired_prompt_shared_vs_judge.png", "refusal_by_condition.png", "report.json",
-        "report.md"]
+        ".spl_hf-output.json",
+        "paired_prompt_shared_vs_judge.png",
+        "refusal_by_condition.png",
+        "report.json",
+        "report.md",
+    ]
     png = (out / "refusal_by_condition.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
     first = {p.name: p.read_bytes() for p in out.iterdir()}
@@ -161,8 +169,11 @@ def test_cli_missing_seed_is_one_line_error(tmp_path):
     counts = {c: dict(v) for c, v in COUNTS.items()}
     del counts["prompt_shared"][2]
     root = write_runs(tmp_path / "runs", counts)
-    res = subprocess.run([sys.executable, "-m", "spl_hf.cli", "report", "seeds", str(root), "--no-figures"],
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "spl_hf.cli", "report", "seeds", str(root), "--no-figures"],
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 2
     assert "seed(s) [2] missing from 'prompt_shared'" in res.stderr and "Traceback" not in res.stderr
 
@@ -183,17 +194,25 @@ def test_illustrative_sweep_is_marked_and_readable(tmp_path):
 def test_one_seed_per_condition_still_reports_and_draws(tmp_path):
     from spl_hf.report import write_seed_report
 
-    root = write_runs(tmp_path / "runs", {"base": {0: {HARD: (300, 900)}}, "adapter": {0: {HARD: (250, 880)}}})
+    root = write_runs(
+        tmp_path / "runs", {"base": {0: {HARD: (300, 900)}}, "adapter": {0: {HARD: (250, 880)}}}
+    )
     report, out, written = write_seed_report(root, contrasts=[("adapter", "base")])
     k = report.contrasts[0].contrast
     assert k.differences == pytest.approx((100 * (250 - 300) / 1319,)) and k.summary.ci_low is None
     md = (out / "report.md").read_text()
     assert "adapter − base: one seed: no standard deviation or interval" in md
-    assert sorted(p.name for p in written) == ["paired_adapter_vs_base.png", "refusal_by_condition.png",
-                                               "report.json", "report.md"]
+    assert sorted(p.name for p in written) == [
+        "paired_adapter_vs_base.png",
+        "refusal_by_condition.png",
+        "report.json",
+        "report.md",
+    ]
 
 
 def test_misnamed_seed_folder_is_reported(runs):
     (runs / "extra" / "seed_1").mkdir(parents=True)
-    with pytest.raises(ValueError, match=r"extra: a condition folder needs seed<k> subfolders \(found \['seed_1'\]\)"):
+    with pytest.raises(
+        ValueError, match=r"extra: a condition folder needs seed<k> subfolders \(found \['seed_1'\]\)"
+    ):
         load_runs(runs)

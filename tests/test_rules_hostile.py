@@ -25,34 +25,57 @@ def base(rules: str = RULE, predicates: str = "", verdicts: str = VERDICTS) -> s
 
 
 def doubling(n: int) -> str:
-    preds = "  q0: refusal\n" + "".join(f"  q{i}: q{i - 1} and (q{i - 1} or partial)\n" for i in range(1, n + 1))
+    preds = "  q0: refusal\n" + "".join(
+        f"  q{i}: q{i - 1} and (q{i - 1} or partial)\n" for i in range(1, n + 1)
+    )
     return base(f"  - id: A\n    when: q{n}\n    verdict: good\n", preds)
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (base(predicates="  1: refusal\n"), "predicate 1 (line 3): a predicate must be a name (a string), got int"),
+        (
+            base(predicates="  1: refusal\n"),
+            "predicate 1 (line 3): a predicate must be a name (a string), got int",
+        ),
         (base(predicates="  true: refusal\n"), "predicate True (line 3): a predicate must be a name"),
         (base(predicates="  null: refusal\n"), "predicate None (line 3): a predicate must be a name"),
         (base(verdicts="  7: 1\n  good: 0\n"), "verdict 7 (line 3): a verdict must be a name"),
-        (base("  - id: A\n    when: refusal\n    verdict: [good]\n"), "rule 'A' (line 6): verdict ['good'] is not"),
+        (
+            base("  - id: A\n    when: refusal\n    verdict: [good]\n"),
+            "rule 'A' (line 6): verdict ['good'] is not",
+        ),
         (base(verdicts=f"  good: {10**30}\n  bad: 0\n"), f"verdict 'good' (line 3): rank {10**30} outside"),
         (base(verdicts="  good: 1.5\n  bad: 0\n"), "rank must be an integer"),
-        (base(RULE + "    reconstructed: 'false'\n"), "rule 'A' (line 6): 'reconstructed' must be true or false"),
-        (base(predicates="  and: refusal\n"), "predicate 'and' (line 3): a predicate 'and' is not a valid name"),
+        (
+            base(RULE + "    reconstructed: 'false'\n"),
+            "rule 'A' (line 6): 'reconstructed' must be true or false",
+        ),
+        (
+            base(predicates="  and: refusal\n"),
+            "predicate 'and' (line 3): a predicate 'and' is not a valid name",
+        ),
         (base(predicates="  not: refusal\n"), "predicate 'not' (line 3)"),
         (base(predicates="  or: refusal\n"), "predicate 'or' (line 3)"),
         (base(predicates="  in: refusal\n"), "predicate 'in' (line 3)"),
-        (base(predicates="  'my pred!': refusal\n"), "predicate 'my pred!' (line 3): a predicate 'my pred!' is not"),
+        (
+            base(predicates="  'my pred!': refusal\n"),
+            "predicate 'my pred!' (line 3): a predicate 'my pred!' is not",
+        ),
         (base(predicates="  '': refusal\n"), "predicate '' (line 3)"),
         ("id: {a: 1}\nverdicts: {good: 1}\nrules:\n" + RULE, "x.yaml: 'id' must be a non-empty string"),
         ("id: null\nverdicts: {good: 1}\nrules:\n" + RULE, "'id' must be a non-empty string"),
         (base("  - id: null\n    when: refusal\n    verdict: good\n"), "rule #1 (line 6): 'id' must be"),
-        (base() + "verdicts:\n  good: 0\n  bad: 1\n", "x.yaml: line 9: duplicate key 'verdicts' (first on line 2)"),
+        (
+            base() + "verdicts:\n  good: 0\n  bad: 1\n",
+            "x.yaml: line 9: duplicate key 'verdicts' (first on line 2)",
+        ),
         (base(RULE + "    when: partial\n"), "line 9: duplicate key 'when' (first on line 7)"),
         ("id: t\nx: " + "[" * 3000 + "]" * 3000 + "\n", "x.yaml: "),
-        ("id: t\n" + "".join(" " * i + f"k{i}:\n" for i in range(3000)), f"nested deeper than {MAX_YAML_DEPTH}"),
+        (
+            "id: t\n" + "".join(" " * i + f"k{i}:\n" for i in range(3000)),
+            f"nested deeper than {MAX_YAML_DEPTH}",
+        ),
         (base(predicates="  p: q\n  q: r\n  r: p\n"), "refers to itself through p -> q -> r -> p"),
     ],
 )
@@ -73,7 +96,9 @@ def test_limits_on_size_are_explicit(monkeypatch) -> None:
         parse_rulebase(base(rules), "x.yaml")
     monkeypatch.setattr(rules_compile, "MAX_NODES", 3)
     with pytest.raises(RuleBaseError, match="x.yaml: conditions compile to more than 3 distinct nodes"):
-        parse_rulebase(base("  - id: A\n    when: refusal and partial and steps\n    verdict: good\n"), "x.yaml")
+        parse_rulebase(
+            base("  - id: A\n    when: refusal and partial and steps\n    verdict: good\n"), "x.yaml"
+        )
     with pytest.raises(RuleBaseError, match=f"outside \\[-{MAX_RANK}, {MAX_RANK}\\]"):
         parse_rulebase(base(verdicts=f"  good: {-MAX_RANK - 1}\n  bad: 0\n"), "x.yaml")
 
@@ -116,7 +141,8 @@ def test_doubling_predicates_compile_to_a_linear_dag(monkeypatch) -> None:
 
 def test_shared_subexpressions_of_many_rules_are_evaluated_once(rulebase) -> None:
     rules = "".join(
-        f"  - id: R{i}\n    when: topic == benign and refusal and partial\n    verdict: good\n" for i in range(1000)
+        f"  - id: R{i}\n    when: topic == benign and refusal and partial\n    verdict: good\n"
+        for i in range(1000)
     )
     rb = parse_rulebase(base(rules))
     # 1000 identical conditions: 3 leaves and one 'and', shared by every rule
@@ -150,7 +176,9 @@ def test_cofiring_pairs_agree_on_both_paths(monkeypatch) -> None:
 
 
 def test_conflicts_are_counted_per_assignment(rulebase) -> None:
-    text = rulebase.to_yaml() + "- id: R10\n  when: topic == benign and refusal\n  verdict: helpful_compliance\n"
+    text = (
+        rulebase.to_yaml() + "- id: R10\n  when: topic == benign and refusal\n  verdict: helpful_compliance\n"
+    )
     report = check_coverage(parse_rulebase(text))
     assert report.conflict_assignments == 256 and report.conflicts_complete
     assert check_coverage(rulebase).conflict_assignments == 0

@@ -57,8 +57,16 @@ def test_prompt_id_normalisation():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["user", "assistant", 'a "role"\\', "é"]),
-                          st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)), min_size=1, max_size=3))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["user", "assistant", 'a "role"\\', "é"]),
+            st.text(st.characters(blacklist_categories=("Cs",)), max_size=20),
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
 def test_prompt_id_payload_is_the_json_dumps_of_the_canonical_turns(turns):
     """prompt_id writes its JSON by hand for string roles; it must be json.dumps's text exactly."""
     canon = [[role, " ".join(unicodedata.normalize("NFKC", text).split())] for role, text in turns]

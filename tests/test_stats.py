@@ -27,13 +27,17 @@ def test_paper_benign_seeds_match_reported_mean_and_sd():
     assert s.df == 4 and s.t_critical == pytest.approx(2.776, abs=5e-4)
 
 
-@pytest.mark.parametrize("values", [BENIGN, [84.73, 84.89, 85.19, 85.04, 85.04], [0.1, 0.5], [3.0, -1.0, 7.5, 2.2]])
+@pytest.mark.parametrize(
+    "values", [BENIGN, [84.73, 84.89, 85.19, 85.04, 85.04], [0.1, 0.5], [3.0, -1.0, 7.5, 2.2]]
+)
 def test_interval_equals_scipy(values):
     s = describe(values)
     lo, hi = stats.ttest_1samp(values, 0.0).confidence_interval(0.95)
     assert (s.ci_low, s.ci_high) == pytest.approx((lo, hi), rel=1e-12)
     assert s.sd == pytest.approx(np.std(values, ddof=1), rel=1e-12)
-    lo2, hi2 = stats.t.interval(0.95, len(values) - 1, loc=np.mean(values), scale=s.sd / math.sqrt(len(values)))
+    lo2, hi2 = stats.t.interval(
+        0.95, len(values) - 1, loc=np.mean(values), scale=s.sd / math.sqrt(len(values))
+    )
     assert (s.ci_low, s.ci_high) == pytest.approx((lo2, hi2), rel=1e-12)
 
 

@@ -18,9 +18,14 @@ def _msg(role: str, text: str) -> list[dict]:
 
 
 def _row(i: int, **over) -> dict:
-    row = {"pair_id": f"p{i}", "source": "xstest" if i % 2 else "harmbench",
-           "prompt": _msg("user", f"q{i}"), "chosen": _msg("assistant", f"good {i}"),
-           "rejected": _msg("assistant", f"bad {i}"), "score": 0.5}
+    row = {
+        "pair_id": f"p{i}",
+        "source": "xstest" if i % 2 else "harmbench",
+        "prompt": _msg("user", f"q{i}"),
+        "chosen": _msg("assistant", f"good {i}"),
+        "rejected": _msg("assistant", f"bad {i}"),
+        "score": 0.5,
+    }
     row.update(over)
     return row
 
@@ -34,8 +39,10 @@ def publish(root: Path, configs: dict[str, dict[str, list[dict]]], schema: pa.Sc
     cds = []
     for i, (name, splits) in enumerate(configs.items()):
         sample = next(rows for rows in splits.values() if rows)
-        tables = {s: pa.Table.from_pylist(rows, schema=schema or pa.Table.from_pylist(sample).schema)
-                  for s, rows in splits.items()}
+        tables = {
+            s: pa.Table.from_pylist(rows, schema=schema or pa.Table.from_pylist(sample).schema)
+            for s, rows in splits.items()
+        }
         feats = Features.from_arrow_schema(next(iter(tables.values())).schema)
         cds.append(ConfigData(name, feats, tables, default=i == 0))
     readme = "---\n" + yaml.safe_dump(yaml_metadata(cds), sort_keys=False) + "---\n"
@@ -63,16 +70,27 @@ def train(tmp_path: Path, *flags: str) -> None:
     from spl_hf.train.run import main
 
     # demo_cpu.yaml names the SPL `preferences` config and `train` split; these folders use `pairs`.
-    argv = ["--config", DEMO, "--output_dir", str(tmp_path / "run"), "--dataset_config", "pairs",
-            "--dataset_train_split", "train", *flags]
+    argv = [
+        "--config",
+        DEMO,
+        "--output_dir",
+        str(tmp_path / "run"),
+        "--dataset_config",
+        "pairs",
+        "--dataset_train_split",
+        "train",
+        *flags,
+    ]
     main(*parse_args(argv), argv=argv)
 
 
 @pytest.fixture(scope="module")
 def good(tmp_path_factory) -> Path:
     rows = [_row(i) for i in range(4)]
-    return publish(tmp_path_factory.mktemp("good") / "ds", {"pairs": {"train": rows, "test": rows[:2]},
-                                                             "other": {"train": rows}})
+    return publish(
+        tmp_path_factory.mktemp("good") / "ds",
+        {"pairs": {"train": rows, "test": rows[:2]}, "other": {"train": rows}},
+    )
 
 
 def test_valid_data_reaches_model_loading(tmp_path, good, no_model):
@@ -110,28 +128,54 @@ def test_require_dataset_refuses_a_datasetdict():
 def test_rows_without_dpo_columns(tmp_path, no_model):
     rows = [{k: v for k, v in _row(i).items() if k != "rejected"} for i in range(3)]
     ds = publish(tmp_path / "ds", {"pairs": {"train": rows}})
-    with pytest.raises(ValueError, match=r"rows lack rejected.*columns present: pair_id, source, prompt, chosen"):
+    with pytest.raises(
+        ValueError, match=r"rows lack rejected.*columns present: pair_id, source, prompt, chosen"
+    ):
         train(tmp_path, "--dataset_name", str(ds))
 
 
 def test_null_chosen_in_spl_derivations(tmp_path, built_spl, no_model):
-    with pytest.raises(ValueError, match=r"rows have a null `chosen`.*train on the `preferences` config.*pair_id"):
-        train(tmp_path, "--dataset_name", str(built_spl), "--dataset_config", "derivations",
-              "--dataset_train_split", "xstest")
+    with pytest.raises(
+        ValueError, match=r"rows have a null `chosen`.*train on the `preferences` config.*pair_id"
+    ):
+        train(
+            tmp_path,
+            "--dataset_name",
+            str(built_spl),
+            "--dataset_config",
+            "derivations",
+            "--dataset_train_split",
+            "xstest",
+        )
 
 
 def test_spl_preferences_reaches_model_loading(tmp_path, built_spl, no_model):
     with pytest.raises(AssertionError, match="model loading reached"):
-        train(tmp_path, "--dataset_name", str(built_spl), "--dataset_config", "preferences",
-              "--dataset_train_split", "xstest")
+        train(
+            tmp_path,
+            "--dataset_name",
+            str(built_spl),
+            "--dataset_config",
+            "preferences",
+            "--dataset_train_split",
+            "xstest",
+        )
 
 
 @pytest.mark.parametrize(
     ("column", "messages", "expected"),
     [
-        ("chosen", _msg("user", "hi"), r"`chosen` messages with role\(s\) user \(allowed: assistant\): 1 \(pair_id p1\)"),
+        (
+            "chosen",
+            _msg("user", "hi"),
+            r"`chosen` messages with role\(s\) user \(allowed: assistant\): 1 \(pair_id p1\)",
+        ),
         ("prompt", _msg("narrator", "hi"), r"`prompt` messages with role\(s\) narrator"),
-        ("prompt", _msg("user", "q") + _msg("assistant", "a"), r"prompt that does not end on a user turn.*p1"),
+        (
+            "prompt",
+            _msg("user", "q") + _msg("assistant", "a"),
+            r"prompt that does not end on a user turn.*p1",
+        ),
         ("rejected", [], r"empty `rejected` message list"),
     ],
 )
@@ -155,7 +199,9 @@ def test_source_filter(tmp_path, good, no_model):
 
     ds, rec = load_split(str(good), "pairs", "train", sources=["xstest"])
     assert set(ds["source"]) == {"xstest"} and rec.rows == 2 and rec.sources == ["xstest"]
-    with pytest.raises(ValueError, match=r"no rows from source\(s\) ultrachat; sources present: harmbench, xstest"):
+    with pytest.raises(
+        ValueError, match=r"no rows from source\(s\) ultrachat; sources present: harmbench, xstest"
+    ):
         train(tmp_path, "--dataset_name", str(good), "--sources", "ultrachat")
 
 
@@ -194,8 +240,20 @@ def test_foreign_output_folder_refused_before_data_or_model(tmp_path, good, no_m
 def test_cli_reports_one_line_and_exit_2(tmp_path, good, capsys, no_model):
     from spl_hf.train.entry import cli
 
-    rc = cli(["--config", DEMO, "--output_dir", str(tmp_path / "run"), "--dataset_name", str(good),
-              "--dataset_config", "nope", "--dataset_train_split", "train"])
+    rc = cli(
+        [
+            "--config",
+            DEMO,
+            "--output_dir",
+            str(tmp_path / "run"),
+            "--dataset_name",
+            str(good),
+            "--dataset_config",
+            "nope",
+            "--dataset_train_split",
+            "train",
+        ]
+    )
     err = capsys.readouterr().err.strip()
     assert rc == 2 and err.count("\n") == 0 and "available configs: pairs, other" in err
 

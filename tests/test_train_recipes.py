@@ -42,17 +42,41 @@ def _tiny_gemma4_module_names() -> list[str]:
     import torch
     from transformers import Gemma4Config, Gemma4ForConditionalGeneration
 
-    text = dict(vocab_size=256, vocab_size_per_layer_input=256, hidden_size=16, intermediate_size=32,
-                num_hidden_layers=4, num_attention_heads=2, num_key_value_heads=1, head_dim=8,
-                hidden_size_per_layer_input=4, sliding_window=8, max_position_embeddings=64,
-                layer_types=["sliding_attention", "full_attention"] * 2, attention_k_eq_v=True)
-    vision = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
-                  num_key_value_heads=2, head_dim=8, position_embedding_size=16)
-    audio = dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, output_proj_dims=16,
-                 subsampling_conv_channels=[4, 4])
+    text = dict(
+        vocab_size=256,
+        vocab_size_per_layer_input=256,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=4,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=8,
+        hidden_size_per_layer_input=4,
+        sliding_window=8,
+        max_position_embeddings=64,
+        layer_types=["sliding_attention", "full_attention"] * 2,
+        attention_k_eq_v=True,
+    )
+    vision = dict(
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        head_dim=8,
+        position_embedding_size=16,
+    )
+    audio = dict(
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        output_proj_dims=16,
+        subsampling_conv_channels=[4, 4],
+    )
     with torch.device("meta"):
-        model = Gemma4ForConditionalGeneration(Gemma4Config(text_config=text, vision_config=vision,
-                                                            audio_config=audio))
+        model = Gemma4ForConditionalGeneration(
+            Gemma4Config(text_config=text, vision_config=vision, audio_config=audio)
+        )
     return [n for n, _ in model.named_modules()]
 
 
@@ -84,8 +108,9 @@ def test_demo_recipe_runs_the_embedded_model_on_cpu():
 def test_flags_override_recipe_values():
     from spl_hf.train.args import parse_args
 
-    _, train, model = parse_args(["--config", str(TRAIN / "demo_cpu.yaml"), "--max_steps", "2", "--seed", "7",
-                                  "--lora_r", "4"])
+    _, train, model = parse_args(
+        ["--config", str(TRAIN / "demo_cpu.yaml"), "--max_steps", "2", "--seed", "7", "--lora_r", "4"]
+    )
     assert train.max_steps == 2 and train.seed == 7 and model.lora_r == 4
 
 
@@ -97,23 +122,39 @@ def test_accelerate_config_parses(path):
 
     cfg = parse_accelerate_config(path)
     assert isinstance(cfg, ClusterConfig)
-    expected = {"cpu": "NO", "single_gpu": "NO", "multi_gpu": "MULTI_GPU", "deepspeed_zero2": "DEEPSPEED",
-                "deepspeed_zero3": "DEEPSPEED", "fsdp": "FSDP"}[path.stem]
+    expected = {
+        "cpu": "NO",
+        "single_gpu": "NO",
+        "multi_gpu": "MULTI_GPU",
+        "deepspeed_zero2": "DEEPSPEED",
+        "deepspeed_zero3": "DEEPSPEED",
+        "fsdp": "FSDP",
+    }[path.stem]
     assert cfg.distributed_type.value == expected
     if path.stem.startswith("deepspeed"):
         assert cfg.deepspeed_config["zero_stage"] == int(path.stem[-1])
 
 
 def test_accelerate_configs_cover_the_launch_modes():
-    assert {p.stem for p in ACCEL} == {"cpu", "single_gpu", "multi_gpu", "deepspeed_zero2", "deepspeed_zero3", "fsdp"}
+    assert {p.stem for p in ACCEL} == {
+        "cpu",
+        "single_gpu",
+        "multi_gpu",
+        "deepspeed_zero2",
+        "deepspeed_zero3",
+        "fsdp",
+    }
 
 
 def test_accelerate_config_unknown_nested_key_fails(tmp_path):
     from spl_hf.train.launch import parse_accelerate_config
 
     bad = tmp_path / "bad.yaml"
-    bad.write_text((REPO / "recipes/accelerate/deepspeed_zero2.yaml").read_text().replace(
-        "zero_stage: 2", "zero_stage: 2\n  zero_stgae: 3"))
+    bad.write_text(
+        (REPO / "recipes/accelerate/deepspeed_zero2.yaml")
+        .read_text()
+        .replace("zero_stage: 2", "zero_stage: 2\n  zero_stgae: 3")
+    )
     with pytest.raises(ValueError, match="zero_stgae"):
         parse_accelerate_config(bad)
     bad.write_text((REPO / "recipes/accelerate/cpu.yaml").read_text() + "num_gpus: 2\n")

@@ -19,27 +19,59 @@ SPLIT = "xstest"
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-            "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
+    return {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "OMP_NUM_THREADS": "1",
+    }
 
 
 def _train_flags(dataset: Path, model: Path, out: Path) -> list[str]:
-    return ["train.py", "--config", "recipes/train/demo_cpu.yaml", "--max_steps", "2",
-            "--dataset_name", str(dataset), "--dataset_train_split", SPLIT,
-            "--model_name_or_path", str(model), "--output_dir", str(out)]
+    return [
+        "train.py",
+        "--config",
+        "recipes/train/demo_cpu.yaml",
+        "--max_steps",
+        "2",
+        "--dataset_name",
+        str(dataset),
+        "--dataset_train_split",
+        SPLIT,
+        "--model_name_or_path",
+        str(model),
+        "--output_dir",
+        str(out),
+    ]
 
 
 def _hashes(folder: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory, built_spl, tiny_model_dir) -> tuple[Path, dict[str, str]]:
     out = tmp_path_factory.mktemp("train") / "run"
     before = _hashes(tiny_model_dir)
-    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "1",
-           "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
-           *_train_flags(built_spl, tiny_model_dir, out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--cpu",
+        "--num_processes",
+        "1",
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+        *_train_flags(built_spl, tiny_model_dir, out),
+    ]
     proc = subprocess.run(cmd, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "final loss" in proc.stdout + proc.stderr
@@ -49,8 +81,19 @@ def run_dir(tmp_path_factory, built_spl, tiny_model_dir) -> tuple[Path, dict[str
 def test_run_record(run_dir, built_spl, tiny_model_dir):
     out, _ = run_dir
     rec = json.loads((out / "run.json").read_text())
-    for key in ("model_name_or_path", "seed", "dataset_name", "dataset_config", "dataset_revision",
-                "train_split", "rows", "world_size", "wall_s", "final_loss", "versions"):
+    for key in (
+        "model_name_or_path",
+        "seed",
+        "dataset_name",
+        "dataset_config",
+        "dataset_revision",
+        "train_split",
+        "rows",
+        "world_size",
+        "wall_s",
+        "final_loss",
+        "versions",
+    ):
         assert key in rec, key
     assert rec["model_name_or_path"] == str(tiny_model_dir)
     assert rec["dataset_name"] == str(built_spl) and rec["dataset_config"] == "preferences"
@@ -67,8 +110,15 @@ def test_run_record(run_dir, built_spl, tiny_model_dir):
 
 def test_adapter_tokenizer_card_written(run_dir, built_spl):
     out, _ = run_dir
-    for name in ("adapter_config.json", "adapter_model.safetensors", "tokenizer.json", "tokenizer_config.json",
-                 "train_config.yaml", "README.md", ".spl_hf-output.json"):
+    for name in (
+        "adapter_config.json",
+        "adapter_model.safetensors",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "train_config.yaml",
+        "README.md",
+        ".spl_hf-output.json",
+    ):
         assert (out / name).is_file(), name
     card = (out / "README.md").read_text()
     assert str(built_spl) in card and "preferences" in card and SPLIT in card and "library_name: peft" in card
@@ -110,15 +160,24 @@ def test_rerun_needs_overwrite_and_reproduces_bytes(run_dir, built_spl, tiny_mod
     assert after["adapter_model.safetensors"] == before["adapter_model.safetensors"]
     new = json.loads((out / "run.json").read_text())
     volatile = {"wall_s", "train_s", "argv"}
-    assert {k: v for k, v in new.items() if k not in volatile} == {k: v for k, v in old.items() if k not in volatile}
+    assert {k: v for k, v in new.items() if k not in volatile} == {
+        k: v for k, v in old.items() if k not in volatile
+    }
 
 
 @pytest.mark.slow
 def test_two_process_data_parallel_same_steps(tmp_path, run_dir, built_spl, tiny_model_dir):
     # `accelerate launch --cpu` always starts one process; torchrun starts two CPU (gloo) workers.
     out = tmp_path / "ddp"
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-           *_train_flags(built_spl, tiny_model_dir, out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        *_train_flags(built_spl, tiny_model_dir, out),
+    ]
     proc = subprocess.run(cmd, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     one = json.loads((run_dir[0] / "run.json").read_text())

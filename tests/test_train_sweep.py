@@ -25,14 +25,16 @@ class Recorder:
 
         self.calls.append(argv)
         i = argv.index("spl_hf.train")
-        script, train, _ = parse_args([*argv[i + 1:], "--use_cpu", "true"])
+        script, train, _ = parse_args([*argv[i + 1 :], "--use_cpu", "true"])
         out = Path(train.output_dir)
         if out.name in self.fail:
             out.mkdir(parents=True, exist_ok=True)
             (out / ".spl_hf-output.json").write_text("{}")
             return 1
         out.mkdir(parents=True, exist_ok=True)
-        (out / "run.json").write_text(json.dumps({"seed": train.seed, "dataset_config": script.dataset_config}))
+        (out / "run.json").write_text(
+            json.dumps({"seed": train.seed, "dataset_config": script.dataset_config})
+        )
         return 0
 
 
@@ -40,8 +42,10 @@ def test_parse_seeds_and_conditions():
     from spl_hf.train.sweep import Condition, parse_conditions, parse_seeds
 
     assert parse_seeds("1,2,3,4,5") == [1, 2, 3, 4, 5]
-    assert parse_conditions("spl=preferences, judge=all") == [Condition("spl", "preferences"),
-                                                               Condition("judge", "all")]
+    assert parse_conditions("spl=preferences, judge=all") == [
+        Condition("spl", "preferences"),
+        Condition("judge", "all"),
+    ]
     for bad in ("1,1", "a", ""):
         with pytest.raises(ValueError, match="--seeds"):
             parse_seeds(bad)
@@ -69,10 +73,15 @@ def test_layout_and_resume(tmp_path):
     prepare_root(root, RECIPE, [1, 2], conds)
     report = run_sweep(runs, again, progress=False)
     assert len(report.skipped) == 2 and len(report.ran) == 2 and not report.failed
-    assert [c[c.index("--output_dir") + 1] for c in again.calls] == [str(root / "spl" / "seed2"),
-                                                                      str(root / "tenet" / "seed2")]
+    assert [c[c.index("--output_dir") + 1] for c in again.calls] == [
+        str(root / "spl" / "seed2"),
+        str(root / "tenet" / "seed2"),
+    ]
     assert all(c[-2:] == ["--overwrite", "true"] for c in again.calls)
-    assert json.loads((root / "sweep.json").read_text())["conditions"] == {"spl": "preferences", "tenet": "all"}
+    assert json.loads((root / "sweep.json").read_text())["conditions"] == {
+        "spl": "preferences",
+        "tenet": "all",
+    }
 
 
 def test_root_guard(tmp_path):
@@ -93,12 +102,32 @@ def test_root_guard(tmp_path):
 def test_cli_dry_run_and_accelerate_launcher(capsys):
     from spl_hf.cli import main
 
-    rc = main(["train", "sweep", "--recipe", RECIPE, "--seeds", "1,2", "--conditions", "a=preferences",
-               "--out", "runs", "--accelerate-config", "recipes/accelerate/multi_gpu.yaml", "--dry-run",
-               "--", "--max_steps", "3"])
+    rc = main(
+        [
+            "train",
+            "sweep",
+            "--recipe",
+            RECIPE,
+            "--seeds",
+            "1,2",
+            "--conditions",
+            "a=preferences",
+            "--out",
+            "runs",
+            "--accelerate-config",
+            "recipes/accelerate/multi_gpu.yaml",
+            "--dry-run",
+            "--",
+            "--max_steps",
+            "3",
+        ]
+    )
     lines = capsys.readouterr().out.strip().splitlines()
     assert rc == 0 and len(lines) == 2
-    assert "accelerate.commands.launch --config_file recipes/accelerate/multi_gpu.yaml -m spl_hf.train" in lines[0]
+    assert (
+        "accelerate.commands.launch --config_file recipes/accelerate/multi_gpu.yaml -m spl_hf.train"
+        in lines[0]
+    )
     assert lines[1].endswith("--seed 2 --output_dir runs/a/seed2 --max_steps 3")
 
 

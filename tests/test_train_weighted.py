@@ -34,11 +34,19 @@ def trainer(tiny_model_dir, tmp_path_factory):
     from spl_hf.train.weighted import WeightedDPOTrainer
 
     args = DPOConfig(
-        output_dir=str(tmp_path_factory.mktemp("weighted")), use_cpu=True, bf16=False, report_to="none",
-        per_device_train_batch_size=4, max_length=64, gradient_checkpointing=False, seed=0,
+        output_dir=str(tmp_path_factory.mktemp("weighted")),
+        use_cpu=True,
+        bf16=False,
+        report_to="none",
+        per_device_train_batch_size=4,
+        max_length=64,
+        gradient_checkpointing=False,
+        seed=0,
     )
     t = WeightedDPOTrainer(
-        model=str(tiny_model_dir), args=args, train_dataset=Dataset.from_list(_rows()),
+        model=str(tiny_model_dir),
+        args=args,
+        train_dataset=Dataset.from_list(_rows()),
         peft_config=LoraConfig(r=4, lora_alpha=8, lora_dropout=0.0, target_modules=["q_proj", "v_proj"]),
         weight_column="score",
     )
@@ -120,8 +128,19 @@ def test_other_loss_types_are_refused(tiny_model_dir, tmp_path):
 
     from spl_hf.train.weighted import WeightedDPOTrainer
 
-    args = DPOConfig(output_dir=str(tmp_path), use_cpu=True, bf16=False, report_to="none", loss_type=["ipo"],
-                     gradient_checkpointing=False)
+    args = DPOConfig(
+        output_dir=str(tmp_path),
+        use_cpu=True,
+        bf16=False,
+        report_to="none",
+        loss_type=["ipo"],
+        gradient_checkpointing=False,
+    )
     with pytest.raises(ValueError, match="sigmoid"):
-        WeightedDPOTrainer(model=str(tiny_model_dir), args=args, train_dataset=Dataset.from_list(_rows()),
-                           peft_config=LoraConfig(r=2, target_modules=["q_proj"]), weight_column="score")
+        WeightedDPOTrainer(
+            model=str(tiny_model_dir),
+            args=args,
+            train_dataset=Dataset.from_list(_rows()),
+            peft_config=LoraConfig(r=2, target_modules=["q_proj"]),
+            weight_column="score",
+        )

@@ -32,8 +32,11 @@ def figure_agreement(report: AgreementReport):
     left.set_title("Accuracy against the plurality reference", fontsize=9)
     bars(right, [a.cohen_kappa for a in report.attributes], -w / 2, "Cohen's κ: model vs reference")
     bars(right, [a.fleiss_kappa for a in report.attributes], w / 2, "Fleiss' κ: among raters", hatch="//")
-    right.set_ylim(min(0.0, *[v for a in report.attributes for v in (a.cohen_kappa, a.fleiss_kappa)
-                              if v is not None]) - 0.05, 1.05)
+    right.set_ylim(
+        min(0.0, *[v for a in report.attributes for v in (a.cohen_kappa, a.fleiss_kappa) if v is not None])
+        - 0.05,
+        1.05,
+    )
     right.set_title("Kappa (not directly comparable)", fontsize=9)
     for ax in (left, right):
         ax.set_xticks(x, names, rotation=20)

@@ -74,12 +74,18 @@ def read_panel(path: str | Path, schema: AttributeSchema) -> list[PanelLabel]:
     out, seen = [], {}
     for i, row in enumerate(rows):
         where = _where(path, row, i)
-        item, rater, attr = _text(row, "item_id", where), _text(row, "rater_id", where), _text(row, "attribute", where)
+        item, rater, attr = (
+            _text(row, "item_id", where),
+            _text(row, "rater_id", where),
+            _text(row, "attribute", where),
+        )
         if row["label"] is None:
             raise ValueError(f"{where}: a rater label may not be null")
         key = (item, rater, attr)
         if key in seen:
-            raise ValueError(f"{where}: rater {rater!r} labels {attr!r} of item {item!r} twice (first at {seen[key]})")
+            raise ValueError(
+                f"{where}: rater {rater!r} labels {attr!r} of item {item!r} twice (first at {seen[key]})"
+            )
         seen[key] = where
         out.append(PanelLabel(item, rater, attr, normalise_label(row["label"], attr, schema, where)))
     return out
@@ -92,7 +98,9 @@ def read_model_labels(path: str | Path, schema: AttributeSchema) -> list[ModelLa
         where = _where(path, row, i)
         item, attr = _text(row, "item_id", where), _text(row, "attribute", where)
         if (item, attr) in seen:
-            raise ValueError(f"{where}: item {item!r} has a second {attr!r} label (first at {seen[(item, attr)]})")
+            raise ValueError(
+                f"{where}: item {item!r} has a second {attr!r} label (first at {seen[(item, attr)]})"
+            )
         seen[(item, attr)] = where
         schema_attribute(schema, attr, where)
         label = None if row["label"] is None else normalise_label(row["label"], attr, schema, where)

@@ -70,7 +70,9 @@ class BinaryCounts:
         return None if denom == 0 else 2 * self.true_positives / denom
 
 
-def binary_counts(predicted: Sequence[Hashable], reference: Sequence[Hashable], positive: Hashable) -> BinaryCounts:
+def binary_counts(
+    predicted: Sequence[Hashable], reference: Sequence[Hashable], positive: Hashable
+) -> BinaryCounts:
     if len(predicted) != len(reference):
         raise ValueError(f"binary_counts: {len(predicted)} predictions against {len(reference)} references")
     tp = sum(p == positive and r == positive for p, r in zip(predicted, reference))

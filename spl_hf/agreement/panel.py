@@ -66,31 +66,48 @@ class AgreementReport:
         return {"attributes": {a.attribute: a.to_dict() for a in self.attributes}}
 
     def to_markdown(self) -> str:
-        out = ["## Agreement with the panel's plurality reference (Table V; accuracies in percent)", "",
-               "| attribute | correct / parsed non-tied | conditional accuracy | correct / all non-tied | "
-               "coverage-aware accuracy | Cohen's kappa | F1 |",
-               "|---|---:|---:|---:|---:|---:|---:|"]
+        out = [
+            "## Agreement with the panel's plurality reference (Table V; accuracies in percent)",
+            "",
+            "| attribute | correct / parsed non-tied | conditional accuracy | correct / all non-tied | "
+            "coverage-aware accuracy | Cohen's kappa | F1 |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
         for a in self.attributes:
-            out.append(f"| {a.attribute} | {a.correct}/{a.parsed_unique} | {_pct(a.conditional_accuracy)} | "
-                       f"{a.correct}/{a.unique_reference} | {_pct(a.coverage_aware_accuracy)} | "
-                       f"{_num(a.cohen_kappa)} | {_num(a.f1)} |")
-        out += ["", "## Ties, reference positives, model errors, rater agreement (Table XI)", "",
-                "| attribute | items | raters | ties | parse failures | reference positive | false positive | "
-                "false negative | Fleiss' kappa |",
-                "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            out.append(
+                f"| {a.attribute} | {a.correct}/{a.parsed_unique} | {_pct(a.conditional_accuracy)} | "
+                f"{a.correct}/{a.unique_reference} | {_pct(a.coverage_aware_accuracy)} | "
+                f"{_num(a.cohen_kappa)} | {_num(a.f1)} |"
+            )
+        out += [
+            "",
+            "## Ties, reference positives, model errors, rater agreement (Table XI)",
+            "",
+            "| attribute | items | raters | ties | parse failures | reference positive | false positive | "
+            "false negative | Fleiss' kappa |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
         for a in self.attributes:
-            out.append(f"| {a.attribute} | {a.items} | {a.raters} | {a.ties} | {a.parse_failures} | "
-                       f"{_int(a.reference_positives)} | {_int(a.false_positives)} | {_int(a.false_negatives)} | "
-                       f"{_num(a.fleiss_kappa, 2)} |")
+            out.append(
+                f"| {a.attribute} | {a.items} | {a.raters} | {a.ties} | {a.parse_failures} | "
+                f"{_int(a.reference_positives)} | {_int(a.false_positives)} | {_int(a.false_negatives)} | "
+                f"{_num(a.fleiss_kappa, 2)} |"
+            )
         for a in self.attributes:
             if a.confusion is None:
                 continue
             c = a.confusion
-            out += ["", f"## {a.attribute}: model (rows) against panel reference (columns) (Table XII)", "",
-                    "| model \\ reference | " + " | ".join(c.reference_labels) + " | total |",
-                    "|---|" + "---:|" * (len(c.reference_labels) + 1)]
-            out += [f"| {r} | " + " | ".join(str(v) for v in row) + f" | {sum(row)} |"
-                    for r, row in zip(c.model_labels, c.counts)]
+            out += [
+                "",
+                f"## {a.attribute}: model (rows) against panel reference (columns) (Table XII)",
+                "",
+                "| model \\ reference | " + " | ".join(c.reference_labels) + " | total |",
+                "|---|" + "---:|" * (len(c.reference_labels) + 1),
+            ]
+            out += [
+                f"| {r} | " + " | ".join(str(v) for v in row) + f" | {sum(row)} |"
+                for r, row in zip(c.model_labels, c.counts)
+            ]
         notes = [f"- {a.attribute}: {n}" for a in self.attributes for n in a.notes]
         if notes:
             out += ["", *notes]
@@ -109,14 +126,20 @@ def _int(v: int | None) -> str:
     return "—" if v is None else str(v)
 
 
-def _check_items(panel_items: set[str], model_items: set[str], attribute: str, panel: str, labels: str) -> None:
-    for missing, holder, other in ((panel_items - model_items, labels, panel),
-                                   (model_items - panel_items, panel, labels)):
+def _check_items(
+    panel_items: set[str], model_items: set[str], attribute: str, panel: str, labels: str
+) -> None:
+    for missing, holder, other in (
+        (panel_items - model_items, labels, panel),
+        (model_items - panel_items, panel, labels),
+    ):
         if missing:
             shown = sorted(missing)
             more = f" and {len(shown) - 10} more" if len(shown) > 10 else ""
-            raise ValueError(f"{holder}: no {attribute!r} label for {len(shown)} item(s) that {other} has: "
-                             f"{', '.join(shown[:10])}{more}")
+            raise ValueError(
+                f"{holder}: no {attribute!r} label for {len(shown)} item(s) that {other} has: "
+                f"{', '.join(shown[:10])}{more}"
+            )
 
 
 def panel_agreement(
@@ -135,7 +158,9 @@ def panel_agreement(
         predicted[m.attribute][m.item_id] = m.label
     extra = sorted(set(predicted) - set(ratings))
     if extra:
-        raise ValueError(f"{labels_name}: attribute(s) {extra} have model labels but no panel ratings in {panel_name}")
+        raise ValueError(
+            f"{labels_name}: attribute(s) {extra} have model labels but no panel ratings in {panel_name}"
+        )
     out = []
     for name in (n for n in schema.names() if n in ratings):
         attr = schema.attribute(name)
@@ -145,11 +170,15 @@ def panel_agreement(
         if len(sizes) != 1:
             first = sorted(items)[0]
             odd = next(i for i in sorted(items) if len(items[i]) != len(items[first]))
-            raise ValueError(f"{panel_name}: attribute {name!r} has {len(items[first])} ratings for item {first!r} "
-                             f"but {len(items[odd])} for item {odd!r}; every item needs the same number of raters")
+            raise ValueError(
+                f"{panel_name}: attribute {name!r} has {len(items[first])} ratings for item {first!r} "
+                f"but {len(items[odd])} for item {odd!r}; every item needs the same number of raters"
+            )
         raters = sizes.pop()
         if raters < 2:
-            raise ValueError(f"{panel_name}: attribute {name!r} has one rater per item; agreement needs a panel")
+            raise ValueError(
+                f"{panel_name}: attribute {name!r} has one rater per item; agreement needs a panel"
+            )
         order = sorted(items)
         reference = {i: plurality([r.label for r in items[i]]) for i in order}
         guesses = predicted[name]
@@ -178,13 +207,27 @@ def panel_agreement(
         fk = fleiss_kappa(counts)
         if fk is None:
             notes.append("Fleiss' kappa undefined: every rating uses the same label")
-        out.append(AttributeAgreement(
-            attribute=name, kind=attr.kind, items=len(order), raters=raters, ties=len(order) - len(unique),
-            parse_failures=sum(guesses[i] is None for i in order), unique_reference=len(unique),
-            parsed_unique=len(parsed), correct=correct,
-            conditional_accuracy=correct / len(parsed) if parsed else None,
-            coverage_aware_accuracy=correct / len(unique) if unique else None,
-            cohen_kappa=kappa, f1=f1, reference_positives=ref_pos, false_positives=fp, false_negatives=fn,
-            fleiss_kappa=fk, confusion=table, notes=notes,
-        ))
+        out.append(
+            AttributeAgreement(
+                attribute=name,
+                kind=attr.kind,
+                items=len(order),
+                raters=raters,
+                ties=len(order) - len(unique),
+                parse_failures=sum(guesses[i] is None for i in order),
+                unique_reference=len(unique),
+                parsed_unique=len(parsed),
+                correct=correct,
+                conditional_accuracy=correct / len(parsed) if parsed else None,
+                coverage_aware_accuracy=correct / len(unique) if unique else None,
+                cohen_kappa=kappa,
+                f1=f1,
+                reference_positives=ref_pos,
+                false_positives=fp,
+                false_negatives=fn,
+                fleiss_kappa=fk,
+                confusion=table,
+                notes=notes,
+            )
+        )
     return AgreementReport(out)

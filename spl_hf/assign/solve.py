@@ -220,7 +220,10 @@ def verify_certificate(scores: pa.Table | ScoreTable, result: AssignmentResult) 
 
 
 def given_assignment(
-    scores: pa.Table | ScoreTable, assignment: pa.Table, certificate: Certificate, source: str = "<assignment>"
+    scores: pa.Table | ScoreTable,
+    assignment: pa.Table,
+    certificate: Certificate,
+    source: str = "<assignment>",
 ) -> AssignmentResult:
     """An assignment solved elsewhere (``spl-hf assign``), accepted only if its certificate verifies
     against `scores`; the result is what :func:`assign_tenets` would have returned for it.
@@ -234,7 +237,9 @@ def given_assignment(
     assignment = assignment.select(["pair_id", "prompt_id", "tenet", "score"])
     check = verify_assignment(st, assignment, certificate)
     if not check.ok:
-        raise ValueError(f"{source}: the certificate does not verify against the scores: {list(check.failures)[:5]}")
+        raise ValueError(
+            f"{source}: the certificate does not verify against the scores: {list(check.failures)[:5]}"
+        )
     config = AssignConfig(
         capacity=certificate.capacity,
         threshold=certificate.threshold,
@@ -254,4 +259,3 @@ def given_assignment(
     }
     ordered = assignment.sort_by([("tenet", "ascending"), ("pair_id", "ascending")])
     return AssignmentResult(ordered, certificate, config, stats, {})
-

@@ -78,7 +78,9 @@ def _data_files(name: str, spec: object, problems: list[str]) -> dict[str, list[
     for split, path in items:
         pats = _patterns(path)
         if not isinstance(split, str) or pats is None:
-            problems.append(f"{where}: split {split!r} needs a pattern or a non-empty list of patterns, got {path!r}")
+            problems.append(
+                f"{where}: split {split!r} needs a pattern or a non-empty list of patterns, got {path!r}"
+            )
             continue
         if split in out:
             problems.append(f"{where}: split {split!r} is declared twice")

@@ -41,6 +41,8 @@ def check_decontamination(folder: Path, splits: Sequence) -> list[str]:
         hit = pc.is_in(ids, value_set=wanted).fill_null(False)
         if pc.any(hit).as_py():
             rows = [int(i) for i in pc.indices_nonzero(hit).to_pylist()[:5]]
-            failures.append(f"{s.config}/{s.split}: rows {rows} carry prompts that {DECONTAMINATION_FILE} records "
-                            "as removed (held-out evaluation prompts)")
+            failures.append(
+                f"{s.config}/{s.split}: rows {rows} carry prompts that {DECONTAMINATION_FILE} records "
+                "as removed (held-out evaluation prompts)"
+            )
     return failures

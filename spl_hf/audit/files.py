@@ -24,8 +24,10 @@ class ManifestCheck:
 
     def failures(self) -> list[str]:
         if not self.present:
-            return [f"{MANIFEST} is missing: the files cannot be shown to be the ones the build wrote "
-                    "(give --no-manifest to audit the rows without it)"]
+            return [
+                f"{MANIFEST} is missing: the files cannot be shown to be the ones the build wrote "
+                "(give --no-manifest to audit the rows without it)"
+            ]
         out = [f"{rel}: missing or differs from {MANIFEST}" for rel in self.mismatched]
         out += [f"{rel}: not listed in {MANIFEST}" for rel in self.unlisted]
         return out + self.problems

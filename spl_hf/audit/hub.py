@@ -68,6 +68,7 @@ def audit_target(path: str, revision: str | None = None) -> Iterator[AuditTarget
         try:
             folder = download_snapshot(path, revision, Path(tmp) / "snapshot")
         except (OSError, ValueError) as exc:  # network, auth, missing repo or revision
-            raise FileNotFoundError(f"{path}@{revision}: cannot download the dataset ({type(exc).__name__}: "
-                                    f"{exc})") from None
+            raise FileNotFoundError(
+                f"{path}@{revision}: cannot download the dataset ({type(exc).__name__}: {exc})"
+            ) from None
         yield AuditTarget(folder, path, revision, HUB_ONLY)

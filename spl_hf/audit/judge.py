@@ -31,8 +31,9 @@ from spl_hf.derive.verdict_labels import (
 from spl_hf.rules.rulebase import RuleBase
 
 
-def audit_judge_table(table: pa.Table, rb: RuleBase, *, messages: bool = True, start: int = 0,
-                      max_report: int = 1000) -> AuditReport:
+def audit_judge_table(
+    table: pa.Table, rb: RuleBase, *, messages: bool = True, start: int = 0, max_report: int = 1000
+) -> AuditReport:
     """Recompute every row's ``judge`` struct (and, with ``messages``, its judge-label messages)."""
     schema = judge_features(rb.schema).arrow_schema
     missing = [c for c in schema.names if c not in table.column_names]
@@ -51,22 +52,26 @@ def audit_judge_table(table: pa.Table, rb: RuleBase, *, messages: bool = True, s
     checks: dict[str, np.ndarray] = {}
     checks["options"] = differs(jf["options"], pa.array([list(options)] * n, pa.list_(pa.string())))
     for side, v, r in (("a", c.verdict_a, c.rank_a), ("b", c.verdict_b, c.rank_b)):
-        ok_status = np.asarray(pc.equal(jf[f"status_{side}"], "ok").fill_null(False).to_numpy(zero_copy_only=False),
-                               dtype=bool)
+        ok_status = np.asarray(
+            pc.equal(jf[f"status_{side}"], "ok").fill_null(False).to_numpy(zero_copy_only=False), dtype=bool
+        )
         # A judged response has probabilities over every option; one that was not judged has none.
         checks[f"probs_{side}"] = (v == -2) | (ok_status != (v >= 0)) | null_mask(jf[f"status_{side}"])
         checks[f"verdict_{side}"] = codes_of(jf[f"verdict_{side}"], options) != np.where(v >= 0, v, -1)
         checks[f"rank_{side}"] = int_differs(jf[f"rank_{side}"], r, v >= 0)
     checks["label"] = codes_of(jf["label"], ("a", "b")) != np.where(c.labeled, np.where(c.label_a, 0, 1), -1)
     checks["no_label_reason"] = codes_of(jf["no_label_reason"], JUDGE_NO_LABEL_REASONS) != c.reason
-    checks["rulebase_hash"] = ~np.asarray(pc.equal(jf["rulebase_hash"], rb.hash).fill_null(False)
-                                          .to_numpy(zero_copy_only=False), dtype=bool)
+    checks["rulebase_hash"] = ~np.asarray(
+        pc.equal(jf["rulebase_hash"], rb.hash).fill_null(False).to_numpy(zero_copy_only=False), dtype=bool
+    )
     checks["judge_digest"] = differs(jf["digest"], judge_digests(table, jf))
     if messages:
         resp_a = table.column("response_a").combine_chunks()
         resp_b = table.column("response_b").combine_chunks()
         for col, pick_a in (("chosen", c.label_a), ("rejected", ~c.label_a)):
-            checks[col] = messages_differ(table.column(col).combine_chunks(), c.labeled, resp_a, resp_b, pick_a)
+            checks[col] = messages_differ(
+                table.column(col).combine_chunks(), c.labeled, resp_a, resp_b, pick_a
+            )
     # Judge fields are named as such; the messages keep their column names.
     named = {f if f in ("chosen", "rejected") else f"judge.{f}": m for f, m in checks.items()}
     report = AuditReport(rows=n, rulebase_id=rb.id, rulebase_hash=rb.hash)

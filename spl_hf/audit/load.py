@@ -77,7 +77,7 @@ def read_build_report(folder: Path) -> dict:
 
 
 def build_kind(folder: Path, card: CardLayout) -> str:
-    """"tenets" or "spl", from the build report, else the card's configs and the folder's own files."""
+    """ "tenets" or "spl", from the build report, else the card's configs and the folder's own files."""
     data = read_build_report(folder)
     if data.get("kind") in ("tenets", "spl"):
         return data["kind"]
@@ -109,7 +109,9 @@ def _resolve(folder: Path, patterns: list[str], where: str, failures: list[str])
             failures.append(f"{where}: no file matches {pat!r} (a declared data file is missing)")
         for rel in matched:
             if rel in files:
-                failures.append(f"{where}: {rel} is declared more than once (datasets would read its rows twice)")
+                failures.append(
+                    f"{where}: {rel} is declared more than once (datasets would read its rows twice)"
+                )
         files.extend(matched)
     return files
 
@@ -121,7 +123,9 @@ def recorded_counts(folder: Path, card: CardLayout) -> dict[tuple[str, str], tup
     data = read_build_report(folder)
     spl_splits = data.get("splits") if "rulebase_hash" in data else None
     if isinstance(spl_splits, dict):  # an SPL build records its derivation rows per source
-        counts.update({("derivations", s): (n, BUILD_REPORT) for s, n in spl_splits.items() if isinstance(n, int)})
+        counts.update(
+            {("derivations", s): (n, BUILD_REPORT) for s, n in spl_splits.items() if isinstance(n, int)}
+        )
     per_source = data.get("rows_per_source") if data.get("kind") == "tenets" else None
     if isinstance(per_source, dict) and all(isinstance(n, int) for n in per_source.values()):
         counts[("all", "train")] = (sum(per_source.values()), BUILD_REPORT)  # a tenet build's 'all' rows
@@ -129,13 +133,16 @@ def recorded_counts(folder: Path, card: CardLayout) -> dict[tuple[str, str], tup
     return counts
 
 
-def _read_split(folder: Path, files: list[str], where: str, cache: dict[str, pa.Table],
-                failures: list[str]) -> pa.Table | None:
+def _read_split(
+    folder: Path, files: list[str], where: str, cache: dict[str, pa.Table], failures: list[str]
+) -> pa.Table | None:
     tables = []
     for rel in files:
         if rel not in cache:
             if not rel.endswith(".parquet"):
-                failures.append(f"{where}: {rel} is not a parquet file (the audit reads the parquet a build writes)")
+                failures.append(
+                    f"{where}: {rel} is not a parquet file (the audit reads the parquet a build writes)"
+                )
                 return None
             try:
                 # pq.read_table reads the file itself: no dataset cache can stand in for the bytes on disk.
@@ -174,11 +181,16 @@ def read_folder(
     card = read_card(folder)
     out = BuiltFolder(folder, build_kind(folder, card), card, failures=list(card.problems))
     if config is not None and config not in card.configs:
-        raise ValueError(f"{folder}: the card declares no config {config!r}; it declares {sorted(card.configs)}")
+        raise ValueError(
+            f"{folder}: the card declares no config {config!r}; it declares {sorted(card.configs)}"
+        )
     declared: set[str] = set()
     cache: dict[str, pa.Table] = {}
-    resolved = {(name, split): _resolve(folder, patterns, f"{name}/{split}", out.failures)
-                for name, splits in card.configs.items() for split, patterns in splits.items()}
+    resolved = {
+        (name, split): _resolve(folder, patterns, f"{name}/{split}", out.failures)
+        for name, splits in card.configs.items()
+        for split, patterns in splits.items()
+    }
     out.files = {key: tuple(files) for key, files in resolved.items()}
     counts = recorded_counts(folder, card)
     for (name, split), files in resolved.items():
@@ -198,8 +210,11 @@ def read_folder(
         out.splits.append(LoadedSplit(name, split, table, tuple(files)))
     out.failures += check_decontamination(folder, out.splits)
     on_disk = folder_files(folder, ignore)
-    out.failures += [f"{rel}: a data file no config of the card declares" for rel in on_disk
-                     if is_data_file(rel) and rel not in declared]
+    out.failures += [
+        f"{rel}: a data file no config of the card declares"
+        for rel in on_disk
+        if is_data_file(rel) and rel not in declared
+    ]
     if manifest:
         out.manifest = check_manifest(folder, ignore)
         out.failures += out.manifest.failures()
@@ -217,8 +232,11 @@ def _union_within_config(name: str, split: str, resolved: dict[tuple[str, str], 
     files = set(resolved[(name, split)])
     keys = [k for k in resolved if k[0] == name]
     here = keys.index((name, split))
-    others = [set(resolved[k]) for i, k in enumerate(keys)
-              if i != here and resolved[k] and set(resolved[k]) <= files and (set(resolved[k]) != files or i < here)]
+    others = [
+        set(resolved[k])
+        for i, k in enumerate(keys)
+        if i != here and resolved[k] and set(resolved[k]) <= files and (set(resolved[k]) != files or i < here)
+    ]
     return bool(others) and set().union(*others) == files
 
 

@@ -60,7 +60,9 @@ def parse_specs(specs: list[str]) -> list[tuple[str | None, str]]:
         elif Path(spec).is_file():
             out.append((None, spec))
         else:
-            raise ValueError(f"--sources {spec!r}: expected KEY=PATH, KEY=ORG/NAME@REVISION or an existing file")
+            raise ValueError(
+                f"--sources {spec!r}: expected KEY=PATH, KEY=ORG/NAME@REVISION or an existing file"
+            )
     return out
 
 
@@ -104,17 +106,29 @@ def tenet_sources(specs: list[str]) -> tuple[pa.Table, list[str]]:
         missing = [c for c in SOURCE_COLUMNS if c not in table.column_names]
         if missing:
             raise ValueError(f"--sources {what}: not unified pair rows (missing columns {missing})")
-        tables.append(table.select(list(SOURCE_COLUMNS)).cast(pa.schema([
-            ("pair_id", pa.string()), ("source", pa.string()), ("prompt", ROW_FEATURES.arrow_schema.field("prompt").type),
-            ("response_a", pa.string()), ("response_b", pa.string())])))
+        tables.append(
+            table.select(list(SOURCE_COLUMNS)).cast(
+                pa.schema(
+                    [
+                        ("pair_id", pa.string()),
+                        ("source", pa.string()),
+                        ("prompt", ROW_FEATURES.arrow_schema.field("prompt").type),
+                        ("response_a", pa.string()),
+                        ("response_b", pa.string()),
+                    ]
+                )
+            )
+        )
         described.append(what)
     table = pa.concat_tables(tables)
     ids = table.column("pair_id")
     if pc.count_distinct(ids, mode="all").as_py() < len(ids):
         counts = pc.value_counts(ids)
         repeated = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1)).to_pylist()
-        raise ValueError(f"--sources: pair_ids {repeated[:5]} occur more than once across the sources "
-                         "(a pool given twice?)")
+        raise ValueError(
+            f"--sources: pair_ids {repeated[:5]} occur more than once across the sources "
+            "(a pool given twice?)"
+        )
     return table, described
 
 
@@ -132,8 +146,14 @@ def _lookup(ids: pa.Array, source_ids: pa.Array) -> tuple[np.ndarray, np.ndarray
     return index, repeated
 
 
-def _report(report: ProvenanceReport, splits: list[LoadedSplit], tables: list[pa.Table], ids: list[pa.Array],
-            checks: dict[str, np.ndarray], max_report: int) -> None:
+def _report(
+    report: ProvenanceReport,
+    splits: list[LoadedSplit],
+    tables: list[pa.Table],
+    ids: list[pa.Array],
+    checks: dict[str, np.ndarray],
+    max_report: int,
+) -> None:
     bad = np.logical_or.reduce(list(checks.values())) if checks else np.zeros(0, bool)
     sizes = [t.num_rows for t in tables]
     starts = np.concatenate([[0], np.cumsum(sizes)])
@@ -142,10 +162,15 @@ def _report(report: ProvenanceReport, splits: list[LoadedSplit], tables: list[pa
     report.differing += len(flagged)
     for i in flagged[:max_report]:
         k = int(np.searchsorted(starts, i, side="right") - 1)
-        report.differences.append({
-            "config": splits[k].config, "split": splits[k].split, "row": int(i - starts[k]),
-            "pair_id": ids[k][int(i - starts[k])].as_py(), "fields": [f for f, m in checks.items() if m[i]],
-        })
+        report.differences.append(
+            {
+                "config": splits[k].config,
+                "split": splits[k].split,
+                "row": int(i - starts[k]),
+                "pair_id": ids[k][int(i - starts[k])].as_py(),
+                "fields": [f for f, m in checks.items() if m[i]],
+            }
+        )
 
 
 def _message_differs(messages: pa.Array, text: pa.Array) -> np.ndarray:
@@ -158,8 +183,11 @@ def _message_differs(messages: pa.Array, text: pa.Array) -> np.ndarray:
 def check_tenet_provenance(built: BuiltFolder, specs: list[str], max_report: int = 1000) -> ProvenanceReport:
     source, described = tenet_sources(specs)
     report = ProvenanceReport(sources=described)
-    splits = [s for s in built.splits if s.config != "judge_scores"
-              and all(c in s.table.column_names for c in ROW_FEATURES)]
+    splits = [
+        s
+        for s in built.splits
+        if s.config != "judge_scores" and all(c in s.table.column_names for c in ROW_FEATURES)
+    ]
     if not splits:
         report.failures.append("no row splits could be read: nothing was checked against the sources")
         return report
@@ -171,7 +199,9 @@ def check_tenet_provenance(built: BuiltFolder, specs: list[str], max_report: int
     found = index >= 0
     given = set(source.column("source").unique().to_pylist())
     row_source = rows.column("source").combine_chunks()
-    in_given = np.asarray(pc.is_in(row_source, pa.array(sorted(given), pa.string())).fill_null(False), dtype=bool)
+    in_given = np.asarray(
+        pc.is_in(row_source, pa.array(sorted(given), pa.string())).fill_null(False), dtype=bool
+    )
     unchecked = ~found & ~in_given
     if unchecked.any():
         counts = pc.value_counts(pc.filter(row_source, pa.array(unchecked))).to_pylist()
@@ -186,10 +216,12 @@ def check_tenet_provenance(built: BuiltFolder, specs: list[str], max_report: int
     checks = {
         "pair_id": (~found & in_given) | repeated,
         "source": checked & differs(row_source, src.column("source").combine_chunks()),
-        "prompt": checked & differs(rows.column("prompt").combine_chunks(), src.column("prompt").combine_chunks()),
-        "chosen": checked & _message_differs(rows.column("chosen").combine_chunks(), pc.if_else(a_side, resp_a, resp_b)),
-        "rejected": checked & _message_differs(rows.column("rejected").combine_chunks(),
-                                               pc.if_else(a_side, resp_b, resp_a)),
+        "prompt": checked
+        & differs(rows.column("prompt").combine_chunks(), src.column("prompt").combine_chunks()),
+        "chosen": checked
+        & _message_differs(rows.column("chosen").combine_chunks(), pc.if_else(a_side, resp_a, resp_b)),
+        "rejected": checked
+        & _message_differs(rows.column("rejected").combine_chunks(), pc.if_else(a_side, resp_b, resp_a)),
     }
     ids = [pc.struct_field(t.column("derivation").combine_chunks(), "pair_id") for t in tables]
     _report(report, splits, tables, ids, checks, max_report)
@@ -204,8 +236,10 @@ def spl_sources(specs: list[str], schema: AttributeSchema) -> tuple[pa.Table, li
     given = dict(parse_specs(specs))
     unknown = sorted(str(k) for k in given if k not in ("prompts", "candidates", "verdicts"))
     if unknown or not {"prompts", "candidates"} <= set(given):
-        raise ValueError("--sources for an SPL build: give prompts=FILE and candidates=FILE (the records it was "
-                         f"built from), and verdicts=FILE for its judge configs; got {sorted(str(k) for k in given)}")
+        raise ValueError(
+            "--sources for an SPL build: give prompts=FILE and candidates=FILE (the records it was "
+            f"built from), and verdicts=FILE for its judge configs; got {sorted(str(k) for k in given)}"
+        )
     prompts, candidates = given["prompts"], given["candidates"]
     table = pairs_from_records(read_jsonl(prompts), read_jsonl(candidates), schema, prompts, candidates)
     described = [f"prompts {prompts}", f"candidates {candidates}"]
@@ -214,18 +248,25 @@ def spl_sources(specs: list[str], schema: AttributeSchema) -> tuple[pa.Table, li
     return table, described, given.get("verdicts")
 
 
-def _judge_differs(tables: list[pa.Table], judged: list[bool], verdicts: str, ranking: dict[str, int]
-                   ) -> dict[str, np.ndarray]:
+def _judge_differs(
+    tables: list[pa.Table], judged: list[bool], verdicts: str, ranking: dict[str, int]
+) -> dict[str, np.ndarray]:
     """Each judged row's components against the verdict record of each of its candidates (rows of
     tables without a judge column are not flagged)."""
     from spl_hf.derive.pairs import read_jsonl
     from spl_hf.derive.verdict_labels import parse_verdict_records
 
     records = parse_verdict_records(read_jsonl(verdicts), ranking, verdicts)
-    judges = [j for t, has in zip(tables, judged, strict=True)
-              for j in (t.column(JUDGE_COLUMN).to_pylist() if has else [None] * t.num_rows)]
-    checks = {f"judge.{k}_{side}": np.zeros(len(judges), bool)
-              for k in ("candidate", "probs", "status", "mass") for side in "ab"}
+    judges = [
+        j
+        for t, has in zip(tables, judged, strict=True)
+        for j in (t.column(JUDGE_COLUMN).to_pylist() if has else [None] * t.num_rows)
+    ]
+    checks = {
+        f"judge.{k}_{side}": np.zeros(len(judges), bool)
+        for k in ("candidate", "probs", "status", "mass")
+        for side in "ab"
+    }
     checks["judge.model"] = np.zeros(len(judges), bool)
     for i, j in enumerate(judges):
         if j is None:
@@ -241,12 +282,20 @@ def _judge_differs(tables: list[pa.Table], judged: list[bool], verdicts: str, ra
             checks[f"judge.mass_{side}"][i] = j[f"mass_{side}"] != rec.mass
             if rec.probs is not None:
                 checks["judge.model"][i] |= (j["model_id"], j["model_revision"], j["template_hash"]) != (
-                    rec.model_id, rec.model_revision, rec.template_hash)
+                    rec.model_id,
+                    rec.model_revision,
+                    rec.template_hash,
+                )
     return checks
 
 
-def check_spl_provenance(built: BuiltFolder, specs: list[str], schema: AttributeSchema,
-                         max_report: int = 1000, ranking: dict[str, int] | None = None) -> ProvenanceReport:
+def check_spl_provenance(
+    built: BuiltFolder,
+    specs: list[str],
+    schema: AttributeSchema,
+    max_report: int = 1000,
+    ranking: dict[str, int] | None = None,
+) -> ProvenanceReport:
     source, described, verdicts = spl_sources(specs, schema)
     report = ProvenanceReport(sources=described)
     feats = pair_features(schema)
@@ -262,7 +311,9 @@ def check_spl_provenance(built: BuiltFolder, specs: list[str], schema: Attribute
     checks = {"pair_id": ~found}
     for name in feats:
         if name != "pair_id":
-            checks[name] = found & differs(rows.column(name).combine_chunks(), src.column(name).combine_chunks())
+            checks[name] = found & differs(
+                rows.column(name).combine_chunks(), src.column(name).combine_chunks()
+            )
     if verdicts:
         if ranking is None:
             raise ValueError("the verdict ranking is needed to read verdicts=FILE")

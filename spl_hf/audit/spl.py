@@ -69,27 +69,38 @@ class SPLAudit:
         return out
 
 
-def audit_spl_folder(built: BuiltFolder, rb: RuleBase, *, judge_rb: RuleBase | None = None,
-                     counterfactual: bool = False, max_report: int = 1000) -> SPLAudit:
+def audit_spl_folder(
+    built: BuiltFolder,
+    rb: RuleBase,
+    *,
+    judge_rb: RuleBase | None = None,
+    counterfactual: bool = False,
+    max_report: int = 1000,
+) -> SPLAudit:
     """Audit what :func:`spl_hf.audit.load.read_folder` read of an SPL build.
 
     ``judge_rb`` is the ranking the judge labels were made with (default ``rb``): a counterfactual
     rule base changes the rules' labels, not the recorded judge comparison.
     """
     judge_rb = judge_rb or rb
-    out = SPLAudit(rules=AuditReport(rulebase_id=rb.id, rulebase_hash=rb.hash, counterfactual=counterfactual),
-                   judge=None)
+    out = SPLAudit(
+        rules=AuditReport(rulebase_id=rb.id, rulebase_hash=rb.hash, counterfactual=counterfactual), judge=None
+    )
     for s in built.splits:
         if s.config not in RULE_FREE:
             try:
-                r = audit_batches(s.table, rb, counterfactual=counterfactual, messages=s.config not in JUDGE_MESSAGES)
+                r = audit_batches(
+                    s.table, rb, counterfactual=counterfactual, messages=s.config not in JUDGE_MESSAGES
+                )
             except ValueError as exc:  # a file whose columns are not a derived table
                 out.failures.append(f"{s.config}/{s.split}: {exc}")
             else:
                 out.reports.append((s, r))
         if s.config in JUDGE_CONFIGS:
             try:
-                jr = audit_judge_table(s.table, judge_rb, messages=s.config in JUDGE_MESSAGES, max_report=max_report)
+                jr = audit_judge_table(
+                    s.table, judge_rb, messages=s.config in JUDGE_MESSAGES, max_report=max_report
+                )
             except ValueError as exc:
                 out.failures.append(f"{s.config}/{s.split}: {exc}")
             else:
@@ -100,7 +111,9 @@ def audit_spl_folder(built: BuiltFolder, rb: RuleBase, *, judge_rb: RuleBase | N
         out.judge = merge_reports([r for _, r in out.judge_reports], max_report)
     configs = {s.config for s in built.splits}
     if "derivations" not in configs:
-        out.notes.append("derivations was not read (--config): the configs were not checked against each other")
+        out.notes.append(
+            "derivations was not read (--config): the configs were not checked against each other"
+        )
         return out
     out.failures += _expected_configs(built)
     out.failures += set_checks(built)
@@ -114,10 +127,17 @@ def _expected_configs(built: BuiltFolder) -> list[str]:
         return []
     want = ["judge_derivations"]
     tables = judge.get("tables")
-    if isinstance(tables, dict) and isinstance(tables.get("common_support"), int) and tables["common_support"] > 0:
+    if (
+        isinstance(tables, dict)
+        and isinstance(tables.get("common_support"), int)
+        and tables["common_support"] > 0
+    ):
         want += ["common_support", "common_support_judge"]
-    return [f"{name}: {BUILD_REPORT} records verdict-judge labels, but the card declares no {name} config"
-            for name in want if name not in built.card.configs]
+    return [
+        f"{name}: {BUILD_REPORT} records verdict-judge labels, but the card declares no {name} config"
+        for name in want
+        if name not in built.card.configs
+    ]
 
 
 def _concat(built: BuiltFolder, config: str) -> pa.Table | None:
@@ -140,19 +160,24 @@ def _keyed(table: pa.Table, key: pa.Array, config: str, failures: list[str]) -> 
     return out
 
 
-def _compare(config: str, got: dict[str, str | None], want: dict[str, str | None], rule: str,
-             source: str) -> list[str]:
+def _compare(
+    config: str, got: dict[str, str | None], want: dict[str, str | None], rule: str, source: str
+) -> list[str]:
     out = []
     missing = [p for p in want if p not in got]
     extra = [p for p in got if p not in want]
     differ = [p for p in want if p in got and got[p] != want[p]]
     if missing:
-        out.append(f"{config}: {len(missing)} pair(s) of {rule} are missing (first: {', '.join(missing[:5])})")
+        out.append(
+            f"{config}: {len(missing)} pair(s) of {rule} are missing (first: {', '.join(missing[:5])})"
+        )
     if extra:
         out.append(f"{config}: {len(extra)} pair(s) that are not {rule} (first: {', '.join(extra[:5])})")
     if differ:
-        out.append(f"{config}: {len(differ)} pair(s) differ from the same pairs in {source} "
-                   f"(first: {', '.join(differ[:5])})")
+        out.append(
+            f"{config}: {len(differ)} pair(s) differ from the same pairs in {source} "
+            f"(first: {', '.join(differ[:5])})"
+        )
     return out
 
 
@@ -180,12 +205,18 @@ def set_checks(built: BuiltFolder) -> list[str]:
     spl_labeled = _keyed(der.filter(labeled), der_digest.filter(labeled), "derivations", [])
     pref = _concat(built, "preferences")
     if pref is not None:
-        failures += _compare("preferences", _keyed(pref, _field(pref, "derivation", "digest"), "preferences",
-                                                   failures), spl_labeled, "the labeled pairs of derivations",
-                             "derivations")
+        failures += _compare(
+            "preferences",
+            _keyed(pref, _field(pref, "derivation", "digest"), "preferences", failures),
+            spl_labeled,
+            "the labeled pairs of derivations",
+            "derivations",
+        )
     elif spl_labeled and "preferences" not in built.card.configs:
-        failures.append(f"preferences: derivations has {len(spl_labeled)} labeled pair(s) but the card declares "
-                        "no preferences config")
+        failures.append(
+            f"preferences: derivations has {len(spl_labeled)} labeled pair(s) but the card declares "
+            "no preferences config"
+        )
     jd = _concat(built, "judge_derivations")
     if jd is None:
         for name in ("common_support", "common_support_judge"):
@@ -197,9 +228,16 @@ def set_checks(built: BuiltFolder) -> list[str]:
         judge_labeled = pc.is_valid(_field(jd, JUDGE_COLUMN, "label"))
     except (KeyError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return failures
-    content = {p: k for p, k in zip(der.column("pair_id").to_pylist(), _content(der).to_pylist(), strict=True)}
-    failures += _compare("judge_derivations", _keyed(jd, _content(jd), "judge_derivations", failures), content,
-                         "every pair of derivations", "derivations")
+    content = {
+        p: k for p, k in zip(der.column("pair_id").to_pylist(), _content(der).to_pylist(), strict=True)
+    }
+    failures += _compare(
+        "judge_derivations",
+        _keyed(jd, _content(jd), "judge_derivations", failures),
+        content,
+        "every pair of derivations",
+        "derivations",
+    )
     judged = {p: d for p, d in zip(jd.column("pair_id").to_pylist(), judge_digest.to_pylist(), strict=True)}
     judge_ok = set(jd.filter(judge_labeled).column("pair_id").to_pylist())
     want = {p: f"{d}/{judged.get(p)}" for p, d in spl_labeled.items() if p in judge_ok}
@@ -207,16 +245,24 @@ def set_checks(built: BuiltFolder) -> list[str]:
         table = _concat(built, name)
         if table is None:
             if want:
-                failures.append(f"{name}: {len(want)} pair(s) are labeled under both, but the card declares no "
-                                f"{name} config")
+                failures.append(
+                    f"{name}: {len(want)} pair(s) are labeled under both, but the card declares no "
+                    f"{name} config"
+                )
             continue
         try:
-            key = pc.binary_join_element_wise(_field(table, "derivation", "digest"),
-                                              _field(table, JUDGE_COLUMN, "digest"), "/")
+            key = pc.binary_join_element_wise(
+                _field(table, "derivation", "digest"), _field(table, JUDGE_COLUMN, "digest"), "/"
+            )
         except (KeyError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
             continue
-        failures += _compare(name, _keyed(table, key, name, failures), want,
-                             "the pairs labeled by both the rules and the judge", "derivations and judge_derivations")
+        failures += _compare(
+            name,
+            _keyed(table, key, name, failures),
+            want,
+            "the pairs labeled by both the rules and the judge",
+            "derivations and judge_derivations",
+        )
     return failures
 
 

@@ -38,7 +38,12 @@ TOLERANCE = 1e-12
 # The optional companion config of `spl-hf build tenets --sft` (spl_hf.build.sft; audit never imports build).
 SFT_CONFIG = "sft"
 SFT_FEATURES = Features(
-    {"scenario_id": Value("string"), "tenet": Value("string"), "source": Value("string"), "messages": MESSAGES}
+    {
+        "scenario_id": Value("string"),
+        "tenet": Value("string"),
+        "source": Value("string"),
+        "messages": MESSAGES,
+    }
 )
 NOT_TENET_CONFIGS = ("all", "judge_scores", SFT_CONFIG)
 
@@ -85,8 +90,13 @@ def score_rows(pair_id: pa.Array, tenet: pa.Array, scores: pa.Table) -> tuple[np
     shows up as two matches of its row.
     """
     n = len(pair_id)
-    judged = pa.table({"pair_id": scores.column("pair_id"), "tenet": scores.column("tenet"),
-                       "_srow": pa.array(np.arange(scores.num_rows, dtype=np.int64))})
+    judged = pa.table(
+        {
+            "pair_id": scores.column("pair_id"),
+            "tenet": scores.column("tenet"),
+            "_srow": pa.array(np.arange(scores.num_rows, dtype=np.int64)),
+        }
+    )
     audited = pa.table({"pair_id": pair_id, "tenet": tenet, "_row": pa.array(np.arange(n, dtype=np.int64))})
     matches = judged.join(audited, ["pair_id", "tenet"], join_type="inner")
     rows = matches.column("_row").to_numpy()
@@ -121,8 +131,10 @@ def check_rows(table: pa.Table, scores: pa.Table, cert: Certificate | None) -> d
     checks["settings"] = settings
     # chosen/rejected must be the judged texts, on the side the score favours.
     implied = oriented_input_hashes_arrow(
-        table.column("prompt").combine_chunks(), table.column("chosen").combine_chunks(),
-        table.column("rejected").combine_chunks(), side,
+        table.column("prompt").combine_chunks(),
+        table.column("chosen").combine_chunks(),
+        table.column("rejected").combine_chunks(),
+        side,
     )
     checks["texts"] = _mask(pc.equal(_field(der, "judge", "input_sha256"), implied))
     # The stored probabilities must be the judged ones.
@@ -130,7 +142,11 @@ def check_rows(table: pa.Table, scores: pa.Table, cert: Certificate | None) -> d
     judged = (index < 0) | repeated
     take = pa.array(np.maximum(index, 0))
     for name in JUDGE_FIELDS:
-        expected = scores.column(name).take(take) if scores.num_rows else pa.nulls(len(table), JUDGE_FIELDS[name].pa_type)
+        expected = (
+            scores.column(name).take(take)
+            if scores.num_rows
+            else pa.nulls(len(table), JUDGE_FIELDS[name].pa_type)
+        )
         judged |= _mask(pc.equal(_field(der, "judge", name), expected))
     checks["judge"] = judged
     return checks
@@ -140,9 +156,15 @@ def _twins(rows: pa.Table, reference: pa.Table) -> np.ndarray:
     """For each row, the one ``reference`` row with its scenario_id if the two are identical in every
     column (null equal to null), else -1."""
     n = rows.num_rows
-    probe = pa.table({"scenario_id": reference.column("scenario_id"),
-                      "_ref": pa.array(np.arange(reference.num_rows, dtype=np.int64))})
-    build = pa.table({"scenario_id": rows.column("scenario_id"), "_row": pa.array(np.arange(n, dtype=np.int64))})
+    probe = pa.table(
+        {
+            "scenario_id": reference.column("scenario_id"),
+            "_ref": pa.array(np.arange(reference.num_rows, dtype=np.int64)),
+        }
+    )
+    build = pa.table(
+        {"scenario_id": rows.column("scenario_id"), "_row": pa.array(np.arange(n, dtype=np.int64))}
+    )
     matches = probe.join(build, "scenario_id", join_type="inner")
     at = matches.column("_row").to_numpy()
     twin = np.full(n, -1, dtype=np.int64)
@@ -158,7 +180,9 @@ def _twins(rows: pa.Table, reference: pa.Table) -> np.ndarray:
     return twin
 
 
-def _checks_once(rows: pa.Table, n_all: int, scores: pa.Table, cert: Certificate | None) -> dict[str, np.ndarray]:
+def _checks_once(
+    rows: pa.Table, n_all: int, scores: pa.Table, cert: Certificate | None
+) -> dict[str, np.ndarray]:
     """:func:`check_rows` over ``rows`` whose first ``n_all`` are the 'all' config.
 
     A per-tenet row identical in every column to its 'all' row gets that row's verdicts (the checks
@@ -227,8 +251,10 @@ def _check_all_files(built: BuiltFolder, failures: list[str]) -> None:
 
 def _messages_differ(messages: pa.Array, prompt: pa.Array, chosen: pa.Array) -> np.ndarray:
     """True where ``messages[i]`` is not ``prompt[i] + chosen[i]`` (a null list anywhere differs)."""
-    lp, lc = (pc.list_value_length(a).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-              for a in (prompt, chosen))
+    lp, lc = (
+        pc.list_value_length(a).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        for a in (prompt, chosen)
+    )
     n = lp + lc
     row_of = np.repeat(np.arange(len(n)), n)
     k = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n)  # position within the expected row
@@ -242,7 +268,9 @@ def _messages_differ(messages: pa.Array, prompt: pa.Array, chosen: pa.Array) -> 
     return null | differs(messages, expected)
 
 
-def _audit_sft(splits: list, all_table: pa.Table | None, report: TenetAuditReport, flag, max_report: int) -> None:
+def _audit_sft(
+    splits: list, all_table: pa.Table | None, report: TenetAuditReport, flag, max_report: int
+) -> None:
     """The 'sft' rows must be the 'all' rows, in order, each with messages = prompt + chosen."""
     typed = _typed(splits, SFT_FEATURES, report.failures)
     if not typed or all_table is None:
@@ -264,10 +292,14 @@ def _audit_sft(splits: list, all_table: pa.Table | None, report: TenetAuditRepor
             checks[name] = np.zeros(n, dtype=bool)
     else:
         for name in ("tenet", "source"):
-            checks[name] = found & differs(sft.column(name).combine_chunks(), ref.column(name).combine_chunks())
+            checks[name] = found & differs(
+                sft.column(name).combine_chunks(), ref.column(name).combine_chunks()
+            )
         checks["messages"] = found & _messages_differ(
-            sft.column("messages").combine_chunks(), ref.column("prompt").combine_chunks(),
-            ref.column("chosen").combine_chunks())
+            sft.column("messages").combine_chunks(),
+            ref.column("prompt").combine_chunks(),
+            ref.column("chosen").combine_chunks(),
+        )
         checks["order"] = found & (index != np.arange(n))
     bad = np.logical_or.reduce(list(checks.values()))
     report.rows += n
@@ -275,7 +307,13 @@ def _audit_sft(splits: list, all_table: pa.Table | None, report: TenetAuditRepor
     starts = np.cumsum([0] + [t.num_rows for _, _, t in typed])
     for i in np.flatnonzero(bad)[: max(0, max_report - len(report.mismatches))]:
         k = int(np.searchsorted(starts, i, side="right") - 1)
-        flag(SFT_CONFIG, typed[k][1], int(i - starts[k]), ids[int(i)].as_py(), [f for f, m in checks.items() if m[i]])
+        flag(
+            SFT_CONFIG,
+            typed[k][1],
+            int(i - starts[k]),
+            ids[int(i)].as_py(),
+            [f for f, m in checks.items() if m[i]],
+        )
     missing = pc.sum(pc.invert(pc.is_in(ref_ids, value_set=ids))).as_py() or 0
     if n != all_table.num_rows or missing:
         report.failures.append(
@@ -290,16 +328,23 @@ def audit_folder(built: BuiltFolder, max_report: int = 1000) -> TenetAuditReport
     names = set(built.card.configs)
     for required in ("all", "judge_scores"):
         if required not in names:
-            report.failures.append(f"the card declares no {required!r} config: a tenet build has 'all' and 'judge_scores'")
+            report.failures.append(
+                f"the card declares no {required!r} config: a tenet build has 'all' and 'judge_scores'"
+            )
     cert_failures: list[str] = []
     cert = _read_certificate(built.path, cert_failures)
 
     def flag(config: str, split: str, row: int, ident: str, fields: list[str]) -> None:
-        report.mismatches.append({"config": config, "split": split, "row": row, "id": ident, "fields": fields})
+        report.mismatches.append(
+            {"config": config, "split": split, "row": row, "id": ident, "fields": fields}
+        )
 
     score_splits = _typed(built.config("judge_scores"), SCORE_FEATURES, report.failures)
-    scores = (pa.concat_tables([t for _, _, t in score_splits]) if score_splits
-              else SCORE_FEATURES.arrow_schema.empty_table())
+    scores = (
+        pa.concat_tables([t for _, _, t in score_splits])
+        if score_splits
+        else SCORE_FEATURES.arrow_schema.empty_table()
+    )
     # Judge scores: every score is the difference of its stored probabilities.
     s_raw = scores_from_probs(scores.column("p_a_first").to_numpy(), scores.column("p_a_second").to_numpy())
     bad_scores = np.flatnonzero(s_raw != scores.column("score").to_numpy())
@@ -317,7 +362,8 @@ def audit_folder(built: BuiltFolder, max_report: int = 1000) -> TenetAuditReport
     all_typed = _typed(built.config("all"), ROW_FEATURES, report.failures)
     _check_all_files(built, cert_failures)
     row_splits = all_typed + _typed(
-        [s for s in built.splits if s.config not in NOT_TENET_CONFIGS], ROW_FEATURES, report.failures)
+        [s for s in built.splits if s.config not in NOT_TENET_CONFIGS], ROW_FEATURES, report.failures
+    )
     if row_splits:
         rows = pa.concat_tables([t for _, _, t in row_splits])
         checks = _checks_once(rows, sum(t.num_rows for c, _, t in row_splits if c == "all"), scores, cert)
@@ -336,13 +382,25 @@ def audit_folder(built: BuiltFolder, max_report: int = 1000) -> TenetAuditReport
         for i in flagged[: max(0, max_report - len(report.mismatches))]:
             k = int(np.searchsorted(starts, i, side="right") - 1)
             config, split, _ = row_splits[k]
-            flag(config, split, int(i - starts[k]), scenario[int(i)].as_py(), [f for f, m in checks.items() if m[i]])
+            flag(
+                config,
+                split,
+                int(i - starts[k]),
+                scenario[int(i)].as_py(),
+                [f for f, m in checks.items() if m[i]],
+            )
         # The per-tenet configs must partition 'all' (as multisets: no row missing, extra or repeated).
         tenet_ids = pc.filter(scenario, pa.array(per_tenet))
         all_ids = pc.filter(scenario, pa.array(~per_tenet))
-        same = len(tenet_ids) == len(all_ids) and (len(all_ids) == 0 or pc.all(pc.equal(
-            pc.array_take(tenet_ids, pc.sort_indices(tenet_ids)),
-            pc.array_take(all_ids, pc.sort_indices(all_ids))).fill_null(False)).as_py())
+        same = len(tenet_ids) == len(all_ids) and (
+            len(all_ids) == 0
+            or pc.all(
+                pc.equal(
+                    pc.array_take(tenet_ids, pc.sort_indices(tenet_ids)),
+                    pc.array_take(all_ids, pc.sort_indices(all_ids)),
+                ).fill_null(False)
+            ).as_py()
+        )
         if not same:
             cert_failures.append(
                 f"per-tenet configs hold {len(tenet_ids)} rows ({pc.count_distinct(tenet_ids).as_py()} distinct) "
@@ -354,30 +412,43 @@ def audit_folder(built: BuiltFolder, max_report: int = 1000) -> TenetAuditReport
         _audit_sft(sft_splits, all_table, report, flag, max_report)
     report.reproduced = report.rows - report.mismatch_count
     if len(bad_scores):
-        cert_failures.append(f"{len(bad_scores)} judge_scores rows have a score that is not p_a_first - p_a_second")
+        cert_failures.append(
+            f"{len(bad_scores)} judge_scores rows have a score that is not p_a_first - p_a_second"
+        )
     if cert is not None and all_table is not None and score_splits:
         der = all_table.column("derivation").combine_chunks()
-        assignment = pa.table({
-            "pair_id": _field(der, "pair_id"),
-            "prompt_id": _field(der, "prompt_id"),
-            "tenet": all_table.column("tenet"),
-            "score": pa.array(scores_from_probs(_field(der, "judge", "p_a_first").to_numpy(zero_copy_only=False),
-                                                _field(der, "judge", "p_a_second").to_numpy(zero_copy_only=False))),
-        })
+        assignment = pa.table(
+            {
+                "pair_id": _field(der, "pair_id"),
+                "prompt_id": _field(der, "prompt_id"),
+                "tenet": all_table.column("tenet"),
+                "score": pa.array(
+                    scores_from_probs(
+                        _field(der, "judge", "p_a_first").to_numpy(zero_copy_only=False),
+                        _field(der, "judge", "p_a_second").to_numpy(zero_copy_only=False),
+                    )
+                ),
+            }
+        )
         try:
-            check = verify_assignment(scores.select(["pair_id", "prompt_id", "tenet", "score"]), assignment, cert)
+            check = verify_assignment(
+                scores.select(["pair_id", "prompt_id", "tenet", "score"]), assignment, cert
+            )
         except ValueError as exc:  # a score table the assignment could never have been solved on
             cert_failures.append(f"judge_scores: {exc}")
         else:
             cert_failures += list(check.failures)
         report.certificate_ok = not cert_failures
     elif cert is not None:
-        cert_failures.append("the 'all' rows or the judge scores could not be read: the certificate is unverified")
+        cert_failures.append(
+            "the 'all' rows or the judge scores could not be read: the certificate is unverified"
+        )
     report.certificate_failures = cert_failures
     return report
 
 
-def audit_tenet_build(path: str | Path, max_report: int = 1000, *, manifest: bool = True,
-                      ignore: tuple[str, ...] = ()) -> TenetAuditReport:
+def audit_tenet_build(
+    path: str | Path, max_report: int = 1000, *, manifest: bool = True, ignore: tuple[str, ...] = ()
+) -> TenetAuditReport:
     """Read ``path`` from disk (see :func:`read_folder`) and audit it as a tenet build."""
     return audit_folder(read_folder(path, manifest=manifest, ignore=ignore), max_report)

@@ -128,7 +128,9 @@ def _rules_differ(stored: pa.Array, applied: np.ndarray, rb: RuleBase) -> np.nda
     return bad | (bits != expected_bits) | null_mask(stored)
 
 
-def messages_differ(stored: pa.Array, want: np.ndarray, resp_a: pa.Array, resp_b: pa.Array, pick_a: np.ndarray) -> np.ndarray:
+def messages_differ(
+    stored: pa.Array, want: np.ndarray, resp_a: pa.Array, resp_b: pa.Array, pick_a: np.ndarray
+) -> np.ndarray:
     """Stored chosen/rejected against one assistant message holding the picked response (or null)."""
     lengths = _list_lengths(stored)
     bad = np.where(want, lengths != 1, lengths != -1)
@@ -148,7 +150,12 @@ def messages_differ(stored: pa.Array, want: np.ndarray, resp_a: pa.Array, resp_b
 
 
 def audit_table(
-    table: pa.Table, rb: RuleBase, *, counterfactual: bool = False, start: int = 0, max_report: int = 1000,
+    table: pa.Table,
+    rb: RuleBase,
+    *,
+    counterfactual: bool = False,
+    start: int = 0,
+    max_report: int = 1000,
     messages: bool = True,
 ) -> AuditReport:
     """Audit one table (a batch); ``start`` offsets the reported row indices.
@@ -189,7 +196,9 @@ def audit_table(
     if counterfactual:
         changed = np.logical_or.reduce(list(label_checks.values()))
         report.changed_labels = int(changed.sum())
-        after = derive_table(components, rb, np.maximum(margins, 1).astype(np.int32), digest=False, strict=False)
+        after = derive_table(
+            components, rb, np.maximum(margins, 1).astype(np.int32), digest=False, strict=False
+        )
         after_der = after.column("derivation").combine_chunks()
         ids = table.column("pair_id")
         for i in np.flatnonzero(changed)[:max_report]:
@@ -210,25 +219,32 @@ def audit_table(
         checks["rank_b"] = int_differs(sf["rank_b"], c.rank_b, c.verdict_b >= 0)
         checks["rank_diff"] = int_differs(sf["rank_diff"], c.diff, c.has_diff)
         for f, want in (("rulebase_id", rb.id), ("rulebase_hash", rb.hash)):
-            checks[f] = ~np.asarray(pc.equal(sf[f], want).fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+            checks[f] = ~np.asarray(
+                pc.equal(sf[f], want).fill_null(False).to_numpy(zero_copy_only=False), dtype=bool
+            )
         resp_a = table.column("response_a").combine_chunks()
         resp_b = table.column("response_b").combine_chunks()
         for col, pick_a in (("chosen", c.label_a), ("rejected", ~c.label_a)) if messages else ():
-            checks[col] = messages_differ(table.column(col).combine_chunks(), c.labeled, resp_a, resp_b, pick_a)
+            checks[col] = messages_differ(
+                table.column(col).combine_chunks(), c.labeled, resp_a, resp_b, pick_a
+            )
 
     record_mismatches(report, checks, table.column("pair_id"), start, max_report)
     return report
 
 
-def record_mismatches(report: AuditReport, checks: dict[str, np.ndarray], ids: pa.ChunkedArray, start: int,
-                      max_report: int) -> None:
+def record_mismatches(
+    report: AuditReport, checks: dict[str, np.ndarray], ids: pa.ChunkedArray, start: int, max_report: int
+) -> None:
     """Count the rows any check flags and list the first ``max_report`` with the fields that differ."""
     n = len(ids)
     bad = np.logical_or.reduce(list(checks.values())) if checks else np.zeros(n, dtype=bool)
     report.mismatch_count = int(bad.sum())
     report.reproduced = n - report.mismatch_count
     for i in np.flatnonzero(bad)[:max_report]:
-        report.mismatches.append(Mismatch(start + int(i), ids[int(i)].as_py(), [f for f, m in checks.items() if m[i]]))
+        report.mismatches.append(
+            Mismatch(start + int(i), ids[int(i)].as_py(), [f for f, m in checks.items() if m[i]])
+        )
 
 
 def merge_reports(reports: list[AuditReport], max_report: int = 1000) -> AuditReport:
@@ -240,7 +256,11 @@ def merge_reports(reports: list[AuditReport], max_report: int = 1000) -> AuditRe
         out.changed_labels += r.changed_labels
         out.mismatches.extend(r.mismatches)
         out.changes.extend(r.changes)
-        out.rulebase_id, out.rulebase_hash, out.counterfactual = r.rulebase_id, r.rulebase_hash, r.counterfactual
+        out.rulebase_id, out.rulebase_hash, out.counterfactual = (
+            r.rulebase_id,
+            r.rulebase_hash,
+            r.counterfactual,
+        )
     out.mismatches = out.mismatches[:max_report]
     out.changes = out.changes[:max_report]
     return out
@@ -264,7 +284,9 @@ def audit_batches(
     workers = max(1, min(workers or os.cpu_count() or 1, len(starts) or 1))
 
     def one(i: int) -> AuditReport:
-        return audit_table(table.slice(i, batch_size), rb, counterfactual=counterfactual, start=i, messages=messages)
+        return audit_table(
+            table.slice(i, batch_size), rb, counterfactual=counterfactual, start=i, messages=messages
+        )
 
     if workers == 1:
         reports = [one(i) for i in starts]

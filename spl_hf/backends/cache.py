@@ -72,7 +72,9 @@ def _check_tables(path: Path) -> None:
     except sqlite3.Error as exc:
         raise ValueError(f"{path}: cannot read the result cache ({exc})") from None
     if tables and "results" not in tables:
-        raise ValueError(f"{path}: a SQLite file that is not an spl_hf result cache (tables: {sorted(tables)})")
+        raise ValueError(
+            f"{path}: a SQLite file that is not an spl_hf result cache (tables: {sorted(tables)})"
+        )
 
 
 class ResultCache:

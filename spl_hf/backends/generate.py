@@ -150,12 +150,22 @@ class CandidateGenerator:
         """Generate every item missing from the cache (longest prompt first, one commit per item)."""
         ordered = sorted(
             items,
-            key=lambda it: (-sum(len(m["content"]) for m in it.messages), it.prompt_id, it.instruction, it.sample),
+            key=lambda it: (
+                -sum(len(m["content"]) for m in it.messages),
+                it.prompt_id,
+                it.instruction,
+                it.sample,
+            ),
         )
         return run_cached(
-            ordered, self.key, self.generate, cache, "generate",
+            ordered,
+            self.key,
+            self.generate,
+            cache,
+            "generate",
             describe=lambda it: {"prompt_id": it.prompt_id, "instruction": it.instruction},
-            desc="generate", progress=self.config.progress,
+            desc="generate",
+            progress=self.config.progress,
         )
 
     def collect(self, items: Sequence[GenItem], cache: ResultCache) -> list[dict[str, Any]]:

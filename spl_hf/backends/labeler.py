@@ -80,7 +80,11 @@ class LabelerConfig:
     def __post_init__(self) -> None:
         if self.mode not in ("constrained", "json"):
             raise ValueError(f"mode must be constrained or json, got {self.mode!r}")
-        if isinstance(self.max_new_tokens, bool) or not isinstance(self.max_new_tokens, int) or self.max_new_tokens < 1:
+        if (
+            isinstance(self.max_new_tokens, bool)
+            or not isinstance(self.max_new_tokens, int)
+            or self.max_new_tokens < 1
+        ):
             raise ValueError(f"max_new_tokens must be a positive integer, got {self.max_new_tokens!r}")
 
 
@@ -216,12 +220,20 @@ class AttributeLabeler:
         """Label every item missing from the cache (longest first, one commit per item)."""
         ordered = sorted(
             items,
-            key=lambda it: (-(sum(len(m["content"]) for m in it.messages) + len(it.response or "")), self.key(it)),
+            key=lambda it: (
+                -(sum(len(m["content"]) for m in it.messages) + len(it.response or "")),
+                self.key(it),
+            ),
         )
         return run_cached(
-            ordered, self.key, self.label, cache, "label",
+            ordered,
+            self.key,
+            self.label,
+            cache,
+            "label",
             describe=lambda it: {"prompt_id": it.prompt_id, "response_id": it.response_id},
-            desc=f"label ({self.config.mode})", progress=self.config.progress,
+            desc=f"label ({self.config.mode})",
+            progress=self.config.progress,
         )
 
     def collect(self, items: Sequence[LabelItem], cache: ResultCache) -> list[dict[str, Any]]:

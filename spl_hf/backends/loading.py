@@ -87,7 +87,9 @@ def _atomic_write_text(path: Path, text: str) -> None:
 
 def dir_content_hash(path: Path) -> str:
     """Content hash of a local model folder: config, tokenizer and weight files (names and bytes)."""
-    files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith(".") and p.name != _MARKER)
+    files = sorted(
+        p for p in path.iterdir() if p.is_file() and not p.name.startswith(".") and p.name != _MARKER
+    )
     return files_sha256(((f.name, f) for f in files), file_sha256)
 
 

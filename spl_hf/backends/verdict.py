@@ -112,9 +112,14 @@ class VerdictJudge:
 
     def run(self, items: Sequence[LabelItem], cache: ResultCache) -> dict[str, Any]:
         return run_cached(
-            [it for it in items if it.scope == "response"], self.key, self.judge, cache, "verdict",
+            [it for it in items if it.scope == "response"],
+            self.key,
+            self.judge,
+            cache,
+            "verdict",
             describe=lambda it: {"prompt_id": it.prompt_id, "response_id": it.response_id},
-            desc="verdict", progress=self.progress,
+            desc="verdict",
+            progress=self.progress,
         )
 
     def collect(self, items: Sequence[LabelItem], cache: ResultCache) -> list[dict[str, Any]]:

@@ -17,7 +17,12 @@ from spl_hf.hub.folder import ConfigData
 
 SFT_CONFIG = "sft"
 SFT_FEATURES = Features(
-    {"scenario_id": Value("string"), "tenet": Value("string"), "source": Value("string"), "messages": MESSAGES}
+    {
+        "scenario_id": Value("string"),
+        "tenet": Value("string"),
+        "source": Value("string"),
+        "messages": MESSAGES,
+    }
 )
 
 
@@ -27,8 +32,9 @@ def sft_rows(rows: pa.Table) -> pa.Table:
     messages_type = SFT_FEATURES.arrow_schema.field("messages").type
     if prompt.null_count or chosen.null_count or prompt.type != messages_type or chosen.type != messages_type:
         # The per-row definition, which also fails as it does on a missing list.
-        messages = pa.array([p + c for p, c in zip(prompt.to_pylist(), chosen.to_pylist())],
-                            SFT_FEATURES["messages"].pa_type)
+        messages = pa.array(
+            [p + c for p, c in zip(prompt.to_pylist(), chosen.to_pylist())], SFT_FEATURES["messages"].pa_type
+        )
     else:
         messages = concat_lists(prompt, chosen)
     return pa.table(
@@ -50,8 +56,12 @@ def concat_lists(first: pa.ListArray, second: pa.ListArray) -> pa.ListArray:
     a_len, b_len = np.diff(a_off), np.diff(b_off)
     a_start, b_start = a_off[:-1] - a_off[0], b_off[:-1] - b_off[0]  # row starts among the rows' items
     # The rows' items only (``values`` also holds those of rows sliced away), first's then second's.
-    items = pa.concat_arrays([first.values.slice(int(a_off[0]), int(a_off[-1] - a_off[0])),
-                              second.values.slice(int(b_off[0]), int(b_off[-1] - b_off[0]))])
+    items = pa.concat_arrays(
+        [
+            first.values.slice(int(a_off[0]), int(a_off[-1] - a_off[0])),
+            second.values.slice(int(b_off[0]), int(b_off[-1] - b_off[0])),
+        ]
+    )
     offsets = np.zeros(len(first) + 1, dtype=np.int64)
     np.cumsum(a_len + b_len, out=offsets[1:])
     row = np.repeat(np.arange(len(first)), a_len + b_len)  # the output row of each output item

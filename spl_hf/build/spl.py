@@ -66,12 +66,16 @@ class SPLBuildConfig:
         default=SAMPLE, metadata={"help": "JSON Lines of prompt records with recorded prompt attributes."}
     )
     candidates: str = field(
-        default=SAMPLE, metadata={"help": "JSON Lines of candidate records with recorded response attributes."}
+        default=SAMPLE,
+        metadata={"help": "JSON Lines of candidate records with recorded response attributes."},
     )
-    rulebase: str | None = field(default=None, metadata={"help": "Rule base YAML; default: the packaged one."})
+    rulebase: str | None = field(
+        default=None, metadata={"help": "Rule base YAML; default: the packaged one."}
+    )
     margin: int = field(default=1, metadata={"help": "Minimum rank difference for a label."})
     output_dir: str = field(
-        default="out/spl", metadata={"help": "Folder to write the dataset repository to.", "aliases": ["--out"]}
+        default="out/spl",
+        metadata={"help": "Folder to write the dataset repository to.", "aliases": ["--out"]},
     )
     repo_id: str = field(
         default="spl-hf/spl-sample", metadata={"help": "Hub repo id used in the card's loading example."}
@@ -80,21 +84,26 @@ class SPLBuildConfig:
     batch_size: int = field(default=1024, metadata={"help": "Rows per Arrow batch in the derivation map."})
     decontamination: str | None = field(
         default=None,
-        metadata={"help": "decontamination.json of a release's decontaminate stage: its counts go into the card "
-                  "and the build report, its removed prompt ids into the build (the audit checks none is released)."},
+        metadata={
+            "help": "decontamination.json of a release's decontaminate stage: its counts go into the card "
+            "and the build report, its removed prompt ids into the build (the audit checks none is released)."
+        },
     )
     verdicts: str | None = field(
         default=None,
-        metadata={"help": "Verdict-judge records, one per candidate (JSON Lines: prompt_id, candidate_id, status, "
-                  "probs per verdict, mass, model_id, model_revision, template_hash; what the SPL release's "
-                  "verdict stage writes): adds the judge_derivations, common_support and common_support_judge "
-                  "configs (the judge comparison of Tables IX and X)."},
+        metadata={
+            "help": "Verdict-judge records, one per candidate (JSON Lines: prompt_id, candidate_id, status, "
+            "probs per verdict, mass, model_id, model_revision, template_hash; what the SPL release's "
+            "verdict stage writes): adds the judge_derivations, common_support and common_support_judge "
+            "configs (the judge comparison of Tables IX and X)."
+        },
     )
     max_shard_size: str = field(
         default=DEFAULT_MAX_SHARD_SIZE, metadata={"help": "Largest parquet shard (Arrow size), e.g. 500MB."}
     )
     overwrite: bool = field(
-        default=False, metadata={"help": "Replace output_dir when it holds an earlier spl_hf build (never other files)."}
+        default=False,
+        metadata={"help": "Replace output_dir when it holds an earlier spl_hf build (never other files)."},
     )
 
 
@@ -116,8 +125,10 @@ class SPLBuildResult:
         del d["tables"], d["judge"]
         d["no_label"] = self.tables.no_label
         if self.judge is not None:
-            d["judge"] = {k: getattr(self.judge, k) for k in
-                          ("labeled_judge", "common_support", "same_choice", "judge_no_label")}
+            d["judge"] = {
+                k: getattr(self.judge, k)
+                for k in ("labeled_judge", "common_support", "same_choice", "judge_no_label")
+            }
         return d
 
 
@@ -128,13 +139,17 @@ def _sample(name: str) -> Path:
 def derive_dataset(pairs: pa.Table, rb: RuleBase, margin: int, batch_size: int = 1024) -> Dataset:
     """Apply the derivation to a pair table with ``Dataset.map`` over Arrow batches."""
     ds = Dataset(InMemoryTable(pairs))
-    return ds.with_format("arrow").map(
-        partial(derive_table, rb=rb, margin=margin),
-        batched=True,
-        batch_size=batch_size,
-        features=derived_features(rb.schema),
-        desc="deriving labels",
-    ).with_format(None)
+    return (
+        ds.with_format("arrow")
+        .map(
+            partial(derive_table, rb=rb, margin=margin),
+            batched=True,
+            batch_size=batch_size,
+            features=derived_features(rb.schema),
+            desc="deriving labels",
+        )
+        .with_format(None)
+    )
 
 
 def split_by_source(table: pa.Table) -> dict[str, pa.Table]:
@@ -143,31 +158,50 @@ def split_by_source(table: pa.Table) -> dict[str, pa.Table]:
 
 
 def _inputs(cfg: SPLBuildConfig) -> list[str]:
-    return [p for p in (cfg.prompts, cfg.candidates, cfg.rulebase, cfg.decontamination, cfg.verdicts)
-            if p and p != SAMPLE]
+    return [
+        p
+        for p in (cfg.prompts, cfg.candidates, cfg.rulebase, cfg.decontamination, cfg.verdicts)
+        if p and p != SAMPLE
+    ]
 
 
-def _judge_configs(cfg: SPLBuildConfig, records: dict, derived: pa.Table, pairs, rb: RuleBase
-                   ) -> tuple[list[ConfigData], JudgeTables, dict]:
+def _judge_configs(
+    cfg: SPLBuildConfig, records: dict, derived: pa.Table, pairs, rb: RuleBase
+) -> tuple[list[ConfigData], JudgeTables, dict]:
     """The judge comparison's configs: every pair under the judge, and the common support under each label."""
     known = set(pairs.candidate_a) | set(pairs.candidate_b)
     unknown = sorted(set(records) - known)
     if unknown:
-        raise ValueError(f"{cfg.verdicts}: {len(unknown)} verdict record(s) name a candidate that is in no pair: "
-                         f"{', '.join(unknown[:10])}")
+        raise ValueError(
+            f"{cfg.verdicts}: {len(unknown)} verdict record(s) name a candidate that is in no pair: "
+            f"{', '.join(unknown[:10])}"
+        )
     judge = judge_column(pairs.table, pairs.candidate_a, pairs.candidate_b, records, rb)
     tables = judge_tables(derived, judge, rb)
-    configs = [ConfigData("judge_derivations", judge_features(rb.schema), split_by_source(tables.derivations))]
+    configs = [
+        ConfigData("judge_derivations", judge_features(rb.schema), split_by_source(tables.derivations))
+    ]
     for name, table in (("common_support", tables.common), ("common_support_judge", tables.common_judge)):
         by_source = split_by_source(table)
         if by_source:  # an empty common support has no config: `datasets` cannot load an empty split
-            configs.append(ConfigData(name, common_features(rb.schema), by_source,
-                                      unions={ALL_SOURCES: [(name, s) for s in by_source]}))
+            configs.append(
+                ConfigData(
+                    name,
+                    common_features(rb.schema),
+                    by_source,
+                    unions={ALL_SOURCES: [(name, s) for s in by_source]},
+                )
+            )
     model_id, revision, template = judge_identity(records)
-    info = {"verdicts_file": Path(cfg.verdicts).name, "model_id": model_id, "model_revision": revision,
-            "template_hash": template, "records": len(records),
-            "not_judged": sum(r.probs is None for r in records.values()),
-            "candidates_without_record": len(known - set(records))}
+    info = {
+        "verdicts_file": Path(cfg.verdicts).name,
+        "model_id": model_id,
+        "model_revision": revision,
+        "template_hash": template,
+        "records": len(records),
+        "not_judged": sum(r.probs is None for r in records.values()),
+        "candidates_without_record": len(known - set(records)),
+    }
     return configs, tables, info
 
 
@@ -178,10 +212,15 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     prompts_path = _sample("spl_prompts.jsonl") if cfg.prompts == SAMPLE else Path(cfg.prompts)
     cands_path = _sample("spl_candidates.jsonl") if cfg.candidates == SAMPLE else Path(cfg.candidates)
     # The verdict file is checked before any work, like every other input.
-    records = (parse_verdict_records(read_jsonl(cfg.verdicts), dict(rb.verdicts), str(cfg.verdicts))
-               if cfg.verdicts else None)
+    records = (
+        parse_verdict_records(read_jsonl(cfg.verdicts), dict(rb.verdicts), str(cfg.verdicts))
+        if cfg.verdicts
+        else None
+    )
     prompt_records = read_jsonl(prompts_path)
-    cpairs = candidate_pairs(prompt_records, read_jsonl(cands_path), rb.schema, str(prompts_path), str(cands_path))
+    cpairs = candidate_pairs(
+        prompt_records, read_jsonl(cands_path), rb.schema, str(prompts_path), str(cands_path)
+    )
     pairs = cpairs.table
     # A prompt with fewer than two candidates forms no pair: report it rather than lose it quietly.
     paired = set(pairs.column("prompt_id").to_pylist())
@@ -191,8 +230,13 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     feats = derived_features(rb.schema)
     by_source = split_by_source(labeled)
     # `train` lists the per-source files: every labeled pair once, for a plain DPO `split="train"`.
-    preferences = ConfigData("preferences", feats, by_source, default=True,
-                             unions={ALL_SOURCES: [("preferences", s) for s in by_source]})
+    preferences = ConfigData(
+        "preferences",
+        feats,
+        by_source,
+        default=True,
+        unions={ALL_SOURCES: [("preferences", s) for s in by_source]},
+    )
     derivations = ConfigData("derivations", feats, split_by_source(derived), default=not by_source)
     # With no labeled pair there is no `preferences` config: `datasets` cannot load an empty split,
     # and `derivations` (every pair with its no-label reason) becomes the default.
@@ -202,8 +246,9 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     if records is not None:
         judge_cfgs, jt, judge_info = _judge_configs(cfg, records, derived, cpairs, rb)
         configs += judge_cfgs
-        judge = judge_comparison_tables(derived.append_column(JUDGE_COLUMN, jt.derivations.column(JUDGE_COLUMN)),
-                                        dict(rb.verdicts))
+        judge = judge_comparison_tables(
+            derived.append_column(JUDGE_COLUMN, jt.derivations.column(JUDGE_COLUMN)), dict(rb.verdicts)
+        )
         judge_info["tables"] = judge.to_dict()
     splits = {s: t.num_rows for s, t in derivations.splits.items()}
     decontamination = read_decontamination(cfg.decontamination) if cfg.decontamination else None
@@ -243,10 +288,17 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     license_text = "# Licences\n\nPrompt texts keep the licences of their sources:\n\n" + "".join(
         f"- `{s}`: {lic}\n" for s, lic in source_licenses.items()
     )
-    report = {"rulebase_id": rb.id, "rulebase_hash": rb.hash, "margin": cfg.margin, "splits": splits,
-              "labeled": labeled.num_rows, "prompts_without_pairs": unpaired, "tables": tables.to_dict(),
-              "decontamination": decontamination.summary if decontamination else None,
-              **({"judge": judge_info} if judge_info else {})}
+    report = {
+        "rulebase_id": rb.id,
+        "rulebase_hash": rb.hash,
+        "margin": cfg.margin,
+        "splits": splits,
+        "labeled": labeled.num_rows,
+        "prompts_without_pairs": unpaired,
+        "tables": tables.to_dict(),
+        "decontamination": decontamination.summary if decontamination else None,
+        **({"judge": judge_info} if judge_info else {}),
+    }
     written = write_dataset_folder(
         cfg.output_dir,
         configs,

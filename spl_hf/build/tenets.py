@@ -52,6 +52,7 @@ from spl_hf.tenets import default_tenets, load_tenets
 LICENSE_FILE = "LICENSE.md"
 LICENSE_ORDER = ("cc-by-nc-4.0", "cc-by-4.0", "odc-by", "mit")  # most restrictive first
 
+
 @dataclass
 class TenetBuildConfig:
     pairs: str = field(metadata={"help": "Unified pair rows (.parquet/.jsonl) from `spl-hf sources read`."})
@@ -62,7 +63,9 @@ class TenetBuildConfig:
     seed: int = field(default=42, metadata={"help": "Seed of the deterministic tie-break."})
     strategy: str = field(
         default=DEFAULT_STRATEGY,
-        metadata={"help": f"How unsaturated tenets are dropped, one of {', '.join(STRATEGIES)} (see `spl-hf assign`)."},
+        metadata={
+            "help": f"How unsaturated tenets are dropped, one of {', '.join(STRATEGIES)} (see `spl-hf assign`)."
+        },
     )
     assignment: str | None = field(
         default=None,
@@ -72,7 +75,8 @@ class TenetBuildConfig:
         },
     )
     output_dir: str = field(
-        default="out/tenets", metadata={"help": "Folder to write the dataset repository to.", "aliases": ["--out"]}
+        default="out/tenets",
+        metadata={"help": "Folder to write the dataset repository to.", "aliases": ["--out"]},
     )
     repo_id: str = field(default="spl-hf/tenet-dpo", metadata={"help": "Hub repo id used in the card."})
     pretty_name: str = field(default="Per-tenet judge-scored DPO pairs", metadata={"help": "Card title."})
@@ -80,21 +84,26 @@ class TenetBuildConfig:
         default="", metadata={"help": "Why the threshold differs from the card's 0.5, stated in the card."}
     )
     tenets_file: str | None = field(
-        default=None, metadata={"help": "YAML of tenet statements, if the judge used others than the 49 built in."}
+        default=None,
+        metadata={"help": "YAML of tenet statements, if the judge used others than the 49 built in."},
     )
     max_shard_size: str = field(
         default=DEFAULT_MAX_SHARD_SIZE, metadata={"help": "Largest parquet shard (Arrow size), e.g. 500MB."}
     )
     decontamination: str | None = field(
         default=None,
-        metadata={"help": "decontamination.json of a release's decontaminate stage: its counts go into the card "
-                  "and the build report, its removed prompt ids into the build (the audit checks none is released)."},
+        metadata={
+            "help": "decontamination.json of a release's decontaminate stage: its counts go into the card "
+            "and the build report, its removed prompt ids into the build (the audit checks none is released)."
+        },
     )
     sft: bool = field(
-        default=False, metadata={"help": "Also write the companion 'sft' config: messages = prompt + chosen, same rows."}
+        default=False,
+        metadata={"help": "Also write the companion 'sft' config: messages = prompt + chosen, same rows."},
     )
     overwrite: bool = field(
-        default=False, metadata={"help": "Replace output_dir when it holds an earlier spl_hf build (never other files)."}
+        default=False,
+        metadata={"help": "Replace output_dir when it holds an earlier spl_hf build (never other files)."},
     )
 
 
@@ -139,18 +148,24 @@ def _row_numbers(keys: pa.Table, table: pa.Table, on: list[str], missing: str) -
 def assemble_rows(pairs: pa.Table, scores: pa.Table, assignment: pa.Table, cfg: TenetBuildConfig) -> pa.Table:
     """Join assigned (pair, tenet) with their pair rows and judge probabilities; orient chosen/rejected."""
     pi = _row_numbers(assignment, pairs, ["pair_id"], "assigned pairs missing from the pair rows")
-    si = _row_numbers(assignment, scores, ["pair_id", "tenet"], "assigned (pair, tenet) without a judge score")
+    si = _row_numbers(
+        assignment, scores, ["pair_id", "tenet"], "assigned (pair, tenet) without a judge score"
+    )
     p_rows, s_rows = pairs.take(pi), scores.take(si)
     raw = scores_from_probs(s_rows.column("p_a_first").to_numpy(), s_rows.column("p_a_second").to_numpy())
     a_wins = pa.array(raw > 0)
-    resp_a, resp_b = p_rows.column("response_a").combine_chunks(), p_rows.column("response_b").combine_chunks()
+    resp_a, resp_b = (
+        p_rows.column("response_a").combine_chunks(),
+        p_rows.column("response_b").combine_chunks(),
+    )
     sources = p_rows.column("source").combine_chunks()
     row_ids = p_rows.column("row_id").combine_chunks()
     n = assignment.num_rows
     tenets = assignment.column("tenet").combine_chunks().cast(pa.string())
     scenario = pc.binary_join_element_wise(tenets, sources, pc.cast(row_ids, pa.string()), "_")
     judge = pa.StructArray.from_arrays(
-        [s_rows.column(k).combine_chunks().cast(JUDGE_FIELDS[k].pa_type) for k in JUDGE_FIELDS], names=list(JUDGE_FIELDS)
+        [s_rows.column(k).combine_chunks().cast(JUDGE_FIELDS[k].pa_type) for k in JUDGE_FIELDS],
+        names=list(JUDGE_FIELDS),
     )
     derivation = pa.StructArray.from_arrays(
         [
@@ -191,18 +206,28 @@ def _split_by(table: pa.Table, column: str, order: list[str]) -> dict[str, pa.Ta
 
 
 def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
-    guard_dir(cfg.output_dir, overwrite=cfg.overwrite, inputs=(cfg.pairs, cfg.scores, cfg.tenets_file, cfg.assignment))
-    pairs = read_table(cfg.pairs, ("pair_id", "prompt_id", "source", "row_id", "prompt", "response_a", "response_b"))
+    guard_dir(
+        cfg.output_dir,
+        overwrite=cfg.overwrite,
+        inputs=(cfg.pairs, cfg.scores, cfg.tenets_file, cfg.assignment),
+    )
+    pairs = read_table(
+        cfg.pairs, ("pair_id", "prompt_id", "source", "row_id", "prompt", "response_a", "response_b")
+    )
     scores = read_table(cfg.scores, tuple(SCORE_FEATURES))
     missing = [c for c in SCORE_FEATURES if c not in scores.column_names]
     if missing:
         raise ValueError(f"{cfg.scores}: judge scores lack columns {missing}")
     scores = scores.select(list(SCORE_FEATURES)).cast(SCORE_FEATURES.arrow_schema)
-    recomputed = scores_from_probs(scores.column("p_a_first").to_numpy(), scores.column("p_a_second").to_numpy())
+    recomputed = scores_from_probs(
+        scores.column("p_a_first").to_numpy(), scores.column("p_a_second").to_numpy()
+    )
     # Exact: the audit recomputes scores from the probabilities, so a build must assign on those.
     off = np.flatnonzero(recomputed != scores.column("score").to_numpy())
     if len(off):
-        raise ValueError(f"{cfg.scores}: rows {off[:5].tolist()} have a score that is not p_a_first - p_a_second")
+        raise ValueError(
+            f"{cfg.scores}: rows {off[:5].tolist()} have a score that is not p_a_first - p_a_second"
+        )
     check_inputs(pairs, scores, cfg.scores)
     columns = scores.select(["pair_id", "prompt_id", "tenet", "score"])
     if cfg.assignment:  # solved by `spl-hf assign`: used only once its certificate verifies here
@@ -211,7 +236,9 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         # (checking it again on the same rows, sorted, could only repeat the verdict).
         given = read_table(cfg.assignment)
         result = given_assignment(encode_scores(columns), given, cert, cfg.assignment)
-        differ = [k for k in ("capacity", "threshold", "seed") if getattr(result.config, k) != getattr(cfg, k)]
+        differ = [
+            k for k in ("capacity", "threshold", "seed") if getattr(result.config, k) != getattr(cfg, k)
+        ]
         if differ:
             raise ValueError(
                 f"{cfg.assignment}: solved with "
@@ -222,7 +249,11 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         result_check = True
     else:
         config = AssignConfig(
-            capacity=cfg.capacity, threshold=cfg.threshold, solver=cfg.solver, seed=cfg.seed, strategy=cfg.strategy
+            capacity=cfg.capacity,
+            threshold=cfg.threshold,
+            solver=cfg.solver,
+            seed=cfg.seed,
+            strategy=cfg.strategy,
         )
         judged = encode_scores(columns)  # once, for the solve and its check
         result = assign_tenets(judged, config)
@@ -238,8 +269,11 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         per_tenet.append(ConfigData(tenet, ROW_FEATURES, _split_by(per, "source", source_order)))
     # `all` stores nothing itself: its `train` split lists every per-tenet file (rows keep `tenet`).
     union = [(c.name, s) for c in per_tenet for s in c.splits]
-    everything = ConfigData("all", ROW_FEATURES, {}, default=True, unions={"train": union}) if union else (
-        ConfigData("all", ROW_FEATURES, {"train": rows}, default=True))  # no tenet kept: an empty split
+    everything = (
+        ConfigData("all", ROW_FEATURES, {}, default=True, unions={"train": union})
+        if union
+        else (ConfigData("all", ROW_FEATURES, {"train": rows}, default=True))
+    )  # no tenet kept: an empty split
     configs = [everything, *per_tenet]
     configs.append(ConfigData("judge_scores", SCORE_FEATURES, {"train": scores}))
     if cfg.sft:
@@ -283,7 +317,9 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         judged=scores.num_rows,
         eligible=int((np.abs(recomputed) >= cfg.threshold).sum()),
         license_note=f"{license_} — the most restrictive licence among the source pools used "
-        f"({', '.join(pool_licenses)})." if known else "The pools' licences are listed in "
+        f"({', '.join(pool_licenses)})."
+        if known
+        else "The pools' licences are listed in "
         f"[{LICENSE_FILE}]({LICENSE_FILE}): " + ", ".join(pool_licenses) + ".",
         model_ids=sorted(set(scores.column("model_id").to_pylist())),
         clip_chars=DEFAULT_CLIP_CHARS,
@@ -294,8 +330,13 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
     license_text = "# Licences\n\nRows keep the licences of their source pools:\n\n" + "".join(
         f"- `{s}`: {ADAPTERS[s].license if s in ADAPTERS else 'unknown'}\n" for s in per_source
     )
-    report = {"kind": "tenets", **summary, "certificate_ok": result_check, "rows_per_source": per_source,
-              "decontamination": decontamination.summary if decontamination else None}
+    report = {
+        "kind": "tenets",
+        **summary,
+        "certificate_ok": result_check,
+        "rows_per_source": per_source,
+        "decontamination": decontamination.summary if decontamination else None,
+    }
     written = write_dataset_folder(
         cfg.output_dir,
         configs,

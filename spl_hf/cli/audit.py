@@ -22,14 +22,19 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("path", help="dataset folder, or a Hub dataset repo id (with --revision)")
     p.add_argument("--revision", help="Hub revision (commit or tag) to audit when PATH is a repo id")
     p.add_argument("--config", help="SPL builds: config to audit (default: every config)")
-    p.add_argument("--rulebase", help="SPL builds: rule base YAML (default: the build's rulebase.yaml, else packaged)")
     p.add_argument(
-        "--sources", nargs="+", metavar="SPEC",
+        "--rulebase", help="SPL builds: rule base YAML (default: the build's rulebase.yaml, else packaged)"
+    )
+    p.add_argument(
+        "--sources",
+        nargs="+",
+        metavar="SPEC",
         help="check provenance against the sources: tenet builds POOL=FILE, POOL=ORG/NAME@REVISION or a "
         "unified pair-rows file; SPL builds prompts=FILE candidates=FILE [verdicts=FILE]",
     )
     p.add_argument(
-        "--no-manifest", action="store_true",
+        "--no-manifest",
+        action="store_true",
         help="audit without MANIFEST.sha256 (then files outside the declared data are not checked; reported)",
     )
     p.add_argument("--max-report", type=int, default=1000, help="list at most this many rows")
@@ -44,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
     if args.max_report < 0:
         raise ValueError(f"--max-report must be >= 0, got {args.max_report}")
     with audit_target(args.path, args.revision) as target:
-        built = read_folder(target.folder, config=args.config, manifest=not args.no_manifest, ignore=target.ignore)
+        built = read_folder(
+            target.folder, config=args.config, manifest=not args.no_manifest, ignore=target.ignore
+        )
         if built.kind == "tenets" and args.config:  # a tenet build's checks span every config
             built = read_folder(target.folder, manifest=not args.no_manifest, ignore=target.ignore)
         out, ok = run_tenets(args, built) if built.kind == "tenets" else run_spl(args, built)
@@ -62,10 +69,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"note: {note}")
         prov = out.get("provenance")
         if prov:
-            print(f"provenance: {prov['rows_checked']} rows checked against {len(prov['sources'])} source(s), "
-                  f"{prov['differing']} differ")
+            print(
+                f"provenance: {prov['rows_checked']} rows checked against {len(prov['sources'])} source(s), "
+                f"{prov['differing']} differ"
+            )
             for d in prov["differences"][:20]:
-                print(f"  {d['config']}/{d['split']} row {d['row']} ({d['pair_id']}): {', '.join(d['fields'])}")
+                print(
+                    f"  {d['config']}/{d['split']} row {d['row']} ({d['pair_id']}): {', '.join(d['fields'])}"
+                )
             for failure in prov["failures"]:
                 print(f"  FAILED: {failure}")
         print(f"audit {'passed' if ok else 'FAILED'}: {target.describe()}")
@@ -82,8 +93,9 @@ def _provenance(args: argparse.Namespace, built, out: dict, own_rulebase=None) -
     if own_rulebase is None:
         prov = check_tenet_provenance(built, args.sources, args.max_report)
     else:
-        prov = check_spl_provenance(built, args.sources, own_rulebase.schema, args.max_report,
-                                    dict(own_rulebase.verdicts))
+        prov = check_spl_provenance(
+            built, args.sources, own_rulebase.schema, args.max_report, dict(own_rulebase.verdicts)
+        )
     out["provenance"] = prov.to_dict()
     return prov.ok
 
@@ -97,8 +109,10 @@ def run_tenets(args: argparse.Namespace, built) -> tuple[dict, bool]:
         out["notes"].append("--config is ignored for a tenet build: its checks span every config")
     ok = _provenance(args, built, out) and report.ok
     if not args.json:
-        print(f"{report.rows} rows, {report.reproduced} reproduced, {report.mismatch_count} mismatches; "
-              f"assignment certificate {'verified' if report.certificate_ok else 'FAILED'}")
+        print(
+            f"{report.rows} rows, {report.reproduced} reproduced, {report.mismatch_count} mismatches; "
+            f"assignment certificate {'verified' if report.certificate_ok else 'FAILED'}"
+        )
         for failure in report.certificate_failures[:20]:
             print(f"  certificate: {failure}")
     return out, ok
@@ -112,7 +126,9 @@ def run_spl(args: argparse.Namespace, built) -> tuple[dict, bool]:
     own = resolve_rulebase(built.path, None)[0] if args.rulebase else rb  # the build's own ranking judges
     stored = stored_rulebase_hashes(built.splits)
     counterfactual = bool(args.rulebase) and stored != {rb.hash} and bool(stored)
-    result = audit_spl_folder(built, rb, judge_rb=own, counterfactual=counterfactual, max_report=args.max_report)
+    result = audit_spl_folder(
+        built, rb, judge_rb=own, counterfactual=counterfactual, max_report=args.max_report
+    )
     merged = result.rules
     failures = list(built.failures) + result.failures
     out = {"kind": "spl", **merged.to_dict(), "failures": failures, "notes": list(built.notes) + result.notes}
@@ -123,12 +139,21 @@ def run_spl(args: argparse.Namespace, built) -> tuple[dict, bool]:
     ][: args.max_report]
     out["mismatch_count"] = merged.mismatch_count + (result.judge.mismatch_count if result.judge else 0)
     if result.judge is not None:
-        out["judge"] = {"rows": result.judge.rows, "reproduced": result.judge.reproduced,
-                        "mismatch_count": result.judge.mismatch_count}
+        out["judge"] = {
+            "rows": result.judge.rows,
+            "reproduced": result.judge.reproduced,
+            "mismatch_count": result.judge.mismatch_count,
+        }
     if counterfactual:
         out["changes"] = [
-            {"config": s.config, "split": s.split, "row": c.index, "pair_id": c.pair_id,
-             "before": c.before, "after": c.after}
+            {
+                "config": s.config,
+                "split": s.split,
+                "row": c.index,
+                "pair_id": c.pair_id,
+                "before": c.before,
+                "after": c.after,
+            }
             for s, r in result.reports
             for c in r.changes
         ][: args.max_report]
@@ -137,11 +162,15 @@ def run_spl(args: argparse.Namespace, built) -> tuple[dict, bool]:
     out["splits"] = result.per_split()
     ok = _provenance(args, built, out, own) and result.ok and not failures
     if not args.json:
-        print(f"{merged.rows} rows, {merged.reproduced} reproduced, {merged.mismatch_count} mismatches "
-              f"(rule base {rb.id} {rb.hash[:12]} from {rb_source})")
+        print(
+            f"{merged.rows} rows, {merged.reproduced} reproduced, {merged.mismatch_count} mismatches "
+            f"(rule base {rb.id} {rb.hash[:12]} from {rb_source})"
+        )
         if result.judge is not None:
-            print(f"verdict judge: {result.judge.rows} rows, {result.judge.reproduced} reproduced, "
-                  f"{result.judge.mismatch_count} mismatches")
+            print(
+                f"verdict judge: {result.judge.rows} rows, {result.judge.reproduced} reproduced, "
+                f"{result.judge.mismatch_count} mismatches"
+            )
         if counterfactual:
             print(f"counterfactual: {merged.changed_labels} labels would change")
     return out, ok

@@ -24,20 +24,28 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
             "a rerun (with --overwrite) computes nothing."
         ),
     )
-    r.add_argument("--model", default=None, help="base model: Hub id or local folder (default: embedded SmolLM2-135M)")
+    r.add_argument(
+        "--model", default=None, help="base model: Hub id or local folder (default: embedded SmolLM2-135M)"
+    )
     src = r.add_mutually_exclusive_group()
     src.add_argument("--adapter", default=None, help="PEFT LoRA adapter folder to merge into the model")
-    src.add_argument("--run", default=None, help="train.py run folder: base model from run.json, adapter at its root")
+    src.add_argument(
+        "--run", default=None, help="train.py run folder: base model from run.json, adapter at its root"
+    )
     r.add_argument(
         "--prompts",
         default="or_bench_hard_1k,or_bench_toxic",
         help="comma-separated prompt sets, each NAME or NAME=FILE|HUB_ID|sample (default: the sets' Hub datasets)",
     )
-    r.add_argument("--samples", action="store_true", help="read sets given without a location from the shipped samples")
+    r.add_argument(
+        "--samples", action="store_true", help="read sets given without a location from the shipped samples"
+    )
     r.add_argument("--revision", default=None, help="Hub revision (commit) to pin for sets read from the Hub")
     r.add_argument("--max-new-tokens", type=int, default=200)
     r.add_argument(
-        "--batch-size", type=int, default=8,
+        "--batch-size",
+        type=int,
+        default=8,
         help="prompts generated together (1 = one at a time; with vllm use hundreds: its scheduler batches)",
     )
     r.add_argument("--system-prompt", default=None, help="system message placed before each prompt")
@@ -45,9 +53,13 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
     r.add_argument("--out", default=None, help="output folder (required unless --run)")
     r.add_argument("--cache", default=None, help="result cache (default: <out>/cache.sqlite)")
     r.add_argument("--limit", type=int, default=None, help="only the first N prompts of each set")
-    r.add_argument("--overwrite", action="store_true", help="replace earlier eval outputs in the same folders")
+    r.add_argument(
+        "--overwrite", action="store_true", help="replace earlier eval outputs in the same folders"
+    )
     r.add_argument("--threads", type=int, default=1, help="torch CPU threads")
-    r.add_argument("--max-length", type=int, default=None, help="token limit per input (default: model context)")
+    r.add_argument(
+        "--max-length", type=int, default=None, help="token limit per input (default: model context)"
+    )
     r.add_argument("--backend", choices=("hf", "vllm"), default="hf", help="vllm needs the [vllm] extra")
     r.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     r.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
@@ -117,11 +129,17 @@ def run_refusal(args: argparse.Namespace) -> int:
     if run:
         run.check_base(backend.info.revision)
     target = EvalTarget(model=model or "embedded", adapter=adapter, run=run)
-    summaries = evaluate_sets(
-        backend, prompt_sets, folders, config, target, args.cache or Path(out) / CACHE
+    summaries = evaluate_sets(backend, prompt_sets, folders, config, target, args.cache or Path(out) / CACHE)
+    _report(
+        args,
+        {
+            "out": out,
+            "model_id": backend.info.model_id,
+            "model_revision": backend.info.revision,
+            "adapter": adapter,
+            "sets": summaries,
+        },
     )
-    _report(args, {"out": out, "model_id": backend.info.model_id, "model_revision": backend.info.revision,
-                   "adapter": adapter, "sets": summaries})
     return 0
 
 
@@ -142,13 +160,17 @@ def run_classify(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))
         return 0
-    print(f"classes: {summary['classes']} (computed {summary['computed']}, cached {summary['cached']}, "
-          f"failed {len(summary['failures'])}) -> {args.out}")
+    print(
+        f"classes: {summary['classes']} (computed {summary['computed']}, cached {summary['cached']}, "
+        f"failed {len(summary['failures'])}) -> {args.out}"
+    )
     ag = summary["agreement"]
     if ag:
         kappa = "undefined" if ag["cohen_kappa"] is None else f"{ag['cohen_kappa']:.3f}"
-        print(f"agreement with the string matcher: {ag['n_agree']}/{ag['n']} = {100 * ag['rate']:.1f}%, "
-              f"Cohen's kappa {kappa}; confusion (matcher rows, classifier columns): {ag['confusion']}")
+        print(
+            f"agreement with the string matcher: {ag['n_agree']}/{ag['n']} = {100 * ag['rate']:.1f}%, "
+            f"Cohen's kappa {kappa}; confusion (matcher rows, classifier columns): {ag['confusion']}"
+        )
     for f in summary["failures"][:20]:
         print(f"  failed: {f}", file=sys.stderr)
     return 0
@@ -169,7 +191,10 @@ def _report(args: argparse.Namespace, summary: dict[str, Any]) -> None:
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))
         return
-    print(f"model: {summary['model_id']} ({summary['model_revision']})" + (f" + adapter {summary['adapter']}" if summary["adapter"] else ""))
+    print(
+        f"model: {summary['model_id']} ({summary['model_revision']})"
+        + (f" + adapter {summary['adapter']}" if summary["adapter"] else "")
+    )
     for s in summary["sets"]:
         print(
             f"{s['prompt_set']}: refusal {s['n_refusals']}/{s['n']} = {100 * s['refusal_rate']:.1f}% "

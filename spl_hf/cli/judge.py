@@ -58,7 +58,9 @@ def run(args: argparse.Namespace) -> int:
     require_columns(rows, ("pair_id", "prompt", "response_a", "response_b"), task.pairs)
     pairs, bad = parse_pairs(rows)
     if rows and not pairs:
-        raise ValueError(f"{task.pairs}: none of the {len(rows)} rows is a valid pair (first: {bad[0].reason})")
+        raise ValueError(
+            f"{task.pairs}: none of the {len(rows)} rows is a valid pair (first: {bad[0].reason})"
+        )
 
     ranks = Ranks()
     backend = load_backend(model, chunk_size=config.chunk_size)

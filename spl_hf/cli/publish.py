@@ -19,7 +19,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("--repo-id", required=True, help="ORG/NAME of the dataset repo")
     p.add_argument("--revision", default=None, help="branch to commit to (default main; created if missing)")
     p.add_argument("--private", action="store_true", help="create the repo private (if it does not exist)")
-    p.add_argument("--create-pr", action="store_true", help="open a pull request instead of committing to the branch")
+    p.add_argument(
+        "--create-pr", action="store_true", help="open a pull request instead of committing to the branch"
+    )
     p.add_argument("--message", default=None, help="commit message")
     p.add_argument("--json", action="store_true", help='print {"repo_id","commit_sha","files","configs"}')
     p.set_defaults(func=run)
@@ -43,8 +45,9 @@ def run(args: argparse.Namespace) -> int:
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else "no response"
         hint = " (is HF_TOKEN set to a token with write access?)" if status in (401, 403) else ""
-        raise ValueError(f"{args.repo_id}: {_endpoint()} refused the push ({status}): "
-                         f"{str(exc).splitlines()[0]}{hint}") from None
+        raise ValueError(
+            f"{args.repo_id}: {_endpoint()} refused the push ({status}): {str(exc).splitlines()[0]}{hint}"
+        ) from None
     except (httpx2.TransportError, ConnectionError) as exc:
         raise ValueError(f"{args.repo_id}: cannot reach {_endpoint()} (HF_ENDPOINT): {exc}") from None
     if args.json:

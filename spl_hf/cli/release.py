@@ -13,10 +13,16 @@ import json
 import sys
 
 RELEASES = {
-    "tenets": ("spl_hf.release.tenet_dpo", "per-tenet judge-scored DPO: pools -> decontaminate -> judge -> "
-               "assign -> dataset -> audit -> publish"),
-    "spl": ("spl_hf.release.spl_safety", "SPL safety pairs: prompts -> decontaminate -> generate -> label -> "
-            "derive -> audit -> publish (or recorded attributes -> derive -> audit -> publish)"),
+    "tenets": (
+        "spl_hf.release.tenet_dpo",
+        "per-tenet judge-scored DPO: pools -> decontaminate -> judge -> "
+        "assign -> dataset -> audit -> publish",
+    ),
+    "spl": (
+        "spl_hf.release.spl_safety",
+        "SPL safety pairs: prompts -> decontaminate -> generate -> label -> "
+        "derive -> audit -> publish (or recorded attributes -> derive -> audit -> publish)",
+    ),
 }
 
 
@@ -29,7 +35,10 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     rsub = p.add_subparsers(dest="release", metavar="RELEASE", required=True)
     for release, (module, description) in RELEASES.items():
         r = add_config_parser(
-            rsub, release, importlib.import_module(module).recipe_classes(), help=description,
+            rsub,
+            release,
+            importlib.import_module(module).recipe_classes(),
+            help=description,
             description=f"{description}. A rerun skips finished stages (keyed by the content of their inputs "
             "and their settings); killed model work resumes from the run's caches. --dry_run validates the "
             "inputs and prints the stage plan without a model.",
@@ -51,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if release.cfg.dry_run or not report:  # a dry run printed its plan; ranks other than 0 print nothing
         return 0
-    stages = {s["name"]: ("skipped" if s["skipped"] else f"{s['seconds']:.1f} s") for s in report.get("stages", [])}
+    stages = {
+        s["name"]: ("skipped" if s["skipped"] else f"{s['seconds']:.1f} s") for s in report.get("stages", [])
+    }
     print(json.dumps({"output_dir": report.get("output_dir"), "stages": stages}, indent=2))
     return 0

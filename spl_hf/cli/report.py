@@ -18,10 +18,19 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
         "matched by seed (Figure 5, Table XV) and responses at the token limit (Table XIV); write report.json, "
         "report.md and PNG figures to --out.",
     )
-    s.add_argument("runs_dir", metavar="RUNS_DIR", help="sweep folder: <condition>/seed<k>/eval/<prompt_set>/")
-    s.add_argument("--out", default=None, help="folder for report files and figures (default: RUNS_DIR/report)")
-    s.add_argument("--contrast", action="append", default=None, metavar="FIRST:SECOND",
-                   help="paired contrast FIRST minus SECOND (repeatable; default: every pair of conditions)")
+    s.add_argument(
+        "runs_dir", metavar="RUNS_DIR", help="sweep folder: <condition>/seed<k>/eval/<prompt_set>/"
+    )
+    s.add_argument(
+        "--out", default=None, help="folder for report files and figures (default: RUNS_DIR/report)"
+    )
+    s.add_argument(
+        "--contrast",
+        action="append",
+        default=None,
+        metavar="FIRST:SECOND",
+        help="paired contrast FIRST minus SECOND (repeatable; default: every pair of conditions)",
+    )
     s.add_argument("--confidence", type=float, default=0.95, help="interval coverage (default 0.95)")
     s.add_argument("--no-figures", action="store_true", help="write no PNG files")
     s.add_argument("--overwrite", action="store_true", help="replace an earlier report in --out")
@@ -36,9 +45,12 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
         "With --out, writes the common-support pairs as DPO rows under each labeling for training.",
     )
     j.add_argument("build", help="SPL dataset folder written by the SPL build (has derivations/*.parquet)")
-    j.add_argument("--verdicts", default=None,
-                   help="verdict-judge output: pair labels (spl-hf label --pair-labels) or per-response verdicts "
-                   "(default: the judge labels the build recorded in its judge_derivations config)")
+    j.add_argument(
+        "--verdicts",
+        default=None,
+        help="verdict-judge output: pair labels (spl-hf label --pair-labels) or per-response verdicts "
+        "(default: the judge labels the build recorded in its judge_derivations config)",
+    )
     j.add_argument("--out", default=None, help="folder for comparison.json and the two common-support files")
     j.add_argument("--overwrite", action="store_true", help="replace an earlier comparison in --out")
     j.add_argument("--json", action="store_true", help="print the comparison as JSON")
@@ -50,10 +62,18 @@ def run_seeds(args: argparse.Namespace) -> int:
     from spl_hf.report.write import write_seed_report
 
     contrasts = [parse_contrast(c) for c in args.contrast] if args.contrast else None
-    report, _, written = write_seed_report(args.runs_dir, args.out, contrasts, confidence=args.confidence,
-                                           figures=not args.no_figures, overwrite=args.overwrite)
+    report, _, written = write_seed_report(
+        args.runs_dir,
+        args.out,
+        contrasts,
+        confidence=args.confidence,
+        figures=not args.no_figures,
+        overwrite=args.overwrite,
+    )
     if args.json:
-        print(json.dumps({**report.to_dict(), "written": [str(p) for p in written]}, indent=2, sort_keys=True))
+        print(
+            json.dumps({**report.to_dict(), "written": [str(p) for p in written]}, indent=2, sort_keys=True)
+        )
     else:
         print(report.to_markdown(), end="")
         print(f"\nwrote {', '.join(str(p) for p in written)}")

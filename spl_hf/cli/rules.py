@@ -36,7 +36,9 @@ def run_check(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:
-        print(f"rule base {report.rulebase_id} ({report.rulebase_hash[:12]}): {report.assignments} assignments")
+        print(
+            f"rule base {report.rulebase_id} ({report.rulebase_hash[:12]}): {report.assignments} assignments"
+        )
         for rid, n in report.rule_counts.items():
             print(f"  {rid:>6}  {n:6d}")
         more = "" if report.overlaps_complete else f" (first {len(report.overlaps)} listed; more exist)"

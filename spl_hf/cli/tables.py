@@ -22,8 +22,10 @@ def run(args: argparse.Namespace) -> int:
 
     splits = load_built(args.path, args.config)
     if any("derivation" not in s.table.column_names for s in splits):
-        raise ValueError(f"{args.path}: config {args.config!r} holds no rule derivation (for the verdict judge's "
-                         f"labels run `spl-hf report judge {args.path}`)")
+        raise ValueError(
+            f"{args.path}: config {args.config!r} holds no rule derivation (for the verdict judge's "
+            f"labels run `spl-hf report judge {args.path}`)"
+        )
     tables = composition_tables(pa.concat_tables([s.table for s in splits]))
     print(json.dumps(tables.to_dict(), indent=2) if args.json else tables.to_markdown(), end="")
     return 0

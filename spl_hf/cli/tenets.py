@@ -50,6 +50,8 @@ def run_build(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.summary(), indent=2))
     else:
-        print(f"wrote {result.path}: {result.rows} rows in {len(result.tenets_kept)} tenets; "
-              f"certificate {'verified' if result.certificate_ok else 'FAILED'}")
+        print(
+            f"wrote {result.path}: {result.rows} rows in {len(result.tenets_kept)} tenets; "
+            f"certificate {'verified' if result.certificate_ok else 'FAILED'}"
+        )
     return 0 if result.certificate_ok else 1

@@ -17,14 +17,24 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     )
     s.add_argument("--recipe", required=True, help="train.py recipe, e.g. recipes/train/spl_dpo_gemma.yaml")
     s.add_argument("--seeds", required=True, help="comma-separated run seeds, e.g. 1,2,3,4,5")
-    s.add_argument("--conditions", required=True,
-                   help="comma-separated NAME=CONFIG: folder name and the dataset config it trains on")
+    s.add_argument(
+        "--conditions",
+        required=True,
+        help="comma-separated NAME=CONFIG: folder name and the dataset config it trains on",
+    )
     s.add_argument("--out", default="runs", help="sweep root folder (default: runs)")
-    s.add_argument("--dataset", default=None, help="dataset (folder or Hub id) for every run; default: the recipe's")
-    s.add_argument("--accelerate-config", default=None,
-                   help="start each run with `accelerate launch --config_file F` (e.g. recipes/accelerate/multi_gpu.yaml)")
+    s.add_argument(
+        "--dataset", default=None, help="dataset (folder or Hub id) for every run; default: the recipe's"
+    )
+    s.add_argument(
+        "--accelerate-config",
+        default=None,
+        help="start each run with `accelerate launch --config_file F` (e.g. recipes/accelerate/multi_gpu.yaml)",
+    )
     s.add_argument("--dry-run", action="store_true", help="print the planned commands and exit")
-    s.add_argument("train_args", nargs=argparse.REMAINDER, help="`--` then flags passed to every train.py run")
+    s.add_argument(
+        "train_args", nargs=argparse.REMAINDER, help="`--` then flags passed to every train.py run"
+    )
     s.set_defaults(func=run)
 
 
@@ -46,8 +56,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     prepare_root(args.out, args.recipe, seeds, conditions)
     report = run_sweep(runs)
-    print(f"sweep {args.out}: {len(report.ran)} trained, {len(report.skipped)} already finished, "
-          f"{len(report.failed)} failed")
+    print(
+        f"sweep {args.out}: {len(report.ran)} trained, {len(report.skipped)} already finished, "
+        f"{len(report.failed)} failed"
+    )
     for out, code in report.failed:
         print(f"  failed (exit {code}): {out}")
     return 1 if report.failed else 0

@@ -71,9 +71,15 @@ class CompositionTables:
         ]
         out += ["", "| shared prompt topic | pairs (distinct prompts) |", "|---|---:|"]
         out += [f"| {r.topic} | {r.pairs} ({r.prompts}) |" for r in self.topics]
-        out += ["", "| preferred instruction | rejected instruction | pairs (distinct prompts) |", "|---|---|---:|"]
-        out += [f"| {r.preferred_instruction} | {r.rejected_instruction} | {r.pairs} ({r.prompts}) |"
-                for r in self.instructions]
+        out += [
+            "",
+            "| preferred instruction | rejected instruction | pairs (distinct prompts) |",
+            "|---|---|---:|",
+        ]
+        out += [
+            f"| {r.preferred_instruction} | {r.rejected_instruction} | {r.pairs} ({r.prompts}) |"
+            for r in self.instructions
+        ]
         out += ["", "| no-label reason | pairs |", "|---|---:|"]
         out += [f"| {k} | {v} |" for k, v in self.no_label.items()]
         return "\n".join(out) + "\n"
@@ -84,8 +90,9 @@ def composition_tables(table: pa.Table) -> CompositionTables:
     der = table.column("derivation").to_pylist()
     topics = [p["topic"] if p else None for p in table.column("prompt_attributes").to_pylist()]
     prompt_ids = table.column("prompt_id").to_pylist()
-    instructions = list(zip(table.column("instruction_a").to_pylist(), table.column("instruction_b").to_pylist(),
-                            strict=True))
+    instructions = list(
+        zip(table.column("instruction_a").to_pylist(), table.column("instruction_b").to_pylist(), strict=True)
+    )
     instruction_pairs: defaultdict[tuple, list[str]] = defaultdict(list)
     verdicts: Counter = Counter()
     rules: Counter = Counter()
@@ -101,8 +108,13 @@ def composition_tables(table: pa.Table) -> CompositionTables:
         win, lose = ("a", "b") if d["label"] == "a" else ("b", "a")
         verdicts[(d[f"verdict_{win}"], d[f"verdict_{lose}"])] += 1
         rules[
-            (d[f"verdict_{win}"], "+".join(d[f"rules_{win}"]), d[f"verdict_{lose}"], "+".join(d[f"rules_{lose}"]),
-             abs(d["rank_diff"]))
+            (
+                d[f"verdict_{win}"],
+                "+".join(d[f"rules_{win}"]),
+                d[f"verdict_{lose}"],
+                "+".join(d[f"rules_{lose}"]),
+                abs(d["rank_diff"]),
+            )
         ] += 1
         topic_pairs[topic] += 1
         topic_prompts[topic].add(pid)
@@ -118,8 +130,10 @@ def composition_tables(table: pa.Table) -> CompositionTables:
         verdict_pairs=[VerdictPairRow(p, r, n) for (p, r), n in by_count(verdicts)],
         rule_pairs=[RulePairRow(*k, n) for k, n in by_count(rules)],
         topics=[TopicRow(t, n, len(topic_prompts[t])) for t, n in by_count(topic_pairs)],
-        instructions=[InstructionPairRow(p, r, len(ids), len(set(ids))) for (p, r), ids in
-                      sorted(instruction_pairs.items(), key=lambda kv: (-len(kv[1]), str(kv[0])))],
+        instructions=[
+            InstructionPairRow(p, r, len(ids), len(set(ids)))
+            for (p, r), ids in sorted(instruction_pairs.items(), key=lambda kv: (-len(kv[1]), str(kv[0])))
+        ],
     )
 
 
@@ -159,18 +173,32 @@ class JudgeComparisonTables:
         return asdict(self)
 
     def to_markdown(self) -> str:
-        out = [f"{self.total_pairs} pairs: {self.labeled_prompt_shared} labeled by the rules (prompt-shared "
-               f"labels), {self.labeled_judge} by the verdict judge, {self.common_support} by both (common "
-               f"support), of which {self.same_choice} prefer the same response.", "",
-               "| preferred verdict | rejected verdict | prompt-shared labels | judge labels |",
-               "|---|---|---:|---:|"]
-        out += [f"| {r.preferred_verdict} | {r.rejected_verdict} | {r.prompt_shared} | {r.judge} |"
-                for r in self.verdicts]
-        for title, rows in (("source", self.sources), ("shared prompt topic", self.topics),
-                            ("instructions (preferred / rejected, prompt-shared label)", self.instructions)):
-            out += ["", f"| {title} | labeled pairs (prompts) | common-support pairs (prompts) |", "|---|---:|---:|"]
-            out += [f"| {r.name} | {r.labeled_pairs} ({r.labeled_prompts}) | {r.common_pairs} ({r.common_prompts}) |"
-                    for r in rows]
+        out = [
+            f"{self.total_pairs} pairs: {self.labeled_prompt_shared} labeled by the rules (prompt-shared "
+            f"labels), {self.labeled_judge} by the verdict judge, {self.common_support} by both (common "
+            f"support), of which {self.same_choice} prefer the same response.",
+            "",
+            "| preferred verdict | rejected verdict | prompt-shared labels | judge labels |",
+            "|---|---|---:|---:|",
+        ]
+        out += [
+            f"| {r.preferred_verdict} | {r.rejected_verdict} | {r.prompt_shared} | {r.judge} |"
+            for r in self.verdicts
+        ]
+        for title, rows in (
+            ("source", self.sources),
+            ("shared prompt topic", self.topics),
+            ("instructions (preferred / rejected, prompt-shared label)", self.instructions),
+        ):
+            out += [
+                "",
+                f"| {title} | labeled pairs (prompts) | common-support pairs (prompts) |",
+                "|---|---:|---:|",
+            ]
+            out += [
+                f"| {r.name} | {r.labeled_pairs} ({r.labeled_prompts}) | {r.common_pairs} ({r.common_prompts}) |"
+                for r in rows
+            ]
         out += ["", "| judge no-label reason | pairs |", "|---|---:|"]
         out += [f"| {k} | {v} |" for k, v in self.judge_no_label.items()]
         return "\n".join(out) + "\n"
@@ -183,14 +211,17 @@ def judge_comparison_tables(table: pa.Table, ranking: dict[str, int]) -> JudgeCo
     topics = [p["topic"] if p else None for p in table.column("prompt_attributes").to_pylist()]
     sources = table.column("source").to_pylist()
     prompts = table.column("prompt_id").to_pylist()
-    instructions = list(zip(table.column("instruction_a").to_pylist(), table.column("instruction_b").to_pylist(),
-                            strict=True))
+    instructions = list(
+        zip(table.column("instruction_a").to_pylist(), table.column("instruction_b").to_pylist(), strict=True)
+    )
     spl_c: Counter = Counter()
     judge_c: Counter = Counter()
     no_label: Counter = Counter()
     support: dict[str, dict[tuple[str, str], list[str]]] = {"source": {}, "topic": {}, "instruction": {}}
     same = labeled_judge = 0
-    for d, j, topic, source, pid, (ia, ib) in zip(der, judge, topics, sources, prompts, instructions, strict=True):
+    for d, j, topic, source, pid, (ia, ib) in zip(
+        der, judge, topics, sources, prompts, instructions, strict=True
+    ):
         labeled_judge += j["label"] is not None
         if j["label"] is None:
             no_label[j["no_label_reason"]] += 1
@@ -212,14 +243,27 @@ def judge_comparison_tables(table: pa.Table, ranking: dict[str, int]) -> JudgeCo
     def rows(kind: str) -> list[SupportRow]:
         got = support[kind]
         names = sorted({n for n, _ in got}, key=lambda n: (-len(got[(n, "labeled")]), str(n)))
-        return [SupportRow(n, len(got[(n, "labeled")]), len(set(got[(n, "labeled")])),
-                           len(got.get((n, "common"), [])), len(set(got.get((n, "common"), [])))) for n in names]
+        return [
+            SupportRow(
+                n,
+                len(got[(n, "labeled")]),
+                len(set(got[(n, "labeled")])),
+                len(got.get((n, "common"), [])),
+                len(set(got.get((n, "common"), []))),
+            )
+            for n in names
+        ]
 
     keys = sorted(set(spl_c) | set(judge_c), key=lambda k: (-ranking.get(k[0], 0), -ranking.get(k[1], 0), k))
     return JudgeComparisonTables(
-        total_pairs=len(der), labeled_prompt_shared=sum(d["label"] is not None for d in der),
-        labeled_judge=labeled_judge, common_support=sum(judge_c.values()), same_choice=same,
+        total_pairs=len(der),
+        labeled_prompt_shared=sum(d["label"] is not None for d in der),
+        labeled_judge=labeled_judge,
+        common_support=sum(judge_c.values()),
+        same_choice=same,
         judge_no_label=dict(sorted(no_label.items(), key=lambda kv: (-kv[1], kv[0]))),
         verdicts=[JudgeVerdictRow(p, r, spl_c[(p, r)], judge_c[(p, r)]) for p, r in keys],
-        sources=rows("source"), topics=rows("topic"), instructions=rows("instruction"),
+        sources=rows("source"),
+        topics=rows("topic"),
+        instructions=rows("instruction"),
     )

@@ -64,7 +64,16 @@ SCORE_FEATURES = Features(
 )
 # Row fields folded into the digest (all but the digest itself).
 DIGEST_TOP = ("tenet", "source", "scenario_id", "score", "prompt", "chosen", "rejected")
-DIGEST_DERIVATION = ("pair_id", "prompt_id", "row_id", "chosen_side", "judge", "threshold", "capacity", "seed")
+DIGEST_DERIVATION = (
+    "pair_id",
+    "prompt_id",
+    "row_id",
+    "chosen_side",
+    "judge",
+    "threshold",
+    "capacity",
+    "seed",
+)
 
 
 def row_digests(table: pa.Table) -> pa.Array:
@@ -76,12 +85,22 @@ def row_digests(table: pa.Table) -> pa.Array:
 
 def score_index(scores: pa.Table) -> dict[tuple[str, str], int]:
     """(pair_id, tenet) -> row of the judge score table."""
-    return {k: i for i, k in enumerate(zip(scores.column("pair_id").to_pylist(), scores.column("tenet").to_pylist()))}
+    return {
+        k: i
+        for i, k in enumerate(zip(scores.column("pair_id").to_pylist(), scores.column("tenet").to_pylist()))
+    }
 
 
 # json.dumps(ensure_ascii=False) escapes exactly these: backslash first, so later escapes survive.
-_JSON_ESCAPES = (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"), ("\b", "\\b"),
-                 ("\f", "\\f"))
+_JSON_ESCAPES = (
+    ("\\", "\\\\"),
+    ('"', '\\"'),
+    ("\n", "\\n"),
+    ("\r", "\\r"),
+    ("\t", "\\t"),
+    ("\b", "\\b"),
+    ("\f", "\\f"),
+)
 _OTHER_CONTROL = [chr(i) for i in range(0x20) if chr(i) not in "\n\r\t\b\f"]
 
 
@@ -115,7 +134,9 @@ def _escaped_bytes(values: pa.Array) -> frozenset[int] | None:
     One pass over the text buffer instead of a substring search per escape: UTF-8 never uses these
     byte values inside a multi-byte character, so a byte found is that character.
     """
-    if not isinstance(values, pa.Array) or not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+    if not isinstance(values, pa.Array) or not (
+        pa.types.is_string(values.type) or pa.types.is_large_string(values.type)
+    ):
         return None
     if len(values) == 0:
         return frozenset()
@@ -136,8 +157,12 @@ def _messages_json(messages: pa.Array) -> pa.Array:
     """Each message list as the JSON :func:`pair_input_hash` writes (``[{"role":…,"content":…},…]``, no brackets)."""
     flat = pc.list_flatten(messages)
     items = pc.binary_join_element_wise(
-        '{"role":"', json_string_bodies(pc.struct_field(flat, "role")),
-        '","content":"', json_string_bodies(pc.struct_field(flat, "content")), '"}', "",
+        '{"role":"',
+        json_string_bodies(pc.struct_field(flat, "role")),
+        '","content":"',
+        json_string_bodies(pc.struct_field(flat, "content")),
+        '"}',
+        "",
     )
     lengths = pc.list_value_length(messages).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int32)
     offsets = pa.array(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32))
@@ -150,21 +175,33 @@ def first_content(messages: pa.Array) -> pa.Array:
     lengths = pc.list_value_length(messages).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     flat = pc.struct_field(pc.list_flatten(messages), "content")
-    return flat.take(pa.array(starts, mask=lengths == 0)) if len(flat) else pa.nulls(len(messages), pa.string())
+    return (
+        flat.take(pa.array(starts, mask=lengths == 0)) if len(flat) else pa.nulls(len(messages), pa.string())
+    )
 
 
 def input_hashes(messages: pa.Array, response_a: pa.Array, response_b: pa.Array) -> pa.Array:
     """Vectorised :func:`pair_input_hash` (null where an input is null): the JSON is built column-wise,
     so only the SHA-256 itself runs per row."""
     blob = pc.binary_join_element_wise(
-        "[[", _messages_json(messages), '],"', json_string_bodies(response_a), '","',
-        json_string_bodies(response_b), '"]', "",
+        "[[",
+        _messages_json(messages),
+        '],"',
+        json_string_bodies(response_a),
+        '","',
+        json_string_bodies(response_b),
+        '"]',
+        "",
     )
-    digests = [None if b is None else hashlib.sha256(b).hexdigest() for b in blob.cast(pa.binary()).to_pylist()]
+    digests = [
+        None if b is None else hashlib.sha256(b).hexdigest() for b in blob.cast(pa.binary()).to_pylist()
+    ]
     return pa.array(digests, pa.string())
 
 
-def oriented_input_hashes_arrow(prompt: pa.Array, chosen: pa.Array, rejected: pa.Array, side: pa.Array) -> pa.Array:
+def oriented_input_hashes_arrow(
+    prompt: pa.Array, chosen: pa.Array, rejected: pa.Array, side: pa.Array
+) -> pa.Array:
     """Vectorised :func:`oriented_input_hashes`; a row whose texts are missing gets a null hash."""
     c_text, r_text = first_content(chosen), first_content(rejected)
     a_first = pc.equal(side, "a").fill_null(False)
@@ -174,16 +211,25 @@ def oriented_input_hashes_arrow(prompt: pa.Array, chosen: pa.Array, rejected: pa
 def check_inputs(pairs: pa.Table, scores: pa.Table, source: str) -> None:
     """Pairs and scores must describe the same judged texts; raises naming the rows."""
     rows = _score_pair_rows(pairs, scores, source)
-    wrong_prompt = np.flatnonzero(~np.asarray(pc.equal(scores.column("prompt_id"),
-                                                       pairs.column("prompt_id").take(rows)).fill_null(False)))
+    wrong_prompt = np.flatnonzero(
+        ~np.asarray(
+            pc.equal(scores.column("prompt_id"), pairs.column("prompt_id").take(rows)).fill_null(False)
+        )
+    )
     if len(wrong_prompt):
-        raise ValueError(f"{source}: score rows {wrong_prompt[:5].tolist()} have a prompt_id that differs "
-                         "from their pair row")
+        raise ValueError(
+            f"{source}: score rows {wrong_prompt[:5].tolist()} have a prompt_id that differs "
+            "from their pair row"
+        )
     expected = _pair_hashes(pairs).take(rows)
-    wrong_text = np.flatnonzero(~np.asarray(pc.equal(scores.column("input_sha256"), expected).fill_null(False)))
+    wrong_text = np.flatnonzero(
+        ~np.asarray(pc.equal(scores.column("input_sha256"), expected).fill_null(False))
+    )
     if len(wrong_text):
-        raise ValueError(f"{source}: score rows {wrong_text[:5].tolist()} were judged on other texts than "
-                         "their pair rows hold (input_sha256 differs)")
+        raise ValueError(
+            f"{source}: score rows {wrong_text[:5].tolist()} were judged on other texts than "
+            "their pair rows hold (input_sha256 differs)"
+        )
 
 
 def _score_pair_rows(pairs: pa.Table, scores: pa.Table, source: str) -> pa.Array:
@@ -195,9 +241,13 @@ def _score_pair_rows(pairs: pa.Table, scores: pa.Table, source: str) -> pa.Array
     pair_ids = pairs.column("pair_id").combine_chunks()
     s_pairs = scores.column("pair_id").combine_chunks()
     kind = pair_ids.type
-    if ((pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind))
-            and kind == s_pairs.type and not pair_ids.null_count and not s_pairs.null_count
-            and pc.count_distinct(pair_ids).as_py() == len(pair_ids)):
+    if (
+        (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind))
+        and kind == s_pairs.type
+        and not pair_ids.null_count
+        and not s_pairs.null_count
+        and pc.count_distinct(pair_ids).as_py() == len(pair_ids)
+    ):
         rows = pc.index_in(s_pairs, value_set=pair_ids)
         if not rows.null_count:
             return rows.cast(pa.int64())
@@ -228,8 +278,12 @@ def _pair_hashes(pairs: pa.Table) -> pa.Array:
     """
     prompt, a, b = (pairs.column(c).combine_chunks() for c in ("prompt", "response_a", "response_b"))
     if _plain_texts(prompt, a, b):
-        parts = [input_hashes(prompt.slice(i, HASH_SLICE_ROWS), a.slice(i, HASH_SLICE_ROWS),
-                              b.slice(i, HASH_SLICE_ROWS)) for i in range(0, len(prompt), HASH_SLICE_ROWS)]
+        parts = [
+            input_hashes(
+                prompt.slice(i, HASH_SLICE_ROWS), a.slice(i, HASH_SLICE_ROWS), b.slice(i, HASH_SLICE_ROWS)
+            )
+            for i in range(0, len(prompt), HASH_SLICE_ROWS)
+        ]
         return pa.concat_arrays(parts) if parts else pa.array([], pa.string())
     hashes = [pair_input_hash(m, x, y) for m, x, y in zip(prompt.to_pylist(), a.to_pylist(), b.to_pylist())]
     return pa.array(hashes, pa.string())
@@ -245,5 +299,11 @@ def _plain_texts(prompt: pa.Array, a: pa.Array, b: pa.Array) -> bool:
     if not all(pa.types.is_string(t) for t in (names["role"], names["content"], a.type, b.type)):
         return False
     flat = pc.list_flatten(prompt)
-    return not (prompt.null_count or flat.null_count or a.null_count or b.null_count
-                or pc.struct_field(flat, "role").null_count or pc.struct_field(flat, "content").null_count)
+    return not (
+        prompt.null_count
+        or flat.null_count
+        or a.null_count
+        or b.null_count
+        or pc.struct_field(flat, "role").null_count
+        or pc.struct_field(flat, "content").null_count
+    )

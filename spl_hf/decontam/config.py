@@ -18,10 +18,13 @@ class DecontamConfig:
     )
     near_duplicates: bool = field(
         default=True,
-        metadata={"help": "Also remove near-duplicates (word n-gram overlap), not only exact matches after normalisation."},
+        metadata={
+            "help": "Also remove near-duplicates (word n-gram overlap), not only exact matches after normalisation."
+        },
     )
     ngram_size: int = field(
-        default=8, metadata={"help": "Words per n-gram of the near-duplicate pass (texts shorter form one gram)."}
+        default=8,
+        metadata={"help": "Words per n-gram of the near-duplicate pass (texts shorter form one gram)."},
     )
     overlap_threshold: float = field(
         default=0.5,

@@ -127,7 +127,9 @@ def user_turns(rows: pa.Table, source: str = "rows") -> list[list[str]]:
 
 def _is_message_list(kind: pa.DataType) -> bool:
     """A list of structs with string ``role`` and ``content`` (the pair rows' prompt)."""
-    if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)) or not pa.types.is_struct(kind.value_type):
+    if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)) or not pa.types.is_struct(
+        kind.value_type
+    ):
         return False
     fields = {f.name: f.type for f in kind.value_type}
     return all(name in fields and pa.types.is_string(fields[name]) for name in ("role", "content"))
@@ -163,7 +165,9 @@ def _message_user_turns(prompts: pa.ChunkedArray, ids: list, source: str) -> lis
     return out
 
 
-def _matches(rows: pa.Table, index: HeldoutIndex, source: str, progress: bool) -> tuple[list[str], dict[str, Match | None]]:
+def _matches(
+    rows: pa.Table, index: HeldoutIndex, source: str, progress: bool
+) -> tuple[list[str], dict[str, Match | None]]:
     """prompt_id of each row and the best match of each distinct prompt_id (decided once per id)."""
     turns = user_turns(rows, source)
     ids = rows.column("prompt_id").to_pylist()
@@ -220,7 +224,12 @@ def decontaminate(
 
 
 def recheck(
-    rows: pa.Table, removed: pa.Table, heldout: pa.Table, config: DecontamConfig | None = None, *, source: str = "rows"
+    rows: pa.Table,
+    removed: pa.Table,
+    heldout: pa.Table,
+    config: DecontamConfig | None = None,
+    *,
+    source: str = "rows",
 ) -> RecheckResult:
     """Recheck a recorded removal against `rows` (a release, its input, or the source pools).
 
@@ -248,8 +257,14 @@ def recheck(
                 )
             continue
         if found is None:
-            failures.append(f"prompt {pid} is recorded as removed for {rec['heldout']} but matches no held-out prompt")
-        elif (found.heldout, found.heldout_prompt_id, found.kind) != (rec["heldout"], rec["heldout_prompt_id"], rec["match"]):
+            failures.append(
+                f"prompt {pid} is recorded as removed for {rec['heldout']} but matches no held-out prompt"
+            )
+        elif (found.heldout, found.heldout_prompt_id, found.kind) != (
+            rec["heldout"],
+            rec["heldout_prompt_id"],
+            rec["match"],
+        ):
             failures.append(
                 f"prompt {pid}: recorded match {rec['heldout']}/{rec['heldout_prompt_id']} ({rec['match']}), "
                 f"found {found.heldout}/{found.heldout_prompt_id} ({found.kind})"

@@ -36,7 +36,9 @@ class HeldoutIndex:
         if not pa.types.is_string(heldout.schema.field("prompt").type) and not pa.types.is_large_string(
             heldout.schema.field("prompt").type
         ):
-            raise ValueError(f"{source}: 'prompt' must be a string column, got {heldout.schema.field('prompt').type}")
+            raise ValueError(
+                f"{source}: 'prompt' must be a string column, got {heldout.schema.field('prompt').type}"
+            )
         self.config = config
         sets = heldout.column("source").to_pylist()
         ids = heldout.column("prompt_id").to_pylist()
@@ -45,7 +47,9 @@ class HeldoutIndex:
         present = set(sets)
         absent = [name for name in config.heldout if name not in present]
         if absent:
-            raise ValueError(f"{source}: no prompts of the held-out sets {absent} (present: {sorted(map(str, present))})")
+            raise ValueError(
+                f"{source}: no prompts of the held-out sets {absent} (present: {sorted(map(str, present))})"
+            )
         rows = [i for i, s in enumerate(sets) if s in order]
         for i in rows:
             if not isinstance(texts[i], str) or not isinstance(ids[i], str):

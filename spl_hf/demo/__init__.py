@@ -37,7 +37,11 @@ def run_demo(out_dir: str) -> int:
     tenets = demo_release(out, "tenets")
     spl = demo_release(out, "spl")
     ok = tenets is not None and spl is not None and ok
-    builds = {"spl-sample": out / "spl", **({"tenets": tenets} if tenets else {}), **({"spl-safety": spl} if spl else {})}
+    builds = {
+        "spl-sample": out / "spl",
+        **({"tenets": tenets} if tenets else {}),
+        **({"spl-safety": spl} if spl else {}),
+    }
     ok = demo_chain(out, builds) and ok
     print(f"\ndemo outputs under {out}/ ({time.perf_counter() - started:.0f} s){'' if ok else ' — FAILED'}")
     return 0 if ok else 1

@@ -14,7 +14,10 @@ from pathlib import Path
 
 from spl_hf.demo.steps import step
 
-TRAIN_CONFIG, TRAIN_SPLIT = "all", "train"  # every kept tenet's pairs: the demo's per-tenet configs hold 2 each
+TRAIN_CONFIG, TRAIN_SPLIT = (
+    "all",
+    "train",
+)  # every kept tenet's pairs: the demo's per-tenet configs hold 2 each
 
 _TRAIN = (
     "import sys\n"
@@ -31,14 +34,30 @@ def train_from_hub(out: Path, url: str, token: str, repo_id: str, sha: str, buil
     from spl_hf.release.written import manifest_hash
 
     run_dir, stamp_file = out / "train_run", out / "train_stamp.json"
-    stamp = {"build": manifest_hash(str(build)), "dataset": repo_id, "config": TRAIN_CONFIG, "split": TRAIN_SPLIT}
-    if (run_dir / "run.json").is_file() and stamp_file.is_file() and json.loads(stamp_file.read_text()) == stamp:
+    stamp = {
+        "build": manifest_hash(str(build)),
+        "dataset": repo_id,
+        "config": TRAIN_CONFIG,
+        "split": TRAIN_SPLIT,
+    }
+    if (
+        (run_dir / "run.json").is_file()
+        and stamp_file.is_file()
+        and json.loads(stamp_file.read_text()) == stamp
+    ):
         record = json.loads((run_dir / "run.json").read_text())
-        print(f"trained earlier on this build: final loss {record['final_loss']:.4f}; LoRA adapter in {run_dir}")
+        print(
+            f"trained earlier on this build: final loss {record['final_loss']:.4f}; LoRA adapter in {run_dir}"
+        )
         return run_dir
     with tempfile.TemporaryDirectory(prefix="spl-hf-home-") as home:
-        proc = subprocess.run([sys.executable, "-c", _TRAIN, str(out), repo_id, TRAIN_CONFIG, TRAIN_SPLIT, sha],
-                              env=client_env(url, token, home), capture_output=True, text=True, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-c", _TRAIN, str(out), repo_id, TRAIN_CONFIG, TRAIN_SPLIT, sha],
+            env=client_env(url, token, home),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
     print(proc.stdout.rstrip())
     if proc.returncode != 0:
         print(f"training from {repo_id}@{sha[:12]} FAILED (exit {proc.returncode}): {proc.stderr[-1500:]}")
@@ -53,7 +72,9 @@ def demo_chain(out: Path, builds: dict[str, Path]) -> bool:
     from spl_hf.hub.server import RunningServer
 
     token = secrets.token_hex(16)  # used by the client processes, never printed
-    t0 = step("Hub: publish the builds to a local Hub server, load them back in fresh processes, audit by repo id")
+    t0 = step(
+        "Hub: publish the builds to a local Hub server, load them back in fresh processes, audit by repo id"
+    )
     with RunningServer(str(out / "hub"), token=token) as server:
         print(f"local Hub server on {server.url} (store: {out / 'hub'})")
         ok, shas = publish_and_load(server.url, token, builds)
@@ -61,9 +82,13 @@ def demo_chain(out: Path, builds: dict[str, Path]) -> bool:
         print(f"({time.perf_counter() - t0:.1f} s)")
         run_dir = None
         if "tenets" in shas:
-            t0 = step(f"Training: DPO + LoRA on the embedded model for a few steps, reading {DEMO_ORG}/tenets "
-                      f"({TRAIN_CONFIG}/{TRAIN_SPLIT}) from the local Hub server")
-            run_dir = train_from_hub(out, server.url, token, f"{DEMO_ORG}/tenets", shas["tenets"], builds["tenets"])
+            t0 = step(
+                f"Training: DPO + LoRA on the embedded model for a few steps, reading {DEMO_ORG}/tenets "
+                f"({TRAIN_CONFIG}/{TRAIN_SPLIT}) from the local Hub server"
+            )
+            run_dir = train_from_hub(
+                out, server.url, token, f"{DEMO_ORG}/tenets", shas["tenets"], builds["tenets"]
+            )
             ok = run_dir is not None and ok
             print(f"({time.perf_counter() - t0:.1f} s)")
     ok = demo_eval(out, run_dir) and ok
@@ -80,8 +105,20 @@ def write_refusal_figure(out: Path, run_dir: Path | None) -> bool:
     runs = []
     for metrics in sorted((out / "eval").glob("*/*/metrics.json")):
         m = json.loads(metrics.read_text())
-        runs.append(RunMetrics(metrics.parent.parent.name, seed, m["prompt_set"], m["n"], m["n_refusals"],
-                               m["refusal_rate"], m["at_limit"], m["at_limit_rate"], m["matcher"], str(metrics)))
+        runs.append(
+            RunMetrics(
+                metrics.parent.parent.name,
+                seed,
+                m["prompt_set"],
+                m["n"],
+                m["n_refusals"],
+                m["refusal_rate"],
+                m["at_limit"],
+                m["at_limit_rate"],
+                m["matcher"],
+                str(metrics),
+            )
+        )
     if not runs:
         print("no refusal metrics to draw")
         return False

@@ -9,15 +9,21 @@ from pathlib import Path
 from spl_hf.demo.steps import step
 
 RELEASES = {
-    "tenets": ("spl_hf.release.tenet_dpo", "tenets/demo.yaml",
-               "Tenet release: shipped sample pools -> decontaminate against held-out prompts -> judge every "
-               "(pair, tenet) in both orderings with the embedded model -> min-cost-flow assignment -> dataset "
-               "-> audit (recipes/tenets/demo.yaml: threshold 0.01, capacity 2 — a demo setting for the 135M "
-               "judge, not the card's 0.5)"),
-    "spl": ("spl_hf.release.spl_safety", "spl/demo.yaml",
-            "SPL release: one shipped prompt per Table VI source -> decontaminate -> candidates under "
-            "'comply'/'refuse' -> attributes labeled by the embedded model -> rules -> dataset -> audit "
-            "(recipes/spl/demo.yaml)"),
+    "tenets": (
+        "spl_hf.release.tenet_dpo",
+        "tenets/demo.yaml",
+        "Tenet release: shipped sample pools -> decontaminate against held-out prompts -> judge every "
+        "(pair, tenet) in both orderings with the embedded model -> min-cost-flow assignment -> dataset "
+        "-> audit (recipes/tenets/demo.yaml: threshold 0.01, capacity 2 — a demo setting for the 135M "
+        "judge, not the card's 0.5)",
+    ),
+    "spl": (
+        "spl_hf.release.spl_safety",
+        "spl/demo.yaml",
+        "SPL release: one shipped prompt per Table VI source -> decontaminate -> candidates under "
+        "'comply'/'refuse' -> attributes labeled by the embedded model -> rules -> dataset -> audit "
+        "(recipes/spl/demo.yaml)",
+    ),
 }
 
 
@@ -30,7 +36,14 @@ def demo_release(out: Path, kind: str) -> Path | None:
     t0 = step(title)
     module = importlib.import_module(module_name)
     run_dir = Path(out) / f"{kind}_release"
-    argv = ["--config", str(recipe_path(recipe)), "--run_dir", str(run_dir), "--output_dir", str(run_dir / "dataset")]
+    argv = [
+        "--config",
+        str(recipe_path(recipe)),
+        "--run_dir",
+        str(run_dir),
+        "--output_dir",
+        str(run_dir / "dataset"),
+    ]
     release = module.make_release(*parse_config(module.recipe_classes(), argv))
     try:
         release.run()

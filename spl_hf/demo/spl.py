@@ -19,8 +19,10 @@ from spl_hf.rules.rulebase import parse_rulebase
 def demo_spl(out: Path) -> bool:
     t0 = _step("SPL: derive preference pairs from the shipped sample of recorded attribute assignments")
     result = build_spl(SPLBuildConfig(output_dir=str(out / "spl"), overwrite=True))  # the demo folder is ours
-    print(f"wrote {result.path}: {result.total} candidate pairs, {result.labeled} labeled "
-          f"(rule base {result.rulebase_id} {result.rulebase_hash[:12]})")
+    print(
+        f"wrote {result.path}: {result.total} candidate pairs, {result.labeled} labeled "
+        f"(rule base {result.rulebase_id} {result.rulebase_hash[:12]})"
+    )
     print(result.tables.to_markdown())
 
     _step("SPL: audit the built dataset from its recorded derivations (no model)")
@@ -30,18 +32,25 @@ def demo_spl(out: Path) -> bool:
     rb = default_rulebase()
     audited = audit_spl_path(result.path, rb)
     report = audited.rules
-    print(f"{report.rows} rows audited, {report.reproduced} reproduced, {report.mismatch_count} mismatches"
-          + "".join(f"\nFAILED: {f}" for f in audited.failures))
+    print(
+        f"{report.rows} rows audited, {report.reproduced} reproduced, {report.mismatch_count} mismatches"
+        + "".join(f"\nFAILED: {f}" for f in audited.failures)
+    )
 
     _step("SPL: counterfactual — which labels depend on the two reconstructed rules (R8, R9)?")
     data = yaml.safe_load(rb.to_yaml())
     data["id"] = "spl_table2_published_only"
     data["rules"] = [r for r in data["rules"] if not r.get("reconstructed")]
     variant = parse_rulebase(yaml.safe_dump(data, sort_keys=False))
-    cf = merge_reports([audit_batches(s.table, variant, counterfactual=True) for s in splits if s.config == "derivations"])
-    print(f"{cf.changed_labels} of {cf.rows} pair labels would change under {variant.id} ({variant.hash[:12]})")
-    (out / "spl_audit.json").write_text(json.dumps({"audit": report.to_dict(), "counterfactual": cf.to_dict()},
-                                                   indent=2) + "\n")
+    cf = merge_reports(
+        [audit_batches(s.table, variant, counterfactual=True) for s in splits if s.config == "derivations"]
+    )
+    print(
+        f"{cf.changed_labels} of {cf.rows} pair labels would change under {variant.id} ({variant.hash[:12]})"
+    )
+    (out / "spl_audit.json").write_text(
+        json.dumps({"audit": report.to_dict(), "counterfactual": cf.to_dict()}, indent=2) + "\n"
+    )
     print(f"({time.perf_counter() - t0:.1f} s)")
     return audited.ok
 
@@ -53,21 +62,33 @@ def demo_model_labels(out: Path, backend) -> bool:
     from spl_hf.derive.pairs import apply_labels, pairs_from_records, read_jsonl
     from spl_hf.rules import default_rulebase
 
-    t0 = _step("SPL with the embedded model: label 3 sample prompts and their 9 candidates (constrained "
-               "choice), then derive and audit")
+    t0 = _step(
+        "SPL with the embedded model: label 3 sample prompts and their 9 candidates (constrained "
+        "choice), then derive and audit"
+    )
     rb = default_rulebase()
     prompts = [p for p in read_jsonl(_sample("spl_prompts.jsonl")) if p["parse_status"] == "ok"][:3]
     ids = {p["prompt_id"] for p in prompts}
     cands = [c for c in read_jsonl(_sample("spl_candidates.jsonl")) if c["prompt_id"] in ids]
     text = {p["prompt_id"]: p["prompt"] for p in prompts}
-    rows = [{"prompt_id": c["prompt_id"], "prompt": [{"role": "user", "content": text[c["prompt_id"]]}],
-             "response": c["response"], "response_id": c["candidate_id"]} for c in cands]
+    rows = [
+        {
+            "prompt_id": c["prompt_id"],
+            "prompt": [{"role": "user", "content": text[c["prompt_id"]]}],
+            "response": c["response"],
+            "response_id": c["candidate_id"],
+        }
+        for c in cands
+    ]
     items, failures = items_from_rows(rows)
     labeler = AttributeLabeler(backend, rb.schema, LabelerConfig(mode="constrained"))
     with ResultCache(out / "cache" / "labels.sqlite") as cache:
         labeler.run(items, cache)
         labels = labeler.collect(items, cache)
-    model_prompts, model_cands = apply_labels(prompts, labels, "prompt"), apply_labels(cands, labels, "response")
+    model_prompts, model_cands = (
+        apply_labels(prompts, labels, "prompt"),
+        apply_labels(cands, labels, "response"),
+    )
     agree = total = 0
     for rec, new in zip(prompts + cands, model_prompts + model_cands):
         for k, v in (rec["attributes"] or {}).items():
@@ -79,8 +100,12 @@ def demo_model_labels(out: Path, backend) -> bool:
 
     report = audit_table(derived, rb)
     labeled = sum(d["label"] is not None for d in derived.column("derivation").to_pylist())
-    print(f"{len(items)} items labeled ({len(failures)} malformed); agreement with the sample's recorded "
-          f"attributes: {agree}/{total} (a 135M model labels near chance: this proves the plumbing, not the labels)")
-    print(f"{derived.num_rows} pairs derived, {labeled} labeled; audit: {report.reproduced}/{report.rows} reproduced "
-          f"({time.perf_counter() - t0:.1f} s)")
+    print(
+        f"{len(items)} items labeled ({len(failures)} malformed); agreement with the sample's recorded "
+        f"attributes: {agree}/{total} (a 135M model labels near chance: this proves the plumbing, not the labels)"
+    )
+    print(
+        f"{derived.num_rows} pairs derived, {labeled} labeled; audit: {report.reproduced}/{report.rows} reproduced "
+        f"({time.perf_counter() - t0:.1f} s)"
+    )
     return report.ok and not failures

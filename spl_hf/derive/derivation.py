@@ -92,7 +92,8 @@ def assistant_messages(content: pa.Array, keep: np.ndarray) -> pa.ListArray:
     offsets = np.zeros(len(keep) + 1, dtype=np.int32)
     np.cumsum(keep, out=offsets[1:])
     values = pa.StructArray.from_arrays(
-        [pa.array(np.full(len(kept), "assistant", dtype=object), pa.string()), kept], names=["role", "content"]
+        [pa.array(np.full(len(kept), "assistant", dtype=object), pa.string()), kept],
+        names=["role", "content"],
     )
     return pa.ListArray.from_arrays(pa.array(offsets), values, mask=pa.array(~keep))
 
@@ -147,7 +148,9 @@ def _prepare(table: pa.Table, rb: RuleBase) -> pa.Table:
     return table.select(list(in_feats)).cast(in_feats.arrow_schema)
 
 
-def derive_codes(table: pa.Table, rb: RuleBase, margin: int | np.ndarray = 1, strict: bool = True) -> DerivationCodes:
+def derive_codes(
+    table: pa.Table, rb: RuleBase, margin: int | np.ndarray = 1, strict: bool = True
+) -> DerivationCodes:
     """Applied rules, verdicts, ranks and label of every row, as arrays."""
     n = table.num_rows
     margins = np.broadcast_to(np.asarray(margin, dtype=np.int32), (n,))
@@ -283,7 +286,14 @@ def derive_row(row: dict, rb: RuleBase, margin: int = 1) -> dict:
 
 def row_digest_scalar(row: dict, derivation: dict, rb: RuleBase) -> str:
     feats = pair_features(rb.schema).arrow_schema
-    dfeats = pa.struct([(k, t) for k, t in ((f.name, f.type) for f in derived_features(rb.schema).arrow_schema.field("derivation").type)])
+    dfeats = pa.struct(
+        [
+            (k, t)
+            for k, t in (
+                (f.name, f.type) for f in derived_features(rb.schema).arrow_schema.field("derivation").type
+            )
+        ]
+    )
     hashes = [hash_value(row[c], feats.field(c).type) for c in DIGEST_COLUMNS]
     hashes += [hash_value(derivation[f], dfeats.field(f).type) for f in DIGEST_DERIVATION_FIELDS]
     return combine_scalar(hashes)

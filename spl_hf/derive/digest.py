@@ -27,8 +27,15 @@ POLY = 0x100000001B3  # odd, so invertible modulo 2**64
 POLY_INV = pow(POLY, -1, 1 << 64)
 SEED = 0x243F6A8885A308D3
 GOLD = 0x9E3779B97F4A7C15
-TAG = {"null": 0x6E756C6C, "str": 0x737472, "bool": 0x626F6F6C, "int": 0x696E74, "float": 0x666C74,
-       "struct": 0x73747275, "list": 0x6C697374}
+TAG = {
+    "null": 0x6E756C6C,
+    "str": 0x737472,
+    "bool": 0x626F6F6C,
+    "int": 0x696E74,
+    "float": 0x666C74,
+    "struct": 0x73747275,
+    "list": 0x6C697374,
+}
 _U = np.uint64
 
 
@@ -203,7 +210,9 @@ def _hash_strings(arr: pa.Array) -> np.ndarray:
         # Each string's hash depends on its own bytes only, so row slices hash independently.
         cuts = np.searchsorted(offsets - base, np.arange(SLICE_BYTES, total, SLICE_BYTES), side="left")
         bounds = np.unique(np.concatenate([[0], np.clip(cuts, 1, n - 1), [n]]))
-        return np.concatenate([_hash_strings(arr.slice(a, b - a)) for a, b in itertools.pairwise(bounds.tolist())])
+        return np.concatenate(
+            [_hash_strings(arr.slice(a, b - a)) for a, b in itertools.pairwise(bounds.tolist())]
+        )
     starts, lengths = offsets[:-1] - base, np.diff(offsets)
     s = np.zeros(n, dtype=_U)
     if total:

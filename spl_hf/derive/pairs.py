@@ -158,5 +158,7 @@ def apply_labels(records: list[dict], label_rows: Iterable[Mapping], scope: str)
         if label is None:
             raise ValueError(f"no {scope} label for {rec_key} {rec[rec_key]!r}")
         attrs = json.loads(label["attributes_json"]) if label.get("attributes_json") else None
-        out.append({**rec, "attributes": attrs, "parse_status": label["status"], "raw_output": label.get("raw_text")})
+        out.append(
+            {**rec, "attributes": attrs, "parse_status": label["status"], "raw_output": label.get("raw_text")}
+        )
     return out

@@ -34,11 +34,32 @@ JUDGE_NO_LABEL_REASONS = (
     "missing_verdict",  # a response was not judged (its status says why): never replaced by a default
     "equal_ranks",  # both verdicts have the same rank
 )
-VERDICT_RECORD_KEYS = ("prompt_id", "candidate_id", "status", "probs", "mass", "model_id", "model_revision",
-                       "template_hash")
+VERDICT_RECORD_KEYS = (
+    "prompt_id",
+    "candidate_id",
+    "status",
+    "probs",
+    "mass",
+    "model_id",
+    "model_revision",
+    "template_hash",
+)
 # Judge fields folded into the digest; the rest of the struct is recomputed from these by the audit.
-JUDGE_DIGEST_FIELDS = ("candidate_a", "candidate_b", "status_a", "status_b", "options", "probs_a", "probs_b",
-                       "mass_a", "mass_b", "model_id", "model_revision", "template_hash", "rulebase_hash")
+JUDGE_DIGEST_FIELDS = (
+    "candidate_a",
+    "candidate_b",
+    "status_a",
+    "status_b",
+    "options",
+    "probs_a",
+    "probs_b",
+    "mass_a",
+    "mass_b",
+    "model_id",
+    "model_revision",
+    "template_hash",
+    "rulebase_hash",
+)
 
 
 def verdict_options(ranking: Mapping[str, int]) -> tuple[str, ...]:
@@ -100,7 +121,9 @@ class VerdictRecord:
     template_hash: str | None
 
 
-def parse_verdict_records(rows: Sequence[Mapping], ranking: Mapping[str, int], where: str) -> dict[str, VerdictRecord]:
+def parse_verdict_records(
+    rows: Sequence[Mapping], ranking: Mapping[str, int], where: str
+) -> dict[str, VerdictRecord]:
     """Verdict records keyed by candidate id, validated field by field (``where``: file name for errors).
 
     ``probs`` maps every verdict of the ranking to a probability; a record whose status is not
@@ -125,15 +148,21 @@ def parse_verdict_records(rows: Sequence[Mapping], ranking: Mapping[str, int], w
         probs = row["probs"]
         if status != "ok":
             if probs is not None:
-                raise ValueError(f"{at}: status {status!r} but 'probs' is set (only judged responses have them)")
+                raise ValueError(
+                    f"{at}: status {status!r} but 'probs' is set (only judged responses have them)"
+                )
             out[cid] = VerdictRecord(cid, status, None, None, *_identity(row, at))
             continue
         if not isinstance(probs, dict) or set(probs) != set(options):
             got = sorted(probs) if isinstance(probs, dict) else type(probs).__name__
-            raise ValueError(f"{at}: field 'probs' must map each verdict {list(options)} to a probability, got {got}")
+            raise ValueError(
+                f"{at}: field 'probs' must map each verdict {list(options)} to a probability, got {got}"
+            )
         values = tuple(probs[v] for v in options)
-        if not all(isinstance(p, (int, float)) and not isinstance(p, bool) and math.isfinite(p) and 0 <= p <= 1
-                   for p in values):
+        if not all(
+            isinstance(p, (int, float)) and not isinstance(p, bool) and math.isfinite(p) and 0 <= p <= 1
+            for p in values
+        ):
             raise ValueError(f"{at}: field 'probs' holds a value that is not a probability: {values}")
         mass = row["mass"]
         if not isinstance(mass, (int, float)) or isinstance(mass, bool) or not math.isfinite(mass):
@@ -141,8 +170,9 @@ def parse_verdict_records(rows: Sequence[Mapping], ranking: Mapping[str, int], w
         ident = _identity(row, at)
         judge = judge or ident
         if ident != judge:
-            raise ValueError(f"{at}: judged by {ident}, earlier records by {judge}: one build compares against "
-                             "one judge")
+            raise ValueError(
+                f"{at}: judged by {ident}, earlier records by {judge}: one build compares against one judge"
+            )
         out[cid] = VerdictRecord(cid, status, tuple(float(p) for p in values), float(mass), *ident)
     return out
 
@@ -170,10 +200,19 @@ def _identity(row: Mapping, at: str) -> tuple[str | None, str | None, str | None
 def verdict_record_json(record: VerdictRecord, prompt_id: str, options: Sequence[str]) -> str:
     """One line of a verdict file (what :func:`parse_verdict_records` reads)."""
     probs = dict(zip(options, record.probs, strict=True)) if record.probs is not None else None
-    return json.dumps({"prompt_id": prompt_id, "candidate_id": record.candidate_id, "status": record.status,
-                       "probs": probs, "mass": record.mass, "model_id": record.model_id,
-                       "model_revision": record.model_revision, "template_hash": record.template_hash},
-                      sort_keys=True)
+    return json.dumps(
+        {
+            "prompt_id": prompt_id,
+            "candidate_id": record.candidate_id,
+            "status": record.status,
+            "probs": probs,
+            "mass": record.mass,
+            "model_id": record.model_id,
+            "model_revision": record.model_revision,
+            "template_hash": record.template_hash,
+        },
+        sort_keys=True,
+    )
 
 
 @dataclass(frozen=True)
@@ -195,13 +234,17 @@ class JudgeCodes:
 def _argmax_lists(probs: pa.Array, width: int) -> np.ndarray:
     """First most probable option per row; -1 for a null list, -2 for one of the wrong length or with nulls."""
     probs = probs.combine_chunks() if isinstance(probs, pa.ChunkedArray) else probs
-    lengths = np.asarray(pc.list_value_length(probs).fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    lengths = np.asarray(
+        pc.list_value_length(probs).fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64
+    )
     out = np.where(lengths < 0, -1, -2).astype(np.int64)
     ok = lengths == width
     if not ok.any() or width == 0:
         return out
     flat = pc.list_flatten(probs.filter(pa.array(ok)))
-    values = np.asarray(flat.fill_null(np.nan).to_numpy(zero_copy_only=False), dtype=np.float64).reshape(-1, width)
+    values = np.asarray(flat.fill_null(np.nan).to_numpy(zero_copy_only=False), dtype=np.float64).reshape(
+        -1, width
+    )
     good = ~np.isnan(values).any(axis=1)
     rows = np.flatnonzero(ok)
     # np.argmax takes the first maximum: ties go to the better-ranked option, as the judge does.
@@ -229,8 +272,10 @@ def judge_identity(verdicts: Mapping[str, VerdictRecord]) -> tuple[str | None, s
     """The one judge (model, revision, prompt template) behind a set of verdicts."""
     seen = {(r.model_id, r.model_revision, r.template_hash) for r in verdicts.values() if r.probs is not None}
     if len(seen) > 1:
-        raise ValueError(f"verdicts come from {len(seen)} different judges {sorted(seen, key=str)}: one build "
-                         "compares against one judge")
+        raise ValueError(
+            f"verdicts come from {len(seen)} different judges {sorted(seen, key=str)}: one build "
+            "compares against one judge"
+        )
     return seen.pop() if seen else (None, None, None)
 
 
@@ -239,8 +284,11 @@ def _strings(values: Sequence[str | None]) -> pa.Array:
 
 
 def judge_column(
-    pairs: pa.Table, candidate_a: Sequence[str], candidate_b: Sequence[str],
-    verdicts: Mapping[str, VerdictRecord], rb: RuleBase,
+    pairs: pa.Table,
+    candidate_a: Sequence[str],
+    candidate_b: Sequence[str],
+    verdicts: Mapping[str, VerdictRecord],
+    rb: RuleBase,
 ) -> pa.StructArray:
     """The ``judge`` struct of every pair. A candidate the verdict file does not cover is recorded
     with status ``no_record`` and gives its pairs no label."""
@@ -253,8 +301,9 @@ def judge_column(
         fields[f"status_{side}"] = _strings([r.status if r else "no_record" for r in recs[side]])
     fields["options"] = pa.array([list(options)] * n, pa.list_(pa.string()))
     for side in "ab":
-        fields[f"probs_{side}"] = pa.array([list(r.probs) if r and r.probs is not None else None
-                                            for r in recs[side]], pa.list_(pa.float64()))
+        fields[f"probs_{side}"] = pa.array(
+            [list(r.probs) if r and r.probs is not None else None for r in recs[side]], pa.list_(pa.float64())
+        )
         fields[f"mass_{side}"] = pa.array([r.mass if r else None for r in recs[side]], pa.float64())
     c = judge_codes(fields["probs_a"], fields["probs_b"], ranking)
     names = pa.array(list(options), pa.string())
@@ -262,8 +311,9 @@ def judge_column(
         fields[f"verdict_{side}"] = names.take(pa.array(np.maximum(v, 0), mask=v < 0))
         fields[f"rank_{side}"] = pa.array(r, pa.int32(), mask=v < 0)
     fields["label"] = pa.array(np.where(c.label_a, "a", "b").astype(object), pa.string(), mask=~c.labeled)
-    fields["no_label_reason"] = pa.array(JUDGE_NO_LABEL_REASONS).take(pa.array(np.maximum(c.reason, 0),
-                                                                                mask=c.labeled))
+    fields["no_label_reason"] = pa.array(JUDGE_NO_LABEL_REASONS).take(
+        pa.array(np.maximum(c.reason, 0), mask=c.labeled)
+    )
     identity = judge_identity(verdicts)
     for k, v in zip(("model_id", "model_revision", "template_hash"), identity, strict=True):
         fields[k] = pa.array(np.full(n, v, dtype=object), pa.string())
@@ -278,8 +328,10 @@ def judge_messages(table: pa.Table, codes: JudgeCodes) -> tuple[pa.Array, pa.Arr
     resp_a = table.column("response_a").combine_chunks()
     resp_b = table.column("response_b").combine_chunks()
     pick_a = pa.array(codes.label_a)
-    return (assistant_messages(pc.if_else(pick_a, resp_a, resp_b), codes.labeled),
-            assistant_messages(pc.if_else(pick_a, resp_b, resp_a), codes.labeled))
+    return (
+        assistant_messages(pc.if_else(pick_a, resp_a, resp_b), codes.labeled),
+        assistant_messages(pc.if_else(pick_a, resp_b, resp_a), codes.labeled),
+    )
 
 
 class JudgeTables(NamedTuple):
@@ -290,7 +342,9 @@ class JudgeTables(NamedTuple):
 
 def common_mask(derivation: pa.Array, judge: pa.Array) -> np.ndarray:
     """Common support: pairs with both an SPL label and a judge label."""
-    both = pc.and_(pc.is_valid(pc.struct_field(derivation, "label")), pc.is_valid(pc.struct_field(judge, "label")))
+    both = pc.and_(
+        pc.is_valid(pc.struct_field(derivation, "label")), pc.is_valid(pc.struct_field(judge, "label"))
+    )
     return np.asarray(both.to_numpy(zero_copy_only=False), dtype=bool)
 
 
@@ -300,13 +354,20 @@ def judge_tables(derived: pa.Table, judge: pa.StructArray, rb: RuleBase) -> Judg
     codes = judge_codes(judge.field("probs_a"), judge.field("probs_b"), dict(rb.verdicts))
     pairs = derived.select(list(pair_features(schema)))
     chosen, rejected = judge_messages(pairs, codes)
-    derivations = (pairs.append_column(JUDGE_COLUMN, judge).append_column("chosen", chosen)
-                   .append_column("rejected", rejected).cast(judge_features(schema).arrow_schema))
+    derivations = (
+        pairs.append_column(JUDGE_COLUMN, judge)
+        .append_column("chosen", chosen)
+        .append_column("rejected", rejected)
+        .cast(judge_features(schema).arrow_schema)
+    )
     keep = pa.array(common_mask(derived.column("derivation").combine_chunks(), judge))
     common = derived.append_column(JUDGE_COLUMN, judge).filter(keep)
     common = common.select(list(common_features(schema))).cast(common_features(schema).arrow_schema)
     picked = derivations.filter(keep)
-    common_judge = common.set_column(common.schema.get_field_index("chosen"), "chosen", picked.column("chosen"))
-    common_judge = common_judge.set_column(common.schema.get_field_index("rejected"), "rejected",
-                                           picked.column("rejected"))
+    common_judge = common.set_column(
+        common.schema.get_field_index("chosen"), "chosen", picked.column("chosen")
+    )
+    common_judge = common_judge.set_column(
+        common.schema.get_field_index("rejected"), "rejected", picked.column("rejected")
+    )
     return JudgeTables(derivations, common, common_judge)

@@ -32,4 +32,3 @@ __all__ = [
     "read_run",
     "refusal_metrics",
 ]
-

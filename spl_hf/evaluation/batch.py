@@ -44,7 +44,9 @@ def _vllm_batch(backend: Any, texts: Sequence[str], max_new_tokens: int) -> list
     from vllm import SamplingParams, TokensPrompt
 
     prompts = [TokensPrompt(prompt_token_ids=backend.encode(t)) for t in texts]
-    outs = backend.llm.generate(prompts, SamplingParams(max_tokens=max_new_tokens, temperature=0.0), use_tqdm=False)
+    outs = backend.llm.generate(
+        prompts, SamplingParams(max_tokens=max_new_tokens, temperature=0.0), use_tqdm=False
+    )
     backend.forward_calls += 1
     gens = []
     for out in outs:

@@ -64,7 +64,9 @@ class RefusalClassifier:
         )
 
     def key(self, item: RefusalItem) -> str:
-        return content_key("refusal_class", self.backend.info.revision, self.template_hash, item.prompt, item.response)
+        return content_key(
+            "refusal_class", self.backend.info.revision, self.template_hash, item.prompt, item.response
+        )
 
     def classify(self, item: RefusalItem) -> RefusalClass:
         request = validate_text(item.prompt, "prompt").strip()
@@ -72,15 +74,23 @@ class RefusalClassifier:
         if not response:
             # An empty reply is neither an answer nor a stated refusal; record it instead of guessing.
             raise InputError("response: empty")
-        prefix, tail = split_template(self.backend.render_chat, HEAD.format(request=request, response=response))
+        prefix, tail = split_template(
+            self.backend.render_chat, HEAD.format(request=request, response=response)
+        )
         (s,) = self.backend.next_token_scores(prefix, [self.question + tail], [option_keys(len(CLASSES))])
         norm = s.normalised
         return RefusalClass(argmax_option(CLASSES, norm), dict(zip(CLASSES, norm, strict=True)), s.mass)
 
     def run(self, items: Sequence[RefusalItem], cache: ResultCache) -> dict[str, Any]:
         return run_cached(
-            items, self.key, self.classify, cache, "refusal_class",
-            describe=lambda it: {"item_id": it.item_id}, desc="refusal classifier", progress=self.progress,
+            items,
+            self.key,
+            self.classify,
+            cache,
+            "refusal_class",
+            describe=lambda it: {"item_id": it.item_id},
+            desc="refusal classifier",
+            progress=self.progress,
         )
 
     def collect(self, items: Sequence[RefusalItem], cache: ResultCache) -> list[dict[str, Any]]:

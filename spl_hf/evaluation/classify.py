@@ -29,7 +29,11 @@ def items_from_responses(rows: Sequence[dict[str, Any]], path: str = "responses"
 
 
 def classify_responses(
-    backend: Any, rows: Sequence[dict[str, Any]], cache: ResultCache, progress: bool = True, path: str = "responses"
+    backend: Any,
+    rows: Sequence[dict[str, Any]],
+    cache: ResultCache,
+    progress: bool = True,
+    path: str = "responses",
 ) -> dict[str, Any]:
     """Label every response; returns rows, counts, failures and agreement with the rows' ``refusal`` flags."""
     items = items_from_responses(rows, path)
@@ -48,5 +52,7 @@ def classify_responses(
         "agreement": None,
     }
     if all(isinstance(r.get("refusal"), bool) for r in rows):
-        summary["agreement"] = agreement([r["refusal"] for r in rows], [o["is_refusal"] for o in out]).to_dict()
+        summary["agreement"] = agreement(
+            [r["refusal"] for r in rows], [o["is_refusal"] for o in out]
+        ).to_dict()
     return summary

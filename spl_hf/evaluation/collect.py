@@ -36,7 +36,9 @@ def collect_metrics(runs: str | Path) -> list[dict[str, Any]]:
         for key in ("prompt_set", "n", "at_limit"):
             if key not in metrics:
                 raise ValueError(f"{path}: lacks {key!r}")
-        found.append({"condition": seed_dir.parent.name, "seed": int(m.group(1)), "path": str(path), **metrics})
+        found.append(
+            {"condition": seed_dir.parent.name, "seed": int(m.group(1)), "path": str(path), **metrics}
+        )
     if not found:
         raise ValueError(f"{root}: no <condition>/seed<k>/{EVAL_DIR}/<prompt_set>/{METRICS} found")
     return found
@@ -72,8 +74,14 @@ def at_limit_table(runs: str | Path) -> list[dict[str, Any]]:
             for r in part:
                 out.append(_row(cond, r["seed"], ps, r["n"], r["at_limit"], r.get("max_new_tokens")))
             out.append(
-                _row(cond, "all", ps, sum(r["n"] for r in part), sum(r["at_limit"] for r in part),
-                     part[0].get("max_new_tokens"))
+                _row(
+                    cond,
+                    "all",
+                    ps,
+                    sum(r["n"] for r in part),
+                    sum(r["at_limit"] for r in part),
+                    part[0].get("max_new_tokens"),
+                )
             )
     return out
 

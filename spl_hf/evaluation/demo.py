@@ -28,8 +28,11 @@ def demo_eval(
     from spl_hf.refusal import get_matcher
 
     t0 = time.perf_counter()
-    print(f"\n== Refusal: base model{' and trained adapter' if run_dir else ''} on shipped OR-Bench-style prompts "
-          f"(greedy, {DEMO_MAX_NEW_TOKENS} new tokens)", flush=True)
+    print(
+        f"\n== Refusal: base model{' and trained adapter' if run_dir else ''} on shipped OR-Bench-style prompts "
+        f"(greedy, {DEMO_MAX_NEW_TOKENS} new tokens)",
+        flush=True,
+    )
     config = EvalConfig(max_new_tokens=DEMO_MAX_NEW_TOKENS, batch_size=DEMO_PROMPTS_PER_SET, matcher=matcher)
     prompt_sets = [load_prompt_set(name, SAMPLE, limit=DEMO_PROMPTS_PER_SET) for name in DEFAULT_SETS]
     root = Path(out) / "eval"
@@ -53,7 +56,9 @@ def demo_eval(
     print(f"policy: base = {base_model or EMBEDDED_NAME}" + (f"; adapter = {run_dir}" if run_dir else ""))
     print(f"{'policy':<8} {'prompt set':<18} {'refusals':>9} {'rate':>7} {'at limit':>9}")
     for label, s in rows:
-        print(f"{label:<8} {s['prompt_set']:<18} {s['n_refusals']:>4} / {s['n']:<2} {100 * s['refusal_rate']:>6.1f}% "
-              f"{s['at_limit']:>5} / {s['n']:<2}")
+        print(
+            f"{label:<8} {s['prompt_set']:<18} {s['n_refusals']:>4} / {s['n']:<2} {100 * s['refusal_rate']:>6.1f}% "
+            f"{s['at_limit']:>5} / {s['n']:<2}"
+        )
     print(f"({time.perf_counter() - t0:.1f} s)")
     return ok

@@ -56,7 +56,9 @@ def load_policy(
 
         loaded = load_model(model, threads=threads)
         if adapter is not None:
-            loaded = LoadedModel(_merged(loaded.model, adapter), loaded.tokenizer, with_adapter(loaded.info, adapter))
+            loaded = LoadedModel(
+                _merged(loaded.model, adapter), loaded.tokenizer, with_adapter(loaded.info, adapter)
+            )
         return HFBackend(loaded, max_length=max_length, **kw)
     if kind == "vllm":
         from spl_hf.backends.vllm import VLLMBackend

@@ -85,7 +85,8 @@ def load_prompt_set(
     if limit is not None:
         rows = rows[:limit]
     prompts = tuple(
-        EvalPrompt(r["prompt_id"], int(r["row_id"]), r["prompt"], r["category"], r["source_label"]) for r in rows
+        EvalPrompt(r["prompt_id"], int(r["row_id"]), r["prompt"], r["category"], r["source_label"])
+        for r in rows
     )
     quarantined = tuple(q.to_dict() for q in result.quarantine)
     if not prompts:

@@ -113,13 +113,19 @@ class RefusalEvaluator:
                 stats["cached"] += len(keys)
             else:
                 todo.append((batch, keys))
-        bar = tqdm(total=sum(len(b) for b, _ in todo), unit="prompt", desc="eval refusal", disable=not self.config.progress)
+        bar = tqdm(
+            total=sum(len(b) for b, _ in todo),
+            unit="prompt",
+            desc="eval refusal",
+            disable=not self.config.progress,
+        )
         for batch, keys in todo:
             try:
                 gens = generate_batch(self.backend, [it.text for it in batch], self.config.max_new_tokens)
             except InputError as exc:
                 stats["failures"].extend(
-                    {"prompt_id": it.prompt.prompt_id, "row_id": it.prompt.row_id, "reason": str(exc)} for it in batch
+                    {"prompt_id": it.prompt.prompt_id, "row_id": it.prompt.row_id, "reason": str(exc)}
+                    for it in batch
                 )
                 bar.update(len(batch))
                 continue
@@ -129,7 +135,9 @@ class RefusalEvaluator:
         bar.close()
         return stats
 
-    def collect(self, prompt_set: PromptSet, batches: Sequence[Sequence[EvalItem]], cache: ResultCache) -> list[dict]:
+    def collect(
+        self, prompt_set: PromptSet, batches: Sequence[Sequence[EvalItem]], cache: ResultCache
+    ) -> list[dict]:
         """Response rows in prompt-set order (prompts without a stored result are left to the failures)."""
         found: dict[str, tuple[EvalItem, Generation]] = {}
         for batch in batches:

@@ -23,7 +23,12 @@ CARD_INPUTS = "card.json"
 
 
 def size_category(n: int) -> str:
-    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+    for limit, name in (
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+    ):
         if n < limit:
             return name
     return "1M<n<10M"
@@ -71,8 +76,13 @@ def render_card(
 def card_inputs(template: str, configs: list[ConfigData], **kwargs: object) -> str:
     """What ``render_card(template, configs, **kwargs)`` was called with, as the JSON of ``card.json``."""
     layout = [
-        {"name": c.name, "default": c.default, "features": c.features._to_yaml_list(), "splits": list(c.splits),
-         "unions": {s: [list(r) for r in refs] for s, refs in c.unions.items()}}
+        {
+            "name": c.name,
+            "default": c.default,
+            "features": c.features._to_yaml_list(),
+            "splits": list(c.splits),
+            "unions": {s: [list(r) for r in refs] for s, refs in c.unions.items()},
+        }
         for c in configs
     ]
     return json.dumps({"template": template, "configs": layout, "kwargs": kwargs}, indent=1) + "\n"
@@ -84,7 +94,9 @@ def read_split(folder: Path, pattern: str, features: Features) -> pa.Table:
     return pa.concat_tables(tables) if tables else features.arrow_schema.empty_table()
 
 
-def regenerate_card(folder: str | Path, repo_id: str | None = None, template: str | Path | None = None) -> str:
+def regenerate_card(
+    folder: str | Path, repo_id: str | None = None, template: str | Path | None = None
+) -> str:
     """Render the card of a build folder again from its ``card.json`` and data; writes README.md.
 
     The README's line in ``MANIFEST.sha256`` is updated to the new card's hash.
@@ -123,6 +135,7 @@ def _update_manifest(folder: Path, digests: Mapping[str, str]) -> None:
         digest, rel = line.split("  ", 1)
         lines.append(f"{digests.get(rel, digest)}  {rel}\n")
     manifest.write_text("".join(lines))
+
 
 # Where people edit the templates: found in a source checkout or an editable install. An installed
 # wheel carries copies under spl_hf/hub/templates (setup.py's build_py step).

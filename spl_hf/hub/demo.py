@@ -18,8 +18,15 @@ DEMO_ORG = "spl-hf-demo"
 
 def client_env(url: str, token: str, hf_home: str) -> dict[str, str]:
     """The environment of a client process of the local server: its endpoint, token, a fresh HF_HOME."""
-    env = dict(os.environ, HF_ENDPOINT=url, HF_TOKEN=token, HF_HUB_DISABLE_XET="1", HF_HOME=hf_home,
-               HF_HUB_OFFLINE="0", HF_DATASETS_OFFLINE="0")  # the local server is the Hub here
+    env = dict(
+        os.environ,
+        HF_ENDPOINT=url,
+        HF_TOKEN=token,
+        HF_HUB_DISABLE_XET="1",
+        HF_HOME=hf_home,
+        HF_HUB_OFFLINE="0",
+        HF_DATASETS_OFFLINE="0",
+    )  # the local server is the Hub here
     env.pop("HF_DATASETS_CACHE", None)
     env.pop("HF_HUB_CACHE", None)
     return env
@@ -44,7 +51,10 @@ def publish_and_load(url: str, token: str, builds: dict[str, Path]) -> tuple[boo
             env = client_env(url, token, home)
             pub = subprocess.run(
                 [sys.executable, "-m", "spl_hf.cli", "publish", str(folder), "--repo-id", repo_id, "--json"],
-                env=env, capture_output=True, text=True, check=False,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
             )
             if pub.returncode != 0:
                 print(f"{name}: publish failed: {_last_line(pub.stderr)}")
@@ -53,7 +63,10 @@ def publish_and_load(url: str, token: str, builds: dict[str, Path]) -> tuple[boo
             sha = json.loads(pub.stdout)["commit_sha"]
             loaded = subprocess.run(
                 [sys.executable, "-m", "spl_hf.hub.roundtrip", repo_id, "--revision", sha],
-                env=env, capture_output=True, text=True, check=False,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
             )
         if loaded.returncode != 0:
             print(f"{name}: loading {repo_id}@{sha} failed: {_last_line(loaded.stderr)}")
@@ -64,8 +77,10 @@ def publish_and_load(url: str, token: str, builds: dict[str, Path]) -> tuple[boo
         same = remote == local
         ok &= same
         rows = sum(v["rows"] for v in remote.values())
-        print(f"{name}: published {repo_id} at {sha}; loaded back in a fresh process: {len(remote)} "
-              f"config/splits, {rows} rows, {'identical to' if same else 'DIFFERENT from'} the local folder")
+        print(
+            f"{name}: published {repo_id} at {sha}; loaded back in a fresh process: {len(remote)} "
+            f"config/splits, {rows} rows, {'identical to' if same else 'DIFFERENT from'} the local folder"
+        )
         print(f"  {_load_line(repo_id, folder, sha)}")
     return ok, shas
 
@@ -78,15 +93,22 @@ def audit_published(url: str, token: str, shas: dict[str, str]) -> bool:
         with tempfile.TemporaryDirectory(prefix="spl-hf-home-") as home:
             proc = subprocess.run(
                 [sys.executable, "-m", "spl_hf.cli", "audit", repo_id, "--revision", sha, "--json"],
-                env=client_env(url, token, home), capture_output=True, text=True, check=False,
+                env=client_env(url, token, home),
+                capture_output=True,
+                text=True,
+                check=False,
             )
         if proc.returncode != 0:
-            print(f"{name}: audit of {repo_id}@{sha[:12]} FAILED: {_last_line(proc.stderr) or _last_line(proc.stdout)}")
+            print(
+                f"{name}: audit of {repo_id}@{sha[:12]} FAILED: {_last_line(proc.stderr) or _last_line(proc.stdout)}"
+            )
             ok = False
             continue
         report = json.loads(proc.stdout)
-        print(f"{name}: audited {repo_id}@{sha[:12]} from the server: {report.get('rows')} rows, "
-              f"{report.get('reproduced')} reproduced")
+        print(
+            f"{name}: audited {repo_id}@{sha[:12]} from the server: {report.get('rows')} rows, "
+            f"{report.get('reproduced')} reproduced"
+        )
     return ok
 
 

@@ -89,9 +89,13 @@ def validate_layout(configs: list[ConfigData]) -> None:
                 raise ValueError(f"config {c.name!r}: union split {split!r} names no splits")
             for ref in refs:
                 if tuple(ref) not in tables:
-                    raise ValueError(f"config {c.name!r}: union split {split!r} names {ref}, which is not a stored split")
+                    raise ValueError(
+                        f"config {c.name!r}: union split {split!r} names {ref}, which is not a stored split"
+                    )
                 if tables[tuple(ref)].features != c.features:
-                    raise ValueError(f"config {c.name!r}: union split {split!r} names {ref}, whose features differ")
+                    raise ValueError(
+                        f"config {c.name!r}: union split {split!r} names {ref}, whose features differ"
+                    )
 
 
 def split_rows(configs: list[ConfigData]) -> dict[tuple[str, str], int]:
@@ -203,7 +207,8 @@ def _our_temps(out: Path, role: str = "") -> list[Path]:
     if not out.parent.is_dir():
         return []
     return sorted(
-        p for p in out.parent.iterdir()
+        p
+        for p in out.parent.iterdir()
         if p.name.startswith(prefix) and p.is_dir() and not p.is_symlink() and owned_by_spl_hf(p)
     )
 
@@ -266,7 +271,9 @@ def write_dataset_folder(
         # parallel (largest first, so the longest write does not start last); each file's bytes
         # depend only on its own table.
         with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
-            list(pool.map(_write_shard, sorted(shards, key=lambda job: -job[1].nbytes)))  # raises a failed write
+            list(
+                pool.map(_write_shard, sorted(shards, key=lambda job: -job[1].nbytes))
+            )  # raises a failed write
             paths = [p for p in sorted(tmp.rglob("*")) if p.is_file() and p.name != MARKER]
             hashes = pool.map(sha256_file, paths)
             files = {p.relative_to(tmp).as_posix(): h for p, h in zip(paths, hashes, strict=True)}

@@ -46,7 +46,12 @@ class PublishResult:
         return f"load_dataset({', '.join(args)})"
 
     def to_json(self) -> dict:
-        return {"repo_id": self.repo_id, "commit_sha": self.commit_sha, "files": self.files, "configs": self.configs}
+        return {
+            "repo_id": self.repo_id,
+            "commit_sha": self.commit_sha,
+            "files": self.files,
+            "configs": self.configs,
+        }
 
 
 def _audit_clean(folder: Path) -> tuple[bool, str]:
@@ -132,7 +137,9 @@ def publish(
         head = api.repo_info(repo_id, repo_type=REPO_TYPE, revision=branch).sha
     except RevisionNotFoundError:
         if create_pr:
-            raise ValueError(f"branch {branch!r} does not exist in {repo_id}: a pull request needs a base") from None
+            raise ValueError(
+                f"branch {branch!r} does not exist in {repo_id}: a pull request needs a base"
+            ) from None
         api.create_branch(repo_id, branch=branch, repo_type=REPO_TYPE, exist_ok=True)
         head = api.repo_info(repo_id, repo_type=REPO_TYPE, revision=branch).sha
     existing = api.list_repo_files(repo_id, repo_type=REPO_TYPE, revision=head)

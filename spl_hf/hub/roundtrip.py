@@ -13,7 +13,9 @@ import json
 import sys
 
 
-def split_digests(path: str, revision: str | None = None, configs: list[str] | None = None) -> dict[str, dict]:
+def split_digests(
+    path: str, revision: str | None = None, configs: list[str] | None = None
+) -> dict[str, dict]:
     """``config/split`` -> its Features, row count and a SHA-256 over its rows in order."""
     from datasets import get_dataset_config_names, load_dataset
 
@@ -25,8 +27,11 @@ def split_digests(path: str, revision: str | None = None, configs: list[str] | N
             h = hashlib.sha256()
             for row in ds:
                 h.update(json.dumps(row, sort_keys=True, default=repr).encode() + b"\n")
-            out[f"{config}/{split}"] = {"features": ds.features.to_dict(), "rows": ds.num_rows,
-                                        "digest": h.hexdigest()}
+            out[f"{config}/{split}"] = {
+                "features": ds.features.to_dict(),
+                "rows": ds.num_rows,
+                "digest": h.hexdigest(),
+            }
     return out
 
 

@@ -1,8 +1,8 @@
 """``evaluate`` modules shipped with spl_hf, loadable offline from their folders.
 
-    import evaluate
-    from spl_hf.metrics import REFUSAL_RATE
-    metric = evaluate.load(REFUSAL_RATE, "xstest", keep_in_memory=True)
+import evaluate
+from spl_hf.metrics import REFUSAL_RATE
+metric = evaluate.load(REFUSAL_RATE, "xstest", keep_in_memory=True)
 """
 
 from __future__ import annotations

@@ -44,15 +44,17 @@ def match_one(response: str, matcher: Matcher | str | None = None) -> str | None
         return None
     for p in m.patterns:
         q = _pattern(p, m)
-        if (text.startswith(q) if m.mode == "prefix" else q in text):
+        if text.startswith(q) if m.mode == "prefix" else q in text:
             return p
     return None
 
 
 def _bad_item(values: Sequence[Any], field: str) -> ValueError:
     bad = next(i for i, v in enumerate(values) if not isinstance(v, str))
-    what = "missing (None); every response must be a string" if values[bad] is None else (
-        f"expected a string, got {type(values[bad]).__name__}"
+    what = (
+        "missing (None); every response must be a string"
+        if values[bad] is None
+        else (f"expected a string, got {type(values[bad]).__name__}")
     )
     return ValueError(f"{field}[{bad}]: {what}")
 

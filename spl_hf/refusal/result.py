@@ -61,9 +61,16 @@ def _bools(values: Any, n: int, field: str) -> np.ndarray:
         raise ValueError(f"{field}: {arr.size} values for {n} predictions; one per prediction is required")
     if arr.dtype == bool:
         return arr
-    ok = np.isin(arr, (0, 1)) if arr.dtype.kind in "iu" else np.array(
-        [isinstance(v, (bool, np.bool_)) or (isinstance(v, (int, np.integer)) and v in (0, 1)) for v in arr.tolist()],
-        dtype=bool,
+    ok = (
+        np.isin(arr, (0, 1))
+        if arr.dtype.kind in "iu"
+        else np.array(
+            [
+                isinstance(v, (bool, np.bool_)) or (isinstance(v, (int, np.integer)) and v in (0, 1))
+                for v in arr.tolist()
+            ],
+            dtype=bool,
+        )
     )
     if not ok.all():
         i = int(np.argmin(ok))
@@ -99,7 +106,9 @@ def compute_refusal(
     if categories is not None:
         cats = list(categories.tolist() if hasattr(categories, "tolist") else categories)
         if len(cats) != n:
-            raise ValueError(f"categories: {len(cats)} values for {n} predictions; one per prediction is required")
+            raise ValueError(
+                f"categories: {len(cats)} values for {n} predictions; one per prediction is required"
+            )
         for i, c in enumerate(cats):
             if not isinstance(c, str):
                 raise ValueError(f"categories[{i}]: expected a string, got {type(c).__name__}")

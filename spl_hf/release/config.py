@@ -8,25 +8,32 @@ from dataclasses import dataclass, field
 @dataclass
 class ReleaseSettings:
     run_dir: str = field(
-        default="out/release", metadata={"help": "Folder of the run: stage outputs, model caches and the run report."}
+        default="out/release",
+        metadata={"help": "Folder of the run: stage outputs, model caches and the run report."},
     )
-    output_dir: str = field(default="out/release/dataset", metadata={"help": "Folder the dataset is written to."})
+    output_dir: str = field(
+        default="out/release/dataset", metadata={"help": "Folder the dataset is written to."}
+    )
     overwrite: bool = field(
         default=False, metadata={"help": "Replace an earlier spl_hf build in output_dir (never other files)."}
     )
     repo_id: str | None = field(
-        default=None, metadata={"help": "Publish to this Hub dataset repo (HF_ENDPOINT, HF_TOKEN from the environment)."}
+        default=None,
+        metadata={"help": "Publish to this Hub dataset repo (HF_ENDPOINT, HF_TOKEN from the environment)."},
     )
     hub_revision: str | None = field(default=None, metadata={"help": "Branch to publish to (default: main)."})
     private: bool = field(default=False, metadata={"help": "Create the Hub repo as private."})
     pretty_name: str = field(default="", metadata={"help": "Card title (default: the builder's)."})
     heldout_files: list[str] = field(
         default_factory=list,
-        metadata={"help": "Files of the held-out prompt sets named by 'heldout', as 'set=path' or 'set=org/name@sha' "
-                  "(prompt sources such as or_bench_hard_1k, or_bench_toxic, xstest)."},
+        metadata={
+            "help": "Files of the held-out prompt sets named by 'heldout', as 'set=path' or 'set=org/name@sha' "
+            "(prompt sources such as or_bench_hard_1k, or_bench_toxic, xstest)."
+        },
     )
     dry_run: bool = field(
-        default=False, metadata={"help": "Validate the inputs and print the stage plan without running a model."}
+        default=False,
+        metadata={"help": "Validate the inputs and print the stage plan without running a model."},
     )
 
 

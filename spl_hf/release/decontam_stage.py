@@ -20,8 +20,10 @@ def check_heldout(config: Any, specs: list[SourceSpec]) -> None:
     given = {s.source: s for s in specs}
     missing = [n for n in names if n not in given]
     if missing:
-        raise ValueError(f"held-out sets {missing} have no file: give heldout_files entries such as "
-                         f"'{missing[0]}=path' (or 'org/name@sha'), or leave them out of 'heldout'")
+        raise ValueError(
+            f"held-out sets {missing} have no file: give heldout_files entries such as "
+            f"'{missing[0]}=path' (or 'org/name@sha'), or leave them out of 'heldout'"
+        )
     unused = sorted(set(given) - set(names))
     if unused:
         raise ValueError(f"heldout_files names {unused}, which 'heldout' does not list")
@@ -32,8 +34,10 @@ def heldout_table(specs: list[SourceSpec], names: list[str]) -> pa.Table:
     from spl_hf.sources import SourceOptions, read_prompt_pool
 
     given = {s.source: s for s in specs}
-    tables = [read_prompt_pool(n, given[n].location, SourceOptions(revision=given[n].revision)).prompts.data.table
-              for n in names]
+    tables = [
+        read_prompt_pool(n, given[n].location, SourceOptions(revision=given[n].revision)).prompts.data.table
+        for n in names
+    ]
     return pa.concat_tables(tables)
 
 
@@ -47,7 +51,11 @@ def decontaminate_rows(
     pq.write_table(result.removed, out / "removed.parquet")
     summary = result.summary()
     record = {"summary": summary, "removed": result.removed.to_pylist()}
-    (out / DECONTAMINATION_FILE).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    log(f"  removed {summary['rows_removed']} of {summary['rows_in']} rows ({summary['prompts_removed']} prompts) "
-        f"matching {', '.join(config.heldout)}: {summary['removed_by_source']}")
+    (out / DECONTAMINATION_FILE).write_text(
+        json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    log(
+        f"  removed {summary['rows_removed']} of {summary['rows_in']} rows ({summary['prompts_removed']} prompts) "
+        f"matching {', '.join(config.heldout)}: {summary['removed_by_source']}"
+    )
     return result.kept, summary

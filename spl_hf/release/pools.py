@@ -31,7 +31,9 @@ class SourceSpec:
         return f"hub:{self.location}@{self.revision or 'unpinned'}"
 
 
-def parse_sources(entries: list[str], registry: dict, samples: dict[str, Path], what: str) -> list[SourceSpec]:
+def parse_sources(
+    entries: list[str], registry: dict, samples: dict[str, Path], what: str
+) -> list[SourceSpec]:
     """Validate recipe entries against the adapter registry; 'sample' expands to the shipped samples."""
     if list(entries) == ["sample"]:
         return [SourceSpec(s, str(p), None) for s, p in samples.items()]

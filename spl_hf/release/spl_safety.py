@@ -26,41 +26,55 @@ from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash
 class SPLReleaseConfig(ReleaseSettings, ModelArgs):
     prompt_sources: list[str] = field(
         default_factory=list,
-        metadata={"help": "Prompt sources as 'source=path' or 'source=org/name@sha' (Table VI: ultrachat, "
-                  "or_bench_80k, xstest, harmbench, do_not_answer, malicious_instruct)."},
+        metadata={
+            "help": "Prompt sources as 'source=path' or 'source=org/name@sha' (Table VI: ultrachat, "
+            "or_bench_80k, xstest, harmbench, do_not_answer, malicious_instruct)."
+        },
     )
     pool_sizes: list[str] = field(
         default_factory=list,
         metadata={"help": "Prompts drawn per source as 'source=N' (a seeded draw; default: every prompt)."},
     )
     draw_seed: int = field(default=0, metadata={"help": "Seed of the per-source prompt draw."})
-    rulebase: str | None = field(default=None, metadata={"help": "Rule base YAML (default: the packaged one)."})
+    rulebase: str | None = field(
+        default=None, metadata={"help": "Rule base YAML (default: the packaged one)."}
+    )
     margin: int = field(default=1, metadata={"help": "Minimum rank difference for a label."})
-    labeler_mode: str = field(default="constrained", metadata={"help": "constrained (default) or json labeling."})
+    labeler_mode: str = field(
+        default="constrained", metadata={"help": "constrained (default) or json labeling."}
+    )
     recorded_prompts: str | None = field(
         default=None,
-        metadata={"help": "Prompt records with recorded attributes (JSON Lines, as `spl-hf derive` reads), or "
-                  "'sample' for the shipped sample; with recorded_candidates the release derives from these "
-                  "instead of generating and labeling."},
+        metadata={
+            "help": "Prompt records with recorded attributes (JSON Lines, as `spl-hf derive` reads), or "
+            "'sample' for the shipped sample; with recorded_candidates the release derives from these "
+            "instead of generating and labeling."
+        },
     )
     recorded_candidates: str | None = field(
         default=None, metadata={"help": "Candidate records with recorded attributes, or 'sample'."}
     )
     verdict_judge: bool = field(
         default=False,
-        metadata={"help": "Also judge every candidate with the verdict judge (the model above, one rule-base "
-                  "verdict per response) and write the judge comparison: the judge_derivations, common_support "
-                  "and common_support_judge configs (the paper's Tables IX and X)."},
+        metadata={
+            "help": "Also judge every candidate with the verdict judge (the model above, one rule-base "
+            "verdict per response) and write the judge comparison: the judge_derivations, common_support "
+            "and common_support_judge configs (the paper's Tables IX and X)."
+        },
     )
     verdict_model: str | None = field(
         default=None,
-        metadata={"help": "Model of the verdict judge (a local folder or Hub id, same backend and settings); "
-                  "default: the model that generates and labels."},
+        metadata={
+            "help": "Model of the verdict judge (a local folder or Hub id, same backend and settings); "
+            "default: the model that generates and labels."
+        },
     )
     recorded_verdicts: str | None = field(
         default=None,
-        metadata={"help": "With recorded_prompts and recorded_candidates: verdict-judge records per candidate "
-                  "(JSON Lines, as the verdict stage writes) for the judge comparison configs."},
+        metadata={
+            "help": "With recorded_prompts and recorded_candidates: verdict-judge records per candidate "
+            "(JSON Lines, as the verdict stage writes) for the judge comparison configs."
+        },
     )
 
 
@@ -98,20 +112,33 @@ class SPLRelease:
             raise ValueError("recorded_prompts and recorded_candidates go together")
         self.recorded = all(recorded)
         if self.cfg.recorded_verdicts and not self.recorded:
-            raise ValueError("recorded_verdicts goes with recorded_prompts and recorded_candidates (set "
-                             "verdict_judge to judge generated candidates)")
+            raise ValueError(
+                "recorded_verdicts goes with recorded_prompts and recorded_candidates (set "
+                "verdict_judge to judge generated candidates)"
+            )
         if self.cfg.verdict_model and not self.cfg.verdict_judge:
             raise ValueError("verdict_model is the model of the verdict stage: set verdict_judge too")
         if self.cfg.verdict_judge and self.recorded:
-            raise ValueError("verdict_judge judges generated candidates; with recorded attributes give "
-                             "recorded_verdicts")
+            raise ValueError(
+                "verdict_judge judges generated candidates; with recorded attributes give recorded_verdicts"
+            )
         if self.recorded == bool(self.cfg.prompt_sources):
-            raise ValueError("give either prompt_sources (generate and label) or recorded_prompts and "
-                             "recorded_candidates (derive from recorded attributes)")
-        self.sources = parse_sources(self.cfg.prompt_sources, PROMPT_SOURCES, prompt_sample_paths(), "prompt_sources")
-        self.heldout = parse_sources(self.cfg.heldout_files, PROMPT_SOURCES, eval_sample_paths(), "heldout_files") if self.cfg.heldout_files else []
-        self.sizes = {k: _positive_int(v, f"pool_sizes {k}") for k, v in
-                      parse_assignments(self.cfg.pool_sizes, "pool_sizes").items()}
+            raise ValueError(
+                "give either prompt_sources (generate and label) or recorded_prompts and "
+                "recorded_candidates (derive from recorded attributes)"
+            )
+        self.sources = parse_sources(
+            self.cfg.prompt_sources, PROMPT_SOURCES, prompt_sample_paths(), "prompt_sources"
+        )
+        self.heldout = (
+            parse_sources(self.cfg.heldout_files, PROMPT_SOURCES, eval_sample_paths(), "heldout_files")
+            if self.cfg.heldout_files
+            else []
+        )
+        self.sizes = {
+            k: _positive_int(v, f"pool_sizes {k}")
+            for k, v in parse_assignments(self.cfg.pool_sizes, "pool_sizes").items()
+        }
         unknown = sorted(set(self.sizes) - {s.source for s in self.sources})
         if unknown:
             raise ValueError(f"pool_sizes: {unknown} are not among prompt_sources")
@@ -122,7 +149,9 @@ class SPLRelease:
         self.rulebase = load_rulebase(self.cfg.rulebase) if self.cfg.rulebase else default_rulebase()
         if not self.recorded:
             check_heldout(self.decontam, self.heldout)
-        check_output(self.cfg, [p.location for p in self.sources + self.heldout if p.is_local] + self.records())
+        check_output(
+            self.cfg, [p.location for p in self.sources + self.heldout if p.is_local] + self.records()
+        )
 
     def records(self) -> list[str]:
         """The recorded prompt and candidate files (empty when the release generates and labels)."""
@@ -151,51 +180,102 @@ class SPLRelease:
             return self._run_recorded(runner)
         if c.dry_run:
             key, path, done = runner.plan("prompts", self._prompt_settings())
-            plan = {"sources": [asdict(s) for s in self.sources], "pool_sizes": self.sizes,
-                    "stages": ["prompts", "decontaminate", "generate", "label"]
-                    + (["verdict"] if c.verdict_judge else []) + ["write", "audit"]
-                    + (["publish"] if c.repo_id else []),
-                    "prompts": {"key": key, "path": str(path), "finished": done},
-                    "instructions": list(self.generation.instructions), "rulebase": self.rulebase.id}
+            plan = {
+                "sources": [asdict(s) for s in self.sources],
+                "pool_sizes": self.sizes,
+                "stages": ["prompts", "decontaminate", "generate", "label"]
+                + (["verdict"] if c.verdict_judge else [])
+                + ["write", "audit"]
+                + (["publish"] if c.repo_id else []),
+                "prompts": {"key": key, "path": str(path), "finished": done},
+                "instructions": list(self.generation.instructions),
+                "rulebase": self.rulebase.id,
+            }
             self.log(json.dumps(plan, indent=2))
             return plan
-        prompts = runner.run("prompts", self._prompt_settings(), self._prompts,
-                             reuse=all(s.pinned for s in self.sources))
-        clean = runner.run("decontaminate", {"prompts": content(prompts, "prompts.parquet"), "heldout": {p.source: p.identity() for p in
-                           self.heldout}, "decontam": asdict(self.decontam)},
-                           lambda d: self._decontaminate(prompts.path, d))
+        prompts = runner.run(
+            "prompts", self._prompt_settings(), self._prompts, reuse=all(s.pinned for s in self.sources)
+        )
+        clean = runner.run(
+            "decontaminate",
+            {
+                "prompts": content(prompts, "prompts.parquet"),
+                "heldout": {p.source: p.identity() for p in self.heldout},
+                "decontam": asdict(self.decontam),
+            },
+            lambda d: self._decontaminate(prompts.path, d),
+        )
         model = {"model": c.model, "backend": c.backend, "max_length": c.max_length}
-        generated = runner.run("generate", {"prompts": content(clean, "prompts.parquet"), **model, "generation":
-                               {k: v for k, v in asdict(self.generation).items() if k != "progress"}},
-                               lambda d: self._generate(clean.path, d))
-        labeled = runner.run("label", {"candidates": content(generated, "candidates.parquet"), **model, "mode": c.labeler_mode,
-                             "schema": self.rulebase.schema.hash},
-                             lambda d: self._label(clean.path, generated.path, d))
+        generated = runner.run(
+            "generate",
+            {
+                "prompts": content(clean, "prompts.parquet"),
+                **model,
+                "generation": {k: v for k, v in asdict(self.generation).items() if k != "progress"},
+            },
+            lambda d: self._generate(clean.path, d),
+        )
+        labeled = runner.run(
+            "label",
+            {
+                "candidates": content(generated, "candidates.parquet"),
+                **model,
+                "mode": c.labeler_mode,
+                "schema": self.rulebase.schema.hash,
+            },
+            lambda d: self._label(clean.path, generated.path, d),
+        )
         judged = None
         if c.verdict_judge:
-            judged = runner.run("verdict", {"candidates": content(labeled, "candidates.jsonl"),
-                                "prompts": content(labeled, "prompts.jsonl"), **model,
-                                "verdict_model": c.verdict_model,
-                                "ranking": sorted(self.rulebase.verdicts.items())},
-                                lambda d: self._verdict(labeled.path, d))
-        written = runner.run("write", {"prompts": content(labeled, "prompts.jsonl"),
-                             "decontamination": content(clean, DECONTAMINATION_FILE),
-                             "candidates": content(labeled, "candidates.jsonl"), "rulebase": self.rulebase.hash, "margin": c.margin,
-                             "verdicts": content(judged, VERDICTS_FILE) if judged else None,
-                             "output_dir": c.output_dir, "repo_id": c.repo_id, "pretty_name": c.pretty_name},
-                             lambda d: self._write(labeled.path, clean.path, d,
-                                                   judged.path / VERDICTS_FILE if judged else None),
-                             still_valid=lambda d: written_here(d, c.output_dir))
+            judged = runner.run(
+                "verdict",
+                {
+                    "candidates": content(labeled, "candidates.jsonl"),
+                    "prompts": content(labeled, "prompts.jsonl"),
+                    **model,
+                    "verdict_model": c.verdict_model,
+                    "ranking": sorted(self.rulebase.verdicts.items()),
+                },
+                lambda d: self._verdict(labeled.path, d),
+            )
+        written = runner.run(
+            "write",
+            {
+                "prompts": content(labeled, "prompts.jsonl"),
+                "decontamination": content(clean, DECONTAMINATION_FILE),
+                "candidates": content(labeled, "candidates.jsonl"),
+                "rulebase": self.rulebase.hash,
+                "margin": c.margin,
+                "verdicts": content(judged, VERDICTS_FILE) if judged else None,
+                "output_dir": c.output_dir,
+                "repo_id": c.repo_id,
+                "pretty_name": c.pretty_name,
+            },
+            lambda d: self._write(
+                labeled.path, clean.path, d, judged.path / VERDICTS_FILE if judged else None
+            ),
+            still_valid=lambda d: written_here(d, c.output_dir),
+        )
         return self._finish(runner, written)
 
     def _finish(self, runner: StageRunner, written: Any) -> dict[str, Any]:
         c = self.cfg
-        audited = runner.run("audit", {"write": written.key, "manifest": manifest_hash(c.output_dir)}, self._audit)
+        audited = runner.run(
+            "audit", {"write": written.key, "manifest": manifest_hash(c.output_dir)}, self._audit
+        )
         if not audited.counts.get("ok"):
             raise RuntimeError(f"the audit of {c.output_dir} failed: {audited.counts}")
         if c.repo_id:
-            runner.run("publish", {"write": written.key, "repo_id": c.repo_id, "revision": c.hub_revision,
-                                   "private": c.private}, self._publish)
+            runner.run(
+                "publish",
+                {
+                    "write": written.key,
+                    "repo_id": c.repo_id,
+                    "revision": c.hub_revision,
+                    "private": c.private,
+                },
+                self._publish,
+            )
         report = {"kind": "spl_safety", "output_dir": c.output_dir, **runner.report()}
         path = Path(c.run_dir) / "run_report.json"
         path.write_text(json.dumps(report, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
@@ -207,22 +287,38 @@ class SPLRelease:
         prompts, candidates, *verdicts = self.records()
         verdict_file = verdicts[0] if verdicts else None
         if c.dry_run:
-            plan = {"recorded_prompts": prompts, "recorded_candidates": candidates,
-                    "recorded_verdicts": verdict_file, "rulebase": self.rulebase.id,
-                    "stages": ["write", "audit"] + (["publish"] if c.repo_id else [])}
+            plan = {
+                "recorded_prompts": prompts,
+                "recorded_candidates": candidates,
+                "recorded_verdicts": verdict_file,
+                "rulebase": self.rulebase.id,
+                "stages": ["write", "audit"] + (["publish"] if c.repo_id else []),
+            }
             self.log(json.dumps(plan, indent=2))
             return plan
-        written = runner.run("write", {"prompts": fingerprint(prompts), "candidates": fingerprint(candidates),
-                             "verdicts": fingerprint(verdict_file) if verdict_file else None,
-                             "rulebase": self.rulebase.hash, "margin": c.margin, "output_dir": c.output_dir,
-                             "repo_id": c.repo_id, "pretty_name": c.pretty_name},
-                             lambda d: self._write_records(prompts, candidates, d, verdicts=verdict_file),
-                             still_valid=lambda d: written_here(d, c.output_dir))
+        written = runner.run(
+            "write",
+            {
+                "prompts": fingerprint(prompts),
+                "candidates": fingerprint(candidates),
+                "verdicts": fingerprint(verdict_file) if verdict_file else None,
+                "rulebase": self.rulebase.hash,
+                "margin": c.margin,
+                "output_dir": c.output_dir,
+                "repo_id": c.repo_id,
+                "pretty_name": c.pretty_name,
+            },
+            lambda d: self._write_records(prompts, candidates, d, verdicts=verdict_file),
+            still_valid=lambda d: written_here(d, c.output_dir),
+        )
         return self._finish(runner, written)
 
     def _prompt_settings(self) -> dict[str, Any]:
-        return {"sources": {s.source: s.identity() for s in self.sources}, "sizes": self.sizes,
-                "seed": self.cfg.draw_seed}
+        return {
+            "sources": {s.source: s.identity() for s in self.sources},
+            "sizes": self.sizes,
+            "seed": self.cfg.draw_seed,
+        }
 
     def _prompts(self, out: Path) -> dict[str, Any]:
         import pyarrow as pa
@@ -239,7 +335,9 @@ class SPLRelease:
             counts["quarantined"][spec.source] = len(result.quarantine)
             quarantine.extend(result.quarantine)
             if spec.source in self.sizes:
-                keep = draw(table.column("prompt_id").to_pylist(), self.sizes[spec.source], self.cfg.draw_seed)
+                keep = draw(
+                    table.column("prompt_id").to_pylist(), self.sizes[spec.source], self.cfg.draw_seed
+                )
                 table = table.filter(pc.is_in(table.column("prompt_id"), pa.array(sorted(keep), pa.string())))
             counts["drawn"][spec.source] = table.num_rows
             tables.append(table)
@@ -256,8 +354,9 @@ class SPLRelease:
 
         from spl_hf.release.decontam_stage import decontaminate_rows
 
-        kept, counts = decontaminate_rows(pq.read_table(prompts_dir / "prompts.parquet"), self.heldout,
-                                             self.decontam, out, self.log)
+        kept, counts = decontaminate_rows(
+            pq.read_table(prompts_dir / "prompts.parquet"), self.heldout, self.decontam, out, self.log
+        )
         pq.write_table(kept, out / "prompts.parquet")
         return counts
 
@@ -268,8 +367,10 @@ class SPLRelease:
         from spl_hf.backends.cache import ResultCache
         from spl_hf.backends.generate import CandidateGenerator, prompts_from_rows
 
-        rows = [{"prompt_id": r["prompt_id"], "prompt": [{"role": "user", "content": r["prompt"]}]}
-                for r in pq.read_table(clean_dir / "prompts.parquet").to_pylist()]
+        rows = [
+            {"prompt_id": r["prompt_id"], "prompt": [{"role": "user", "content": r["prompt"]}]}
+            for r in pq.read_table(clean_dir / "prompts.parquet").to_pylist()
+        ]
         prompts, failures = prompts_from_rows(rows)
         self._model = load_backend(self.cfg)
         gen = CandidateGenerator(self._model, self.generation)
@@ -278,9 +379,14 @@ class SPLRelease:
             stats = gen.run(items, cache)
             cands = gen.collect(items, cache)
         pq.write_table(pa.Table.from_pylist(cands), out / "candidates.parquet")
-        return {"prompts": len(prompts), "candidates": len(cands), "failed": len(failures) + len(items) - len(cands),
-                "at_limit": sum(bool(r["hit_limit"]) for r in cands), "computed": stats.get("computed"),
-                "cached": stats.get("cached")}
+        return {
+            "prompts": len(prompts),
+            "candidates": len(cands),
+            "failed": len(failures) + len(items) - len(cands),
+            "at_limit": sum(bool(r["hit_limit"]) for r in cands),
+            "computed": stats.get("computed"),
+            "cached": stats.get("cached"),
+        }
 
     def _label(self, clean_dir: Path, gen_dir: Path, out: Path) -> dict[str, Any]:
         import pyarrow as pa
@@ -290,9 +396,19 @@ class SPLRelease:
 
         cands = pq.read_table(gen_dir / "candidates.parquet").to_pylist()
         prompts = pq.read_table(clean_dir / "prompts.parquet").to_pylist()
-        rows = [{"prompt_id": r["prompt_id"], "prompt": [{"role": "user", "content": r["prompt"]}]} for r in prompts]
-        rows += [{"prompt_id": r["prompt_id"], "prompt": r["prompt"], "response": r["response"],
-                  "response_id": r["response_id"]} for r in cands]
+        rows = [
+            {"prompt_id": r["prompt_id"], "prompt": [{"role": "user", "content": r["prompt"]}]}
+            for r in prompts
+        ]
+        rows += [
+            {
+                "prompt_id": r["prompt_id"],
+                "prompt": r["prompt"],
+                "response": r["response"],
+                "response_id": r["response_id"],
+            }
+            for r in cands
+        ]
         items, failures = items_from_rows(rows)
         model = getattr(self, "_model", None) or load_backend(self.cfg)
         labeler = AttributeLabeler(model, self.rulebase.schema, LabelerConfig(mode=self.cfg.labeler_mode))
@@ -301,21 +417,34 @@ class SPLRelease:
             labels = labeler.collect(items, cache)
         pq.write_table(pa.Table.from_pylist(labels), out / "labels.parquet")
         # The records the SPL build reads: prompt attributes once per prompt, response attributes per candidate.
-        by_id = {(r["scope"], r["prompt_id"] if r["scope"] == "prompt" else r["response_id"]): r for r in labels}
+        by_id = {
+            (r["scope"], r["prompt_id"] if r["scope"] == "prompt" else r["response_id"]): r for r in labels
+        }
         with open(out / "prompts.jsonl", "w", encoding="utf-8") as fh:
             for p in prompts:
                 fh.write(json.dumps(_record(p, by_id.get(("prompt", p["prompt_id"]))), sort_keys=True) + "\n")
         with open(out / "candidates.jsonl", "w", encoding="utf-8") as fh:
             for r in cands:
                 lab = by_id.get(("response", r["response_id"]))
-                rec = {"prompt_id": r["prompt_id"], "candidate_id": r["response_id"].replace("/", "_"),
-                       "instruction": r["instruction"], "response": r["response"], **_attrs(lab)}
+                rec = {
+                    "prompt_id": r["prompt_id"],
+                    "candidate_id": r["response_id"].replace("/", "_"),
+                    "instruction": r["instruction"],
+                    "response": r["response"],
+                    **_attrs(lab),
+                }
                 fh.write(json.dumps(rec, sort_keys=True) + "\n")
         statuses: dict[str, int] = {}
         for r in labels:
             statuses[r["status"]] = statuses.get(r["status"], 0) + 1
-        return {"items": len(items), "labels": len(labels), "malformed": len(failures), "status": statuses,
-                "computed": stats.get("computed"), "cached": stats.get("cached")}
+        return {
+            "items": len(items),
+            "labels": len(labels),
+            "malformed": len(failures),
+            "status": statuses,
+            "computed": stats.get("computed"),
+            "cached": stats.get("cached"),
+        }
 
     def _verdict(self, label_dir: Path, out: Path) -> dict[str, Any]:
         from spl_hf.backends import ResultCache, items_from_rows
@@ -326,8 +455,14 @@ class SPLRelease:
         text = {p["prompt_id"]: p["prompt"] for p in read_jsonl(label_dir / "prompts.jsonl")}
         cands = read_jsonl(label_dir / "candidates.jsonl")
         items, failures = items_from_rows(
-            {"prompt_id": r["prompt_id"], "prompt": [{"role": "user", "content": text[r["prompt_id"]]}],
-             "response": r["response"], "response_id": r["candidate_id"]} for r in cands)
+            {
+                "prompt_id": r["prompt_id"],
+                "prompt": [{"role": "user", "content": text[r["prompt_id"]]}],
+                "response": r["response"],
+                "response_id": r["candidate_id"],
+            }
+            for r in cands
+        )
         if self.cfg.verdict_model:
             model = load_backend(replace(self.cfg, model=self.cfg.verdict_model))
         else:
@@ -344,36 +479,74 @@ class SPLRelease:
                     rec = VerdictRecord(r["candidate_id"], "not_judged", None, None, None, None, None)
                 else:
                     probs = json.loads(row["probs_json"])
-                    rec = VerdictRecord(r["candidate_id"], "ok", tuple(probs[v] for v in judge.verdicts), row["mass"],
-                                        row["model_id"], row["model_revision"], row["template_hash"])
+                    rec = VerdictRecord(
+                        r["candidate_id"],
+                        "ok",
+                        tuple(probs[v] for v in judge.verdicts),
+                        row["mass"],
+                        row["model_id"],
+                        row["model_revision"],
+                        row["template_hash"],
+                    )
                     verdicts[row["verdict"]] = verdicts.get(row["verdict"], 0) + 1
                 fh.write(verdict_record_json(rec, r["prompt_id"], judge.verdicts) + "\n")
-        return {"candidates": len(cands), "judged": len(got), "not_judged": len(cands) - len(got),
-                "malformed": len(failures), "verdicts": verdicts, "computed": stats.get("computed"),
-                "cached": stats.get("cached")}
+        return {
+            "candidates": len(cands),
+            "judged": len(got),
+            "not_judged": len(cands) - len(got),
+            "malformed": len(failures),
+            "verdicts": verdicts,
+            "computed": stats.get("computed"),
+            "cached": stats.get("cached"),
+        }
 
     def _write(self, label_dir: Path, clean_dir: Path, out: Path, verdicts: Path | None) -> dict[str, Any]:
-        return self._write_records(str(label_dir / "prompts.jsonl"), str(label_dir / "candidates.jsonl"), out,
-                                   decontamination=str(clean_dir / DECONTAMINATION_FILE),
-                                   verdicts=str(verdicts) if verdicts else None)
+        return self._write_records(
+            str(label_dir / "prompts.jsonl"),
+            str(label_dir / "candidates.jsonl"),
+            out,
+            decontamination=str(clean_dir / DECONTAMINATION_FILE),
+            verdicts=str(verdicts) if verdicts else None,
+        )
 
-    def _write_records(self, prompts: str, candidates: str, out: Path, decontamination: str | None = None,
-                       verdicts: str | None = None) -> dict[str, Any]:
+    def _write_records(
+        self,
+        prompts: str,
+        candidates: str,
+        out: Path,
+        decontamination: str | None = None,
+        verdicts: str | None = None,
+    ) -> dict[str, Any]:
         from spl_hf.build.spl import SPLBuildConfig, build_spl
 
         c = self.cfg
-        result = build_spl(SPLBuildConfig(
-            prompts=prompts, candidates=candidates,
-            rulebase=c.rulebase, margin=c.margin, output_dir=c.output_dir, overwrite=True,
-            repo_id=c.repo_id or "ORG/NAME", pretty_name=c.pretty_name or "SPL safety preference pairs",
-            decontamination=decontamination, verdicts=verdicts,
-        ))
+        result = build_spl(
+            SPLBuildConfig(
+                prompts=prompts,
+                candidates=candidates,
+                rulebase=c.rulebase,
+                margin=c.margin,
+                output_dir=c.output_dir,
+                overwrite=True,
+                repo_id=c.repo_id or "ORG/NAME",
+                pretty_name=c.pretty_name or "SPL safety preference pairs",
+                decontamination=decontamination,
+                verdicts=verdicts,
+            )
+        )
         (out / WRITTEN).write_text(manifest_hash(c.output_dir) or "", encoding="utf-8")
-        counts = {"pairs": result.total, "labeled": result.labeled, "splits": result.splits,
-                  "prompts_without_pairs": len(result.prompts_without_pairs)}
+        counts = {
+            "pairs": result.total,
+            "labeled": result.labeled,
+            "splits": result.splits,
+            "prompts_without_pairs": len(result.prompts_without_pairs),
+        }
         if result.judge is not None:
-            counts.update(judge_labeled=result.judge.labeled_judge, common_support=result.judge.common_support,
-                          same_choice=result.judge.same_choice)
+            counts.update(
+                judge_labeled=result.judge.labeled_judge,
+                common_support=result.judge.common_support,
+                same_choice=result.judge.same_choice,
+            )
         return counts
 
     def _audit(self, out: Path) -> dict[str, Any]:
@@ -381,19 +554,29 @@ class SPLRelease:
 
         result = audit_spl_path(self.cfg.output_dir, self.rulebase)
         judge = result.judge
-        record = {"ok": result.ok, "rules": result.rules.to_dict(), "judge": judge.to_dict() if judge else None,
-                  "failures": result.failures}
+        record = {
+            "ok": result.ok,
+            "rules": result.rules.to_dict(),
+            "judge": judge.to_dict() if judge else None,
+            "failures": result.failures,
+        }
         (out / "audit.json").write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
-        return {"ok": result.ok, "rows": result.rules.rows, "reproduced": result.rules.reproduced,
-                **({"judge_rows": judge.rows, "judge_reproduced": judge.reproduced} if judge else {}),
-                "failures": len(result.failures)}
+        return {
+            "ok": result.ok,
+            "rows": result.rules.rows,
+            "reproduced": result.rules.reproduced,
+            **({"judge_rows": judge.rows, "judge_reproduced": judge.reproduced} if judge else {}),
+            "failures": len(result.failures),
+        }
 
     def _publish(self, out: Path) -> dict[str, Any]:
         from spl_hf.hub.publish import publish
 
         c = self.cfg
         result = publish(c.output_dir, c.repo_id, revision=c.hub_revision, private=c.private)
-        (out / "publish.json").write_text(json.dumps({**result.to_json(), "load": result.load_line()}, indent=2) + "\n", encoding="utf-8")
+        (out / "publish.json").write_text(
+            json.dumps({**result.to_json(), "load": result.load_line()}, indent=2) + "\n", encoding="utf-8"
+        )
         return {"repo_id": result.repo_id, "commit_sha": result.commit_sha}
 
 
@@ -405,8 +588,13 @@ def _attrs(label: dict | None) -> dict[str, Any]:
 
 
 def _record(prompt: dict, label: dict | None) -> dict[str, Any]:
-    return {"prompt_id": prompt["prompt_id"], "source": prompt["source"], "source_category": prompt["category"],
-            "prompt": prompt["prompt"], **_attrs(label)}
+    return {
+        "prompt_id": prompt["prompt_id"],
+        "source": prompt["source"],
+        "source_category": prompt["category"],
+        "prompt": prompt["prompt"],
+        **_attrs(label),
+    }
 
 
 def _positive_int(value: str, what: str) -> int:

@@ -41,8 +41,12 @@ def fingerprint(path: str | Path) -> str:
 
 
 def stage_key(name: str, settings: Mapping[str, Any]) -> str:
-    blob = json.dumps({"stage": name, "version": STAGE_VERSION, "settings": settings},
-                      sort_keys=True, separators=(",", ":"), default=str)
+    blob = json.dumps(
+        {"stage": name, "version": STAGE_VERSION, "settings": settings},
+        sort_keys=True,
+        separators=(",", ":"),
+        default=str,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -124,8 +128,9 @@ class StageRunner:
             counts = fn(tmp)
         if self.is_main:
             record = {"name": name, "key": key, "settings": settings, "counts": counts}
-            (tmp / STAGE_FILE).write_text(json.dumps(record, indent=2, sort_keys=True, default=str) + "\n",
-                                          encoding="utf-8")
+            (tmp / STAGE_FILE).write_text(
+                json.dumps(record, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8"
+            )
             tmp.replace(path)
         self._wait()
         if not self.is_main:

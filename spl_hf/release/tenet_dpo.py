@@ -25,12 +25,17 @@ from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash
 class TenetReleaseConfig(ReleaseSettings, ModelArgs):
     pools: list[str] = field(
         default_factory=lambda: ["sample"],
-        metadata={"help": "Pair pools as 'source=path' or 'source=org/name@sha', or 'sample' for the shipped samples."},
+        metadata={
+            "help": "Pair pools as 'source=path' or 'source=org/name@sha', or 'sample' for the shipped samples."
+        },
     )
     clip_chars: int | None = field(
-        default=None, metadata={"help": "Character budget of flattened multi-turn histories (default: the adapters')."}
+        default=None,
+        metadata={"help": "Character budget of flattened multi-turn histories (default: the adapters')."},
     )
-    pku_preference: str = field(default="safer", metadata={"help": "PKU-SafeRLHF label used as source preference."})
+    pku_preference: str = field(
+        default="safer", metadata={"help": "PKU-SafeRLHF label used as source preference."}
+    )
     tenets: str = field(default="all", metadata={"help": "Comma-separated tenet names, or 'all'."})
     tenets_file: str | None = field(
         default=None, metadata={"help": "YAML of tenet statements (default: the 49 built in)."}
@@ -38,7 +43,9 @@ class TenetReleaseConfig(ReleaseSettings, ModelArgs):
     threshold_note: str = field(
         default="", metadata={"help": "Why the threshold differs from the card's 0.5, stated in the card."}
     )
-    sft: bool = field(default=True, metadata={"help": "Also write the companion 'sft' config (prompt + chosen)."})
+    sft: bool = field(
+        default=True, metadata={"help": "Also write the companion 'sft' config (prompt + chosen)."}
+    )
 
 
 def recipe_classes() -> tuple[type, ...]:
@@ -65,7 +72,11 @@ class TenetRelease:
         from spl_hf.tenets import default_tenets, load_tenets, select_tenets
 
         self.pools = parse_sources(self.cfg.pools, ADAPTERS, sample_paths(), "pools")
-        self.heldout = parse_sources(self.cfg.heldout_files, PROMPT_SOURCES, eval_sample_paths(), "heldout_files") if self.cfg.heldout_files else []
+        self.heldout = (
+            parse_sources(self.cfg.heldout_files, PROMPT_SOURCES, eval_sample_paths(), "heldout_files")
+            if self.cfg.heldout_files
+            else []
+        )
         tenet_set = load_tenets(self.cfg.tenets_file) if self.cfg.tenets_file else default_tenets()
         self.tenets = select_tenets(self.cfg.tenets, tenet_set)
         check_heldout(self.decontam, self.heldout)
@@ -77,32 +88,58 @@ class TenetRelease:
         from spl_hf.backends.parallel import Ranks
 
         ranks = Ranks()
-        runner = StageRunner(Path(self.cfg.run_dir), log=self.log if ranks.is_main else (lambda _m: None),
-                             ranks=ranks if ranks.world > 1 else None)
+        runner = StageRunner(
+            Path(self.cfg.run_dir),
+            log=self.log if ranks.is_main else (lambda _m: None),
+            ranks=ranks if ranks.world > 1 else None,
+        )
         if self.cfg.dry_run:
             return self.plan(runner)
         # Each stage is keyed by the content of what it reads, so an unchanged result of a rerun
         # stage (an unpinned Hub read) still lets everything after it be skipped.
         read = runner.run("read", self._read_settings(), self._read, reuse=all(p.pinned for p in self.pools))
-        clean = runner.run("decontaminate", {"pairs": content(read, "pairs.parquet"), **self._decontam_settings()},
-                           lambda d: self._decontaminate(read.path, d))
-        judged = runner.run("judge", self._judge_settings(content(clean, "pairs.parquet")),
-                            lambda d: self._judge(clean.path, d, ranks), parallel=True)
-        assigned = runner.run("assign", {"scores": content(judged, "scores.parquet"), "assign": asdict(self.assign)},
-                              lambda d: self._assign(judged.path, d))
+        clean = runner.run(
+            "decontaminate",
+            {"pairs": content(read, "pairs.parquet"), **self._decontam_settings()},
+            lambda d: self._decontaminate(read.path, d),
+        )
+        judged = runner.run(
+            "judge",
+            self._judge_settings(content(clean, "pairs.parquet")),
+            lambda d: self._judge(clean.path, d, ranks),
+            parallel=True,
+        )
+        assigned = runner.run(
+            "assign",
+            {"scores": content(judged, "scores.parquet"), "assign": asdict(self.assign)},
+            lambda d: self._assign(judged.path, d),
+        )
         # Every rank walks every stage (only rank 0 does the work of the ordinary ones), so the
         # stage barriers line up across processes.
-        written = runner.run("write", self._write_settings(clean, judged, assigned),
-                             lambda d: self._write(clean.path, judged.path, assigned.path, d),
-                             still_valid=lambda d: written_here(d, self.cfg.output_dir))
-        audited = runner.run("audit", {"write": written.key, "manifest": manifest_hash(self.cfg.output_dir)},
-                             lambda d: self._audit(d))
+        written = runner.run(
+            "write",
+            self._write_settings(clean, judged, assigned),
+            lambda d: self._write(clean.path, judged.path, assigned.path, d),
+            still_valid=lambda d: written_here(d, self.cfg.output_dir),
+        )
+        audited = runner.run(
+            "audit",
+            {"write": written.key, "manifest": manifest_hash(self.cfg.output_dir)},
+            lambda d: self._audit(d),
+        )
         if not audited.counts.get("ok"):
             raise RuntimeError(f"the audit of {self.cfg.output_dir} failed: {audited.counts}")
         if self.cfg.repo_id:
-            runner.run("publish", {"write": written.key, "repo_id": self.cfg.repo_id,
-                                   "revision": self.cfg.hub_revision, "private": self.cfg.private},
-                       lambda d: self._publish(d))
+            runner.run(
+                "publish",
+                {
+                    "write": written.key,
+                    "repo_id": self.cfg.repo_id,
+                    "revision": self.cfg.hub_revision,
+                    "private": self.cfg.private,
+                },
+                lambda d: self._publish(d),
+            )
         return self._write_report(runner) if ranks.is_main else {}
 
     def plan(self, runner: StageRunner) -> dict[str, Any]:
@@ -122,8 +159,11 @@ class TenetRelease:
         return plan
 
     def _read_settings(self) -> dict[str, Any]:
-        return {"pools": {p.source: p.identity() for p in self.pools}, "clip_chars": self.cfg.clip_chars,
-                "pku_preference": self.cfg.pku_preference}
+        return {
+            "pools": {p.source: p.identity() for p in self.pools},
+            "clip_chars": self.cfg.clip_chars,
+            "pku_preference": self.cfg.pku_preference,
+        }
 
     def _read(self, out: Path) -> dict[str, Any]:
         import pyarrow.parquet as pq
@@ -141,7 +181,9 @@ class TenetRelease:
             quarantine.extend(result.quarantine)
             counts["per_source"][spec.source] = result.pairs.num_rows
             counts["quarantined"][spec.source] = len(result.quarantine)
-            self.log(f"  {spec.source:<24} {result.pairs.num_rows:7d} pairs, {len(result.quarantine)} quarantined")
+            self.log(
+                f"  {spec.source:<24} {result.pairs.num_rows:7d} pairs, {len(result.quarantine)} quarantined"
+            )
         import pyarrow as pa
 
         from spl_hf.sources import quarantine_dataset
@@ -168,8 +210,13 @@ class TenetRelease:
         return counts
 
     def _judge_settings(self, pairs: str) -> dict[str, Any]:
-        return {"pairs": pairs, "tenets": [t.hash for t in self.tenets], "model": self.cfg.model,
-                "backend": self.cfg.backend, "max_length": self.cfg.max_length}
+        return {
+            "pairs": pairs,
+            "tenets": [t.hash for t in self.tenets],
+            "model": self.cfg.model,
+            "backend": self.cfg.backend,
+            "max_length": self.cfg.max_length,
+        }
 
     def _judge(self, clean_dir: Path, out: Path, ranks: Any) -> dict[str, Any]:
         import pyarrow as pa
@@ -195,10 +242,17 @@ class TenetRelease:
         failures = [asdict(b) for b in bad] + [asdict(f) for f in stats.failures]
         (out / "failures.jsonl").write_text("".join(json.dumps(f) + "\n" for f in failures), encoding="utf-8")
         mean_abs = sum(abs(r["score"]) for r in scores) / len(scores)
-        return {"pairs": len(pairs), "tenets": len(self.tenets), "scores": len(scores),
-                "computed": stats.computed, "cached": stats.cached, "failed": len(failures),
-                "mean_abs_score": round(mean_abs, 6), "model_id": backend.info.model_id,
-                "model_revision": backend.info.revision}
+        return {
+            "pairs": len(pairs),
+            "tenets": len(self.tenets),
+            "scores": len(scores),
+            "computed": stats.computed,
+            "cached": stats.cached,
+            "failed": len(failures),
+            "mean_abs_score": round(mean_abs, 6),
+            "model_id": backend.info.model_id,
+            "model_revision": backend.info.revision,
+        }
 
     def _assign(self, judge_dir: Path, out: Path) -> dict[str, Any]:
         from spl_hf.assign import (
@@ -219,48 +273,83 @@ class TenetRelease:
         write_table(result.assignment, out / "assignment.parquet")
         write_certificate(result.certificate, out / "assignment.parquet.certificate.json")
         s = result.summary()
-        return {"assigned": result.assignment.num_rows, "tenets_kept": len(result.kept_tenets),
-                "tenets_dropped": len(s["tenets_dropped"]), "objective": round(result.objective, 6),
-                "strategy": s["strategy"]}
+        return {
+            "assigned": result.assignment.num_rows,
+            "tenets_kept": len(result.kept_tenets),
+            "tenets_dropped": len(s["tenets_dropped"]),
+            "objective": round(result.objective, 6),
+            "strategy": s["strategy"],
+        }
 
     def _write_settings(self, clean: Any, judged: Any, assigned: Any) -> dict[str, Any]:
         c = self.cfg
-        return {"pairs": content(clean, "pairs.parquet"), "scores": content(judged, "scores.parquet"),
-                "decontamination": content(clean, DECONTAMINATION_FILE),
-                "assignment": content(assigned, "assignment.parquet"), "output_dir": c.output_dir,
-                "repo_id": c.repo_id, "pretty_name": c.pretty_name, "threshold_note": c.threshold_note,
-                "tenets_file": fingerprint(c.tenets_file) if c.tenets_file else None, "sft": c.sft}
+        return {
+            "pairs": content(clean, "pairs.parquet"),
+            "scores": content(judged, "scores.parquet"),
+            "decontamination": content(clean, DECONTAMINATION_FILE),
+            "assignment": content(assigned, "assignment.parquet"),
+            "output_dir": c.output_dir,
+            "repo_id": c.repo_id,
+            "pretty_name": c.pretty_name,
+            "threshold_note": c.threshold_note,
+            "tenets_file": fingerprint(c.tenets_file) if c.tenets_file else None,
+            "sft": c.sft,
+        }
 
     def _write(self, clean_dir: Path, judge_dir: Path, assign_dir: Path, out: Path) -> dict[str, Any]:
         from spl_hf.build.tenets import TenetBuildConfig, build_tenets
 
         a, c = self.assign, self.cfg
-        result = build_tenets(TenetBuildConfig(
-            pairs=str(clean_dir / "pairs.parquet"), scores=str(judge_dir / "scores.parquet"),
-            assignment=str(assign_dir / "assignment.parquet"),
-            capacity=a.capacity, threshold=a.threshold, solver=a.solver, seed=a.seed, strategy=a.strategy,
-            output_dir=c.output_dir, overwrite=True, repo_id=c.repo_id or "ORG/NAME",
-            pretty_name=c.pretty_name or "Per-tenet judge-scored DPO pairs", threshold_note=c.threshold_note,
-            tenets_file=c.tenets_file, sft=c.sft, decontamination=str(clean_dir / DECONTAMINATION_FILE),
-        ))
+        result = build_tenets(
+            TenetBuildConfig(
+                pairs=str(clean_dir / "pairs.parquet"),
+                scores=str(judge_dir / "scores.parquet"),
+                assignment=str(assign_dir / "assignment.parquet"),
+                capacity=a.capacity,
+                threshold=a.threshold,
+                solver=a.solver,
+                seed=a.seed,
+                strategy=a.strategy,
+                output_dir=c.output_dir,
+                overwrite=True,
+                repo_id=c.repo_id or "ORG/NAME",
+                pretty_name=c.pretty_name or "Per-tenet judge-scored DPO pairs",
+                threshold_note=c.threshold_note,
+                tenets_file=c.tenets_file,
+                sft=c.sft,
+                decontamination=str(clean_dir / DECONTAMINATION_FILE),
+            )
+        )
         (out / WRITTEN).write_text(manifest_hash(c.output_dir) or "", encoding="utf-8")
-        return {"rows": result.rows, "tenets_kept": result.tenets_kept, "rows_per_source": result.rows_per_source,
-                "certificate_ok": result.certificate_ok, "path": str(result.path)}
+        return {
+            "rows": result.rows,
+            "tenets_kept": result.tenets_kept,
+            "rows_per_source": result.rows_per_source,
+            "certificate_ok": result.certificate_ok,
+            "path": str(result.path),
+        }
 
     def _audit(self, out: Path) -> dict[str, Any]:
         from spl_hf.audit.tenets import audit_tenet_build
 
         report = audit_tenet_build(self.cfg.output_dir)
         (out / "audit.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
-        return {"ok": report.ok, "rows": report.rows, "reproduced": report.reproduced,
-                "certificate_ok": report.certificate_ok}
+        return {
+            "ok": report.ok,
+            "rows": report.rows,
+            "reproduced": report.reproduced,
+            "certificate_ok": report.certificate_ok,
+        }
 
     def _publish(self, out: Path) -> dict[str, Any]:
         from spl_hf.hub.publish import publish
 
-        result = publish(self.cfg.output_dir, self.cfg.repo_id, revision=self.cfg.hub_revision,
-                                private=self.cfg.private)
-        (out / "publish.json").write_text(json.dumps({**result.to_json(), "load": result.load_line()}, indent=2) + "\n", encoding="utf-8")
+        result = publish(
+            self.cfg.output_dir, self.cfg.repo_id, revision=self.cfg.hub_revision, private=self.cfg.private
+        )
+        (out / "publish.json").write_text(
+            json.dumps({**result.to_json(), "load": result.load_line()}, indent=2) + "\n", encoding="utf-8"
+        )
         return {"repo_id": result.repo_id, "commit_sha": result.commit_sha}
 
     def _write_report(self, runner: StageRunner) -> dict[str, Any]:

@@ -43,16 +43,32 @@ def _offsets(n: int, width: float = 0.24) -> list[float]:
 def _bar(ax, x: float, s: SeedSummary, color: str) -> None:
     ax.bar(x, s.mean, width=0.55, color=color, alpha=0.35, edgecolor=color, zorder=1)
     if s.ci_low is not None and s.ci_high is not None:
-        ax.errorbar(x, s.mean, yerr=[[s.mean - s.ci_low], [s.ci_high - s.mean]], fmt="none",
-                    ecolor="black", elinewidth=1.2, capsize=6, zorder=3)
+        ax.errorbar(
+            x,
+            s.mean,
+            yerr=[[s.mean - s.ci_low], [s.ci_high - s.mean]],
+            fmt="none",
+            ecolor="black",
+            elinewidth=1.2,
+            capsize=6,
+            zorder=3,
+        )
 
 
 def _mean_mark(ax, x: float, s: SeedSummary, color: str) -> None:
     """A short horizontal bar at the mean with its whisker, for zoomed axes where a full bar would mislead."""
     ax.hlines(s.mean, x - 0.22, x + 0.22, colors=color, linewidth=3, zorder=3)
     if s.ci_low is not None and s.ci_high is not None:
-        ax.errorbar(x, s.mean, yerr=[[s.mean - s.ci_low], [s.ci_high - s.mean]], fmt="none",
-                    ecolor="black", elinewidth=1.2, capsize=6, zorder=3)
+        ax.errorbar(
+            x,
+            s.mean,
+            yerr=[[s.mean - s.ci_low], [s.ci_high - s.mean]],
+            fmt="none",
+            ecolor="black",
+            elinewidth=1.2,
+            capsize=6,
+            zorder=3,
+        )
 
 
 def _slug(text: str) -> str:
@@ -61,16 +77,25 @@ def _slug(text: str) -> str:
 
 def figure_conditions(report: SeedReport):
     """Figure 4: one panel per prompt set, one bar per condition with its seeds as points."""
-    fig, axes, colors = _figure(3.2 + 1.1 * len(report.conditions) * len(report.prompt_sets), 3.6,
-                                len(report.prompt_sets))
+    fig, axes, colors = _figure(
+        3.2 + 1.1 * len(report.conditions) * len(report.prompt_sets), 3.6, len(report.prompt_sets)
+    )
     pct = f"{report.confidence * 100:g}%"
     for ax, ps in zip(axes, report.prompt_sets):
         for i, c in enumerate(report.conditions):
             s = next(x for x in report.summaries if x.condition == c and x.prompt_set == ps)
             color = colors[i % len(colors)]
             _bar(ax, i, s.summary, color)
-            ax.scatter([i + o for o in _offsets(len(s.rates))], s.rates, marker="s", s=22, color=color,
-                       edgecolor="black", linewidth=0.5, zorder=4)
+            ax.scatter(
+                [i + o for o in _offsets(len(s.rates))],
+                s.rates,
+                marker="s",
+                s=22,
+                color=color,
+                edgecolor="black",
+                linewidth=0.5,
+                zorder=4,
+            )
         ax.set_xticks(range(len(report.conditions)), report.conditions, rotation=15)
         ax.set_title(f"{ps} ({report.matchers[ps]})", fontsize=9)
         ax.set_ylabel("measured refusal (%)")
@@ -97,16 +122,29 @@ def figure_contrast(report: SeedReport, first: str, second: str):
         for y0, y1 in zip(*ys):
             ax.plot([0, 1], [y0, y1], color="gray", linewidth=0.8, zorder=2)
         for i in (0, 1):
-            ax.scatter([i] * len(ys[i]), ys[i], marker=MARKERS[i], s=26, color=colors[i % len(colors)],
-                       edgecolor="black", linewidth=0.5, zorder=4)
+            ax.scatter(
+                [i] * len(ys[i]),
+                ys[i],
+                marker=MARKERS[i],
+                s=26,
+                color=colors[i % len(colors)],
+                edgecolor="black",
+                linewidth=0.5,
+                zorder=4,
+            )
         ax.set_xticks([0, 1], [first, second])
         ax.set_xlim(-0.6, 1.6)
         s = k.summary
-        ci = "" if s.ci_low is None else f"\n{report.confidence * 100:g}% interval [{s.ci_low:+.2f}, {s.ci_high:+.2f}]"
+        ci = (
+            ""
+            if s.ci_low is None
+            else f"\n{report.confidence * 100:g}% interval [{s.ci_low:+.2f}, {s.ci_high:+.2f}]"
+        )
         ax.set_title(f"{cs.prompt_set}\ndifference {s.mean:+.2f} pp{ci}", fontsize=9)
         ax.set_ylabel("measured refusal (%)")
-    fig.suptitle(f"Paired by seed: {first} − {second}\n(gray lines join runs of the same seed; bar = mean)",
-                 fontsize=9)
+    fig.suptitle(
+        f"Paired by seed: {first} − {second}\n(gray lines join runs of the same seed; bar = mean)", fontsize=9
+    )
     fig.tight_layout()
     return fig
 

@@ -67,34 +67,54 @@ class JudgeComparison:
     composition: list[CompositionRow]
     sources: list[SourceRow]
     common: pa.Table = field(repr=False)  # common-support rows of the build
-    judge_choices: list[tuple[str, str, str]] = field(repr=False)  # per common row: side, its verdict, other's
+    judge_choices: list[tuple[str, str, str]] = field(
+        repr=False
+    )  # per common row: side, its verdict, other's
 
     def to_dict(self) -> dict:
         return {
-            "build": self.build, "verdicts": self.verdicts, "rulebase_id": self.rulebase_id,
-            "total_pairs": self.total_pairs, "labeled_prompt_shared": self.labeled_prompt_shared,
-            "labeled_judge": self.labeled_judge, "common_support": self.common_support,
-            "same_choice": self.same_choice, "prompt_shared_only": self.prompt_shared_only,
-            "judge_only": self.judge_only, "neither": self.neither,
+            "build": self.build,
+            "verdicts": self.verdicts,
+            "rulebase_id": self.rulebase_id,
+            "total_pairs": self.total_pairs,
+            "labeled_prompt_shared": self.labeled_prompt_shared,
+            "labeled_judge": self.labeled_judge,
+            "common_support": self.common_support,
+            "same_choice": self.same_choice,
+            "prompt_shared_only": self.prompt_shared_only,
+            "judge_only": self.judge_only,
+            "neither": self.neither,
             "without_judge_verdict": self.without_judge_verdict,
             "composition": [r.__dict__ for r in self.composition],
             "sources": [r.__dict__ for r in self.sources],
         }
 
     def to_markdown(self) -> str:
-        out = [f"## Judge comparison on {self.common_support} common-support pairs (Table X)", "",
-               f"{self.total_pairs} pairs in the build: {self.labeled_prompt_shared} labeled under prompt-shared "
-               f"labels, {self.labeled_judge} under judge labels; {self.common_support} under both "
-               f"({self.same_choice} with the same preferred response), {self.prompt_shared_only} under "
-               f"prompt-shared labels only, {self.judge_only} under judge labels only, {self.neither} under "
-               f"neither; {self.without_judge_verdict} without a judge verdict.", "",
-               "| preferred verdict | rejected verdict | prompt-shared labels | judge labels |",
-               "|---|---|---:|---:|"]
-        out += [f"| {r.preferred_verdict} | {r.rejected_verdict} | {r.prompt_shared} | {r.judge} |"
-                for r in self.composition]
-        out += ["", "| source | labeled pairs (prompts) | common-support pairs (prompts) |", "|---|---:|---:|"]
-        out += [f"| {r.source} | {r.labeled_pairs} ({r.labeled_prompts}) | {r.common_pairs} ({r.common_prompts}) |"
-                for r in self.sources]
+        out = [
+            f"## Judge comparison on {self.common_support} common-support pairs (Table X)",
+            "",
+            f"{self.total_pairs} pairs in the build: {self.labeled_prompt_shared} labeled under prompt-shared "
+            f"labels, {self.labeled_judge} under judge labels; {self.common_support} under both "
+            f"({self.same_choice} with the same preferred response), {self.prompt_shared_only} under "
+            f"prompt-shared labels only, {self.judge_only} under judge labels only, {self.neither} under "
+            f"neither; {self.without_judge_verdict} without a judge verdict.",
+            "",
+            "| preferred verdict | rejected verdict | prompt-shared labels | judge labels |",
+            "|---|---|---:|---:|",
+        ]
+        out += [
+            f"| {r.preferred_verdict} | {r.rejected_verdict} | {r.prompt_shared} | {r.judge} |"
+            for r in self.composition
+        ]
+        out += [
+            "",
+            "| source | labeled pairs (prompts) | common-support pairs (prompts) |",
+            "|---|---:|---:|",
+        ]
+        out += [
+            f"| {r.source} | {r.labeled_pairs} ({r.labeled_prompts}) | {r.common_pairs} ({r.common_prompts}) |"
+            for r in self.sources
+        ]
         return "\n".join(out) + "\n"
 
 
@@ -106,8 +126,11 @@ def read_derivations(build: str | Path) -> pa.Table:
         raise FileNotFoundError(f"{folder}: no parquet files (is {build} an SPL build folder?)")
     tables = [pq.read_table(f) for f in files]
     for f, t in zip(files, tables):
-        missing = [c for c in ("pair_id", "prompt_id", "source", "prompt", "response_a", "response_b", "derivation")
-                   if c not in t.column_names]
+        missing = [
+            c
+            for c in ("pair_id", "prompt_id", "source", "prompt", "response_a", "response_b", "derivation")
+            if c not in t.column_names
+        ]
         if missing:
             raise ValueError(f"{f}: missing column(s) {', '.join(missing)}")
     return pa.concat_tables(tables, promote_options="default")
@@ -130,8 +153,10 @@ def read_judge_labels(path: str | Path, ranking: dict[str, int]) -> dict[str, Ju
 
     def check(verdict: object, row: dict, key: str) -> str:
         if verdict not in ranking:
-            raise ValueError(f"{where(row)}: {key} {verdict!r} is not a verdict of the build's rule base "
-                             f"({sorted(ranking)})")
+            raise ValueError(
+                f"{where(row)}: {key} {verdict!r} is not a verdict of the build's rule base "
+                f"({sorted(ranking)})"
+            )
         return str(verdict)
 
     out: dict[str, JudgePairLabel] = {}
@@ -147,16 +172,20 @@ def read_judge_labels(path: str | Path, ranking: dict[str, int]) -> dict[str, Ju
             va, vb = check(row["verdict_a"], row, "verdict_a"), check(row["verdict_b"], row, "verdict_b")
             chosen = verdict_preference(va, vb, ranking).chosen
             if "chosen" in row and row["chosen"] != chosen:
-                raise ValueError(f"{where(row)}: pair {pid!r} has chosen={row['chosen']!r} but its verdicts "
-                                 f"({va}, {vb}) give {chosen!r} under the build's ranking")
+                raise ValueError(
+                    f"{where(row)}: pair {pid!r} has chosen={row['chosen']!r} but its verdicts "
+                    f"({va}, {vb}) give {chosen!r} under the build's ranking"
+                )
             out[pid] = JudgePairLabel(pid, va, vb, chosen)
         return out
     verdicts: dict[str, dict[str, str]] = {}
     for row in rows:
         rid = row.get("response_id")
         if not isinstance(rid, str) or "/" not in rid or rid.rsplit("/", 1)[1] not in SIDES:
-            raise ValueError(f"{where(row)}: expected pair-label rows (pair_id, verdict_a, verdict_b) or verdict "
-                             f"rows whose response_id is '<pair_id>/a' or '<pair_id>/b', got {rid!r}")
+            raise ValueError(
+                f"{where(row)}: expected pair-label rows (pair_id, verdict_a, verdict_b) or verdict "
+                f"rows whose response_id is '<pair_id>/a' or '<pair_id>/b', got {rid!r}"
+            )
         pid, side = rid.rsplit("/", 1)
         if side in verdicts.setdefault(pid, {}):
             raise ValueError(f"{where(row)}: response {rid!r} appears twice")
@@ -174,8 +203,10 @@ def build_judge_labels(build: str | Path) -> dict[str, JudgePairLabel]:
     folder = Path(build) / "judge_derivations"
     files = sorted(folder.glob("*.parquet"))
     if not files:
-        raise FileNotFoundError(f"{folder}: no parquet files: the build has no verdict-judge labels of its own "
-                                "(build it with verdicts, or give --verdicts)")
+        raise FileNotFoundError(
+            f"{folder}: no parquet files: the build has no verdict-judge labels of its own "
+            "(build it with verdicts, or give --verdicts)"
+        )
     out: dict[str, JudgePairLabel] = {}
     for f in files:
         t = pq.read_table(f, columns=["pair_id", "judge"])
@@ -193,13 +224,27 @@ def compare_build(build: str | Path, verdicts: str | Path | None = None) -> Judg
     pair_ids = table.column("pair_id").to_pylist()
     unknown = sorted(set(judge) - set(pair_ids))
     if unknown:
-        raise ValueError(f"{verdicts}: {len(unknown)} pair(s) not in the build {build}: {', '.join(unknown[:10])}")
+        raise ValueError(
+            f"{verdicts}: {len(unknown)} pair(s) not in the build {build}: {', '.join(unknown[:10])}"
+        )
     # The judge's labels as the build stores them, so the counting is the one the build's card uses.
     judged = [judge.get(pid) for pid in pair_ids]
-    table = table.append_column(JUDGE_COLUMN, pa.array([
-        {"verdict_a": None, "verdict_b": None, "label": None, "no_label_reason": "missing_verdict"} if j is None
-        else {"verdict_a": j.verdict_a, "verdict_b": j.verdict_b, "label": j.chosen,
-              "no_label_reason": None if j.chosen else "equal_ranks"} for j in judged]))
+    table = table.append_column(
+        JUDGE_COLUMN,
+        pa.array(
+            [
+                {"verdict_a": None, "verdict_b": None, "label": None, "no_label_reason": "missing_verdict"}
+                if j is None
+                else {
+                    "verdict_a": j.verdict_a,
+                    "verdict_b": j.verdict_b,
+                    "label": j.chosen,
+                    "no_label_reason": None if j.chosen else "equal_ranks",
+                }
+                for j in judged
+            ]
+        ),
+    )
     tables = judge_comparison_tables(table, ranking)
     der = table.column("derivation").to_pylist()
     counts: Counter = Counter()
@@ -210,20 +255,40 @@ def compare_build(build: str | Path, verdicts: str | Path | None = None) -> Judg
         if d["label"] is not None and judge_label is not None:
             common_idx.append(i)
             verdicts_of = {"a": j.verdict_a, "b": j.verdict_b}
-            judge_choices.append((judge_label, verdicts_of[judge_label], verdicts_of["b" if judge_label == "a" else "a"]))
+            judge_choices.append(
+                (judge_label, verdicts_of[judge_label], verdicts_of["b" if judge_label == "a" else "a"])
+            )
         else:
-            counts["spl_only" if d["label"] is not None else "judge_only" if judge_label is not None else "neither"] += 1
+            counts[
+                "spl_only"
+                if d["label"] is not None
+                else "judge_only"
+                if judge_label is not None
+                else "neither"
+            ] += 1
     return JudgeComparison(
-        build=str(build), verdicts=str(verdicts) if verdicts else "judge_derivations", rulebase_id=rb_id,
-        total_pairs=len(pair_ids), labeled_prompt_shared=tables.labeled_prompt_shared,
-        labeled_judge=tables.labeled_judge, common_support=tables.common_support, same_choice=tables.same_choice,
-        prompt_shared_only=counts["spl_only"], judge_only=counts["judge_only"], neither=counts["neither"],
+        build=str(build),
+        verdicts=str(verdicts) if verdicts else "judge_derivations",
+        rulebase_id=rb_id,
+        total_pairs=len(pair_ids),
+        labeled_prompt_shared=tables.labeled_prompt_shared,
+        labeled_judge=tables.labeled_judge,
+        common_support=tables.common_support,
+        same_choice=tables.same_choice,
+        prompt_shared_only=counts["spl_only"],
+        judge_only=counts["judge_only"],
+        neither=counts["neither"],
         without_judge_verdict=counts["without"],
-        composition=[CompositionRow(r.preferred_verdict, r.rejected_verdict, r.prompt_shared, r.judge)
-                     for r in tables.verdicts],
-        sources=[SourceRow(r.name, r.labeled_pairs, r.labeled_prompts, r.common_pairs, r.common_prompts)
-                 for r in tables.sources],
-        common=table.take(common_idx), judge_choices=judge_choices,
+        composition=[
+            CompositionRow(r.preferred_verdict, r.rejected_verdict, r.prompt_shared, r.judge)
+            for r in tables.verdicts
+        ],
+        sources=[
+            SourceRow(r.name, r.labeled_pairs, r.labeled_prompts, r.common_pairs, r.common_prompts)
+            for r in tables.sources
+        ],
+        common=table.take(common_idx),
+        judge_choices=judge_choices,
     )
 
 
@@ -231,12 +296,21 @@ def _dpo_rows(result: JudgeComparison, sides: list[str], verdicts: list[tuple[st
     t = result.common
     resp = {s: t.column(f"response_{s}").to_pylist() for s in SIDES}
     chosen = [[{"role": "assistant", "content": resp[s][i]}] for i, s in enumerate(sides)]
-    rejected = [[{"role": "assistant", "content": resp["b" if s == "a" else "a"][i]}] for i, s in enumerate(sides)]
-    return pa.table({
-        "pair_id": t.column("pair_id"), "prompt_id": t.column("prompt_id"), "source": t.column("source"),
-        "prompt": t.column("prompt"), "chosen": chosen, "rejected": rejected,
-        "chosen_verdict": [v[0] for v in verdicts], "rejected_verdict": [v[1] for v in verdicts],
-    })
+    rejected = [
+        [{"role": "assistant", "content": resp["b" if s == "a" else "a"][i]}] for i, s in enumerate(sides)
+    ]
+    return pa.table(
+        {
+            "pair_id": t.column("pair_id"),
+            "prompt_id": t.column("prompt_id"),
+            "source": t.column("source"),
+            "prompt": t.column("prompt"),
+            "chosen": chosen,
+            "rejected": rejected,
+            "chosen_verdict": [v[0] for v in verdicts],
+            "rejected_verdict": [v[1] for v in verdicts],
+        }
+    )
 
 
 def write_comparison(result: JudgeComparison, out_dir: str | Path) -> list[Path]:
@@ -247,10 +321,16 @@ def write_comparison(result: JudgeComparison, out_dir: str | Path) -> list[Path]
     mark_output(out, "judge-comparison")
     der = result.common.column("derivation").to_pylist()
     spl_sides = [d["label"] for d in der]
-    spl_verdicts = [(d[f"verdict_{s}"], d[f"verdict_{'b' if s == 'a' else 'a'}"]) for d, s in zip(der, spl_sides)]
+    spl_verdicts = [
+        (d[f"verdict_{s}"], d[f"verdict_{'b' if s == 'a' else 'a'}"]) for d, s in zip(der, spl_sides)
+    ]
     judge_sides = [c[0] for c in result.judge_choices]
     judge_verdicts = [(c[1], c[2]) for c in result.judge_choices]
-    paths = [out / "comparison.json", out / "common_support_prompt_shared.parquet", out / "common_support_judge.parquet"]
+    paths = [
+        out / "comparison.json",
+        out / "common_support_prompt_shared.parquet",
+        out / "common_support_judge.parquet",
+    ]
     paths[0].write_text(json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n")
     pq.write_table(_dpo_rows(result, spl_sides, spl_verdicts), paths[1])
     pq.write_table(_dpo_rows(result, judge_sides, judge_verdicts), paths[2])

@@ -8,7 +8,16 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-METRIC_KEYS = ("prompt_set", "n", "n_refusals", "refusal_rate", "at_limit", "at_limit_rate", "matcher", "seed")
+METRIC_KEYS = (
+    "prompt_set",
+    "n",
+    "n_refusals",
+    "refusal_rate",
+    "at_limit",
+    "at_limit_rate",
+    "matcher",
+    "seed",
+)
 SEED_DIR = re.compile(r"^seed(\d+)$")
 
 
@@ -80,8 +89,16 @@ def read_metrics(path: Path, condition: str, seed: int, prompt_set: str) -> RunM
     if not isinstance(data["matcher"], str) or not data["matcher"]:
         raise ValueError(f"{path}: 'matcher' must name the refusal matcher")
     return RunMetrics(
-        condition, seed, prompt_set, n, n_ref, _rate(data, "refusal_rate", path, n_ref, n), n_lim,
-        _rate(data, "at_limit_rate", path, n_lim, n), data["matcher"], str(path),
+        condition,
+        seed,
+        prompt_set,
+        n,
+        n_ref,
+        _rate(data, "refusal_rate", path, n_ref, n),
+        n_lim,
+        _rate(data, "at_limit_rate", path, n_lim, n),
+        data["matcher"],
+        str(path),
     )
 
 
@@ -103,8 +120,10 @@ def load_runs(runs_dir: str | Path) -> list[RunMetrics]:
             continue
         seeds = _seed_dirs(cond_dir)
         if not seeds:
-            raise ValueError(f"{cond_dir}: a condition folder needs seed<k> subfolders (found "
-                             f"{sorted(p.name for p in cond_dir.iterdir())[:5]})")
+            raise ValueError(
+                f"{cond_dir}: a condition folder needs seed<k> subfolders (found "
+                f"{sorted(p.name for p in cond_dir.iterdir())[:5]})"
+            )
         for seed, seed_dir in seeds.items():
             seed_paths[(cond_dir.name, seed)] = seed_dir
             eval_dir = seed_dir / "eval"
@@ -124,12 +143,12 @@ def load_runs(runs_dir: str | Path) -> list[RunMetrics]:
     if missing:
         shown = "; ".join(missing[:10]) + (f"; and {len(missing) - 10} more" if len(missing) > 10 else "")
         raise FileNotFoundError(f"{root}: missing metrics file(s): {shown}")
-    runs = [
-        read_metrics(found[key][ps], key[0], key[1], ps) for key in sorted(found) for ps in prompt_sets
-    ]
+    runs = [read_metrics(found[key][ps], key[0], key[1], ps) for key in sorted(found) for ps in prompt_sets]
     for ps in prompt_sets:
         matchers = sorted({r.matcher for r in runs if r.prompt_set == ps})
         if len(matchers) > 1:
-            raise ValueError(f"{root}: prompt set {ps!r} was scored with different matchers {matchers}; "
-                             "rates are not comparable")
+            raise ValueError(
+                f"{root}: prompt set {ps!r} was scored with different matchers {matchers}; "
+                "rates are not comparable"
+            )
     return runs

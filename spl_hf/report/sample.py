@@ -29,8 +29,16 @@ def write_illustrative_runs(runs_dir: str | Path, *, overwrite: bool = False) ->
                 n = data["n"][ps]
                 d = root / cond / f"seed{seed}" / "eval" / ps
                 d.mkdir(parents=True, exist_ok=True)
-                metrics = {"prompt_set": ps, "n": n, "n_refusals": n_ref, "refusal_rate": n_ref / n,
-                           "at_limit": at_limit, "at_limit_rate": at_limit / n, "matcher": data["matcher"],
-                           "seed": int(seed), "illustrative": True}
+                metrics = {
+                    "prompt_set": ps,
+                    "n": n,
+                    "n_refusals": n_ref,
+                    "refusal_rate": n_ref / n,
+                    "at_limit": at_limit,
+                    "at_limit_rate": at_limit / n,
+                    "matcher": data["matcher"],
+                    "seed": int(seed),
+                    "illustrative": True,
+                }
                 (d / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     return root

@@ -23,8 +23,13 @@ class ConditionSummary:
     summary: SeedSummary
 
     def to_dict(self) -> dict:
-        return {"condition": self.condition, "prompt_set": self.prompt_set, "seeds": list(self.seeds),
-                "rates": list(self.rates), **self.summary.to_dict()}
+        return {
+            "condition": self.condition,
+            "prompt_set": self.prompt_set,
+            "seeds": list(self.seeds),
+            "rates": list(self.rates),
+            **self.summary.to_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -35,8 +40,12 @@ class ContrastSummary:
     at_limit_second: tuple[int, ...]
 
     def to_dict(self) -> dict:
-        return {"prompt_set": self.prompt_set, **self.contrast.to_dict(),
-                "at_limit_first": list(self.at_limit_first), "at_limit_second": list(self.at_limit_second)}
+        return {
+            "prompt_set": self.prompt_set,
+            **self.contrast.to_dict(),
+            "at_limit_first": list(self.at_limit_first),
+            "at_limit_second": list(self.at_limit_second),
+        }
 
 
 @dataclass(frozen=True)
@@ -68,8 +77,14 @@ class SeedReport:
             "summaries": [s.to_dict() for s in self.summaries],
             "contrasts": [c.to_dict() for c in self.contrasts],
             "at_limit": [
-                {"condition": r.condition, "seed": r.seed, "prompt_set": r.prompt_set, "n": r.n,
-                 "at_limit": r.at_limit, "percent": 100.0 * r.at_limit_rate}
+                {
+                    "condition": r.condition,
+                    "seed": r.seed,
+                    "prompt_set": r.prompt_set,
+                    "n": r.n,
+                    "at_limit": r.at_limit,
+                    "percent": 100.0 * r.at_limit_rate,
+                }
                 for r in self.runs
             ],
             "at_limit_pooled": [
@@ -88,36 +103,60 @@ class SeedReport:
 
     def to_markdown(self) -> str:
         pct = self.confidence * 100
-        lines = [f"## Measured refusal by condition (Figure 4; matchers: {_matchers(self.matchers)})", "",
-                 f"| prompt set | condition | seeds | per-seed refusal (%) | mean | SD | {pct:g}% interval | df | t |",
-                 "|---|---|---:|---|---:|---:|---|---:|---:|"]
+        lines = [
+            f"## Measured refusal by condition (Figure 4; matchers: {_matchers(self.matchers)})",
+            "",
+            f"| prompt set | condition | seeds | per-seed refusal (%) | mean | SD | {pct:g}% interval | df | t |",
+            "|---|---|---:|---|---:|---:|---|---:|---:|",
+        ]
         for s in self.summaries:
-            lines.append(f"| {s.prompt_set} | {s.condition} | {s.summary.n} | {_list(s.rates)} | "
-                         + _stat_cells(s.summary))
+            lines.append(
+                f"| {s.prompt_set} | {s.condition} | {s.summary.n} | {_list(s.rates)} | "
+                + _stat_cells(s.summary)
+            )
         lines += _notes(self.summaries)
         if self.contrasts:
-            lines += ["", "## Paired contrasts by seed (Figure 5, Table XV; percentage points)", "",
-                      f"| prompt set | contrast | per-seed differences | mean | SD | {pct:g}% interval | df | t |",
-                      "|---|---|---|---:|---:|---|---:|---:|"]
+            lines += [
+                "",
+                "## Paired contrasts by seed (Figure 5, Table XV; percentage points)",
+                "",
+                f"| prompt set | contrast | per-seed differences | mean | SD | {pct:g}% interval | df | t |",
+                "|---|---|---|---:|---:|---|---:|---:|",
+            ]
             for c in self.contrasts:
                 k = c.contrast
-                lines.append(f"| {c.prompt_set} | {k.first} − {k.second} | {_list(k.differences, signed=True)} | "
-                             + _stat_cells(k.summary, signed=True))
-            notes = [f"- {c.prompt_set} / {c.contrast.first} − {c.contrast.second}: {c.contrast.summary.note}"
-                     for c in self.contrasts if c.contrast.summary.note]
+                lines.append(
+                    f"| {c.prompt_set} | {k.first} − {k.second} | {_list(k.differences, signed=True)} | "
+                    + _stat_cells(k.summary, signed=True)
+                )
+            notes = [
+                f"- {c.prompt_set} / {c.contrast.first} − {c.contrast.second}: {c.contrast.summary.note}"
+                for c in self.contrasts
+                if c.contrast.summary.note
+            ]
             lines += ["", *notes] if notes else []
             for c in self.contrasts:
                 k = c.contrast
-                lines += ["", f"### {c.prompt_set}: {k.first} − {k.second} by seed", "",
-                          f"| seed | difference (pp) | {k.first} at limit | {k.second} at limit |",
-                          "|---:|---:|---:|---:|"]
+                lines += [
+                    "",
+                    f"### {c.prompt_set}: {k.first} − {k.second} by seed",
+                    "",
+                    f"| seed | difference (pp) | {k.first} at limit | {k.second} at limit |",
+                    "|---:|---:|---:|---:|",
+                ]
                 for seed, d, a, b in zip(k.seeds, k.differences, c.at_limit_first, c.at_limit_second):
                     lines.append(f"| {seed} | {d:+.2f} | {a} | {b} |")
-                lines.append(f"| all seeds | {k.summary.mean:+.2f} | {sum(c.at_limit_first)} | "
-                             f"{sum(c.at_limit_second)} |")
-        lines += ["", "## Responses at the token limit (Table XIV)", "",
-                  "| condition | seed | " + " | ".join(f"{ps} at limit | %" for ps in self.prompt_sets) + " |",
-                  "|---|---:|" + "---:|---:|" * len(self.prompt_sets)]
+                lines.append(
+                    f"| all seeds | {k.summary.mean:+.2f} | {sum(c.at_limit_first)} | "
+                    f"{sum(c.at_limit_second)} |"
+                )
+        lines += [
+            "",
+            "## Responses at the token limit (Table XIV)",
+            "",
+            "| condition | seed | " + " | ".join(f"{ps} at limit | %" for ps in self.prompt_sets) + " |",
+            "|---|---:|" + "---:|---:|" * len(self.prompt_sets),
+        ]
         for c in self.conditions:
             for seed in self.seeds(c):
                 cells = []
@@ -126,9 +165,13 @@ class SeedReport:
                     cells.append(f"{r.at_limit} | {100 * r.at_limit_rate:.2f}")
                 lines.append(f"| {c} | {seed} | " + " | ".join(cells) + " |")
             pooled = {ps: (n, k) for cc, ps, n, k in self.pooled_at_limit() if cc == c}
-            lines.append(f"| {c} | all seeds | "
-                         + " | ".join(f"{pooled[ps][1]} | {100 * pooled[ps][1] / pooled[ps][0]:.2f}"
-                                      for ps in self.prompt_sets) + " |")
+            lines.append(
+                f"| {c} | all seeds | "
+                + " | ".join(
+                    f"{pooled[ps][1]} | {100 * pooled[ps][1] / pooled[ps][0]:.2f}" for ps in self.prompt_sets
+                )
+                + " |"
+            )
         return "\n".join(lines) + "\n"
 
 
@@ -177,7 +220,9 @@ def seed_report(
     for a, b in contrasts:
         for c in (a, b):
             if c not in conditions:
-                raise ValueError(f"contrast {a}:{b}: no condition {c!r} in the runs (have {list(conditions)})")
+                raise ValueError(
+                    f"contrast {a}:{b}: no condition {c!r} in the runs (have {list(conditions)})"
+                )
     matchers = {ps: next(r.matcher for r in runs if r.prompt_set == ps) for ps in prompt_sets}
     by = {(r.condition, r.prompt_set, r.seed): r for r in runs}
     summaries = []
@@ -185,15 +230,23 @@ def seed_report(
         for c in conditions:
             rs = sorted((r for r in runs if r.condition == c and r.prompt_set == ps), key=lambda r: r.seed)
             rates = tuple(100.0 * r.refusal_rate for r in rs)
-            summaries.append(ConditionSummary(c, ps, tuple(r.seed for r in rs), rates,
-                                              describe(rates, confidence, what=f"{c}/{ps}")))
+            summaries.append(
+                ConditionSummary(
+                    c, ps, tuple(r.seed for r in rs), rates, describe(rates, confidence, what=f"{c}/{ps}")
+                )
+            )
     out_contrasts = []
     for ps in prompt_sets:
         for a, b in contrasts:
             first = {s: 100.0 * r.refusal_rate for (c, p, s), r in by.items() if c == a and p == ps}
             second = {s: 100.0 * r.refusal_rate for (c, p, s), r in by.items() if c == b and p == ps}
             k = paired_contrast(first, second, (a, b), confidence)
-            out_contrasts.append(ContrastSummary(
-                ps, k, tuple(by[(a, ps, s)].at_limit for s in k.seeds), tuple(by[(b, ps, s)].at_limit for s in k.seeds)
-            ))
+            out_contrasts.append(
+                ContrastSummary(
+                    ps,
+                    k,
+                    tuple(by[(a, ps, s)].at_limit for s in k.seeds),
+                    tuple(by[(b, ps, s)].at_limit for s in k.seeds),
+                )
+            )
     return SeedReport(conditions, prompt_sets, matchers, confidence, summaries, out_contrasts, list(runs))

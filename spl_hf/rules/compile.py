@@ -160,7 +160,10 @@ def predicate_order(predicates: Mapping[str, Expr], refs_of: Mapping[str, set[st
 
 
 def compile_program(
-    roots: Sequence[Expr], predicates: Mapping[str, Expr], schema: AttributeSchema, max_nodes: int | None = None
+    roots: Sequence[Expr],
+    predicates: Mapping[str, Expr],
+    schema: AttributeSchema,
+    max_nodes: int | None = None,
 ) -> Program:
     """Compile checked conditions (and the predicates they use) into one shared program."""
     builder = _Builder(schema, max_nodes)
@@ -269,7 +272,9 @@ def row_runner(program: Program, schema: AttributeSchema) -> Callable[[Mapping[s
     """
     nodes = program.nodes
     roots = program.roots
-    codes = {a.name: {v: i for i, v in enumerate(a.values)} for a in schema.attributes if a.kind == "category"}
+    codes = {
+        a.name: {v: i for i, v in enumerate(a.values)} for a in schema.attributes if a.kind == "category"
+    }
 
     def run(row: Mapping[str, object]) -> list[bool]:
         vals: list[bool] = []
@@ -294,7 +299,9 @@ def row_runner(program: Program, schema: AttributeSchema) -> Callable[[Mapping[s
     return run
 
 
-def row_evaluator(node: Expr, schema: AttributeSchema | None = None) -> Callable[[Mapping[str, object]], bool]:
+def row_evaluator(
+    node: Expr, schema: AttributeSchema | None = None
+) -> Callable[[Mapping[str, object]], bool]:
     """Per-row evaluator of one expanded condition over a dict of decoded attribute values."""
     from spl_hf.schema import default_schema
 

@@ -51,7 +51,9 @@ def enumerate_assignments(rb: RuleBase) -> tuple[dict[str, np.ndarray], int]:
     """Every combination of attribute values as encoded columns (categories as codes)."""
     attrs = rb.schema.attributes
     grids = np.indices([len(a.options) for a in attrs]).reshape(len(attrs), -1)
-    cols = {a.name: (g.astype(bool) if a.kind == "bool" else g.astype(np.int16)) for a, g in zip(attrs, grids)}
+    cols = {
+        a.name: (g.astype(bool) if a.kind == "bool" else g.astype(np.int16)) for a, g in zip(attrs, grids)
+    }
     return cols, grids.shape[1]
 
 
@@ -109,7 +111,9 @@ def cofiring_pairs(m: np.ndarray, limit: int, differ: np.ndarray | None = None) 
             keep = j > i
             if differ is not None:
                 keep &= differ[i] != differ[j]
-            out += [(int(a), int(b), int(x)) for a, b, x in zip(i[keep][:limit], j[keep][:limit], c[keep][:limit])]
+            out += [
+                (int(a), int(b), int(x)) for a, b, x in zip(i[keep][:limit], j[keep][:limit], c[keep][:limit])
+            ]
         out.sort()
         # pairs of later blocks start with a larger i, so everything up to here is final
         if len(out) > limit:
@@ -132,7 +136,9 @@ def check_coverage(rb: RuleBase, max_pairs: int = MAX_PAIRS) -> CoverageReport:
     found, conflicts_complete = cofiring_pairs(app.applied[conflict_rows], max_pairs, verdict_index(rb))
     conflicts = []
     for i, j, c in found:
-        first = conflict_rows[int(np.flatnonzero(app.applied[conflict_rows, i] & app.applied[conflict_rows, j])[0])]
+        first = conflict_rows[
+            int(np.flatnonzero(app.applied[conflict_rows, i] & app.applied[conflict_rows, j])[0])
+        ]
         vi, vj = rb.rules[i].verdict, rb.rules[j].verdict
         conflicts.append(Conflict((ids[i], ids[j]), (vi, vj), c, decode_assignment(rb, cols, int(first))))
     names = rb.verdict_names

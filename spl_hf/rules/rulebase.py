@@ -69,7 +69,12 @@ class RuleBase:
             "predicates": {n: to_source(e) for n, e in self.predicates.items()},
             "verdicts": self.verdicts,
             "rules": [
-                {"id": r.id, "when": to_source(r.when), "verdict": r.verdict, "reconstructed": r.reconstructed}
+                {
+                    "id": r.id,
+                    "when": to_source(r.when),
+                    "verdict": r.verdict,
+                    "reconstructed": r.reconstructed,
+                }
                 for r in self.rules
             ],
         }
@@ -337,7 +342,9 @@ def _check_acyclic(predicates: dict[str, Expr], where: Callable[[str], str]) -> 
             elif state.get(nxt) == 1:
                 path = [n for n, _ in stack]
                 cycle = path[path.index(nxt) :]
-                raise RuleBaseError(f"{where(nxt)}: predicate refers to itself through {' -> '.join([*cycle, nxt])}")
+                raise RuleBaseError(
+                    f"{where(nxt)}: predicate refers to itself through {' -> '.join([*cycle, nxt])}"
+                )
             elif not state.get(nxt):
                 state[nxt] = 1
                 stack.append((nxt, iter(refs_of[nxt])))

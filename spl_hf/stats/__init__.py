@@ -9,4 +9,11 @@ from spl_hf.stats.seeds import (
     paired_contrast,
 )
 
-__all__ = ["ONE_VALUE_NOTE", "ZERO_SPREAD_NOTE", "PairedContrast", "SeedSummary", "describe", "paired_contrast"]
+__all__ = [
+    "ONE_VALUE_NOTE",
+    "ZERO_SPREAD_NOTE",
+    "PairedContrast",
+    "SeedSummary",
+    "describe",
+    "paired_contrast",
+]

@@ -8,4 +8,12 @@ from spl_hf.train.args import TrainScriptArguments, make_parser, parse_args
 from spl_hf.train.data import DataRecord, check_rows, load_split
 from spl_hf.train.record import RUN_FILE
 
-__all__ = ["RUN_FILE", "DataRecord", "TrainScriptArguments", "check_rows", "load_split", "make_parser", "parse_args"]
+__all__ = [
+    "RUN_FILE",
+    "DataRecord",
+    "TrainScriptArguments",
+    "check_rows",
+    "load_split",
+    "make_parser",
+    "parse_args",
+]

@@ -19,12 +19,16 @@ from trl import DPOConfig, ModelConfig, ScriptArguments, TrlParser
 class TrainScriptArguments(ScriptArguments):
     dataset_revision: str | None = field(
         default=None,
-        metadata={"help": "Hub commit (sha, branch or tag) to load; the resolved sha is recorded in run.json. "
-                  "A local folder is identified by a hash of its data files instead."},
+        metadata={
+            "help": "Hub commit (sha, branch or tag) to load; the resolved sha is recorded in run.json. "
+            "A local folder is identified by a hash of its data files instead."
+        },
     )
     sources: list[str] | None = field(
         default=None,
-        metadata={"help": "Keep only rows whose `source` column is one of these values (e.g. xstest harmbench)."},
+        metadata={
+            "help": "Keep only rows whose `source` column is one of these values (e.g. xstest harmbench)."
+        },
     )
     score_weighting: bool = field(
         default=False,
@@ -32,12 +36,16 @@ class TrainScriptArguments(ScriptArguments):
     )
     weight_column: str = field(
         default="score",
-        metadata={"help": "Column holding each pair's non-negative weight when score_weighting is on "
-                  "(default: `score`, the stored |score| of the tenet datasets)."},
+        metadata={
+            "help": "Column holding each pair's non-negative weight when score_weighting is on "
+            "(default: `score`, the stored |score| of the tenet datasets)."
+        },
     )
     overwrite: bool = field(
         default=False,
-        metadata={"help": "Replace an earlier spl_hf output in output_dir (never a folder spl_hf did not write)."},
+        metadata={
+            "help": "Replace an earlier spl_hf output in output_dir (never a folder spl_hf did not write)."
+        },
     )
 
 

@@ -61,15 +61,19 @@ def resolve_config(name: str, config: str | None, revision: str | None) -> str |
     if config is None:
         default = get_dataset_default_config_name(name, revision=revision)
         if default is None and len(available) > 1:
-            raise ValueError(f"{name}: has several configs and no default; pass --dataset_config, one of "
-                             f"{', '.join(available)}")
+            raise ValueError(
+                f"{name}: has several configs and no default; pass --dataset_config, one of "
+                f"{', '.join(available)}"
+            )
         return default if default is not None else (available[0] if available else None)
     if config not in available:
         raise ValueError(f"{name}: no config {config!r}; available configs: {', '.join(available)}")
     return config
 
 
-def config_data_files(name: str, config: str | None, revision: str | None) -> tuple[dict[str, list[str]], str]:
+def config_data_files(
+    name: str, config: str | None, revision: str | None
+) -> tuple[dict[str, list[str]], str]:
     """(split name -> data files, builder hash) of one config, resolved the way ``load_dataset`` does.
 
     For a Hub repo the builder hash is the commit the revision resolved to.
@@ -83,8 +87,10 @@ def config_data_files(name: str, config: str | None, revision: str | None) -> tu
 
 def check_split_name(name: str, config: str | None, split: str | None, splits: list[str]) -> str:
     if split is None or split == "":
-        raise ValueError(f"{_where(name, config)}: loads as a DatasetDict, but training needs one split; "
-                         f"pass --dataset_train_split, one of {', '.join(splits)}")
+        raise ValueError(
+            f"{_where(name, config)}: loads as a DatasetDict, but training needs one split; "
+            f"pass --dataset_train_split, one of {', '.join(splits)}"
+        )
     if split not in splits:
         raise ValueError(f"{_where(name, config)}: no split {split!r}; available splits: {', '.join(splits)}")
     return split
@@ -93,8 +99,10 @@ def check_split_name(name: str, config: str | None, split: str | None, splits: l
 def require_dataset(obj: object, where: str) -> Dataset:
     """A loaded object must be one split (a ``Dataset``), not a dict of splits or a stream."""
     if isinstance(obj, DatasetDict | IterableDatasetDict):
-        raise ValueError(f"{where}: got a DatasetDict with splits {', '.join(obj.keys())}; "
-                         "training needs one split (pass --dataset_train_split)")
+        raise ValueError(
+            f"{where}: got a DatasetDict with splits {', '.join(obj.keys())}; "
+            "training needs one split (pass --dataset_train_split)"
+        )
     if isinstance(obj, IterableDataset):
         raise ValueError(f"{where}: streaming datasets are not supported; rows are counted and checked first")
     if not isinstance(obj, Dataset):
@@ -123,7 +131,9 @@ def _check_messages(table: pa.Table, col: str, where: str) -> None:
     lengths = pc.list_value_length(arr)
     empty = _indices(pc.equal(lengths, 0))
     if empty:
-        raise ValueError(f"{where}: {len(empty)} rows have an empty `{col}` message list: {_rows_named(table, empty)}")
+        raise ValueError(
+            f"{where}: {len(empty)} rows have an empty `{col}` message list: {_rows_named(table, empty)}"
+        )
     flat = pc.list_flatten(arr)
     if not pa.types.is_struct(flat.type) or flat.type.get_field_index("role") < 0:
         raise ValueError(f"{where}: `{col}` must be a list of {{role, content}} messages, got {arr.type}")
@@ -134,16 +144,20 @@ def _check_messages(table: pa.Table, col: str, where: str) -> None:
     bad_rows = sorted(set(pc.filter(parents, bad).to_pylist()))
     if bad_rows:
         seen = sorted({str(r) for r in pc.filter(roles, bad).to_pylist()})
-        raise ValueError(f"{where}: {len(bad_rows)} rows have `{col}` messages with role(s) {', '.join(seen)} "
-                         f"(allowed: {', '.join(sorted(allowed))}): {_rows_named(table, bad_rows)}")
+        raise ValueError(
+            f"{where}: {len(bad_rows)} rows have `{col}` messages with role(s) {', '.join(seen)} "
+            f"(allowed: {', '.join(sorted(allowed))}): {_rows_named(table, bad_rows)}"
+        )
     if col == "prompt":
         ends = pc.subtract(pc.list_value_length(arr), 1)
         offsets = pc.add(arr.offsets[:-1], ends.cast(arr.offsets.type))
         last_roles = roles.take(offsets)
         wrong = _indices(pc.invert(pc.is_in(last_roles, value_set=pa.array(["user", "tool"]))))
         if wrong:
-            raise ValueError(f"{where}: {len(wrong)} rows have a prompt that does not end on a user turn "
-                             f"(the completion must answer it): {_rows_named(table, wrong)}")
+            raise ValueError(
+                f"{where}: {len(wrong)} rows have a prompt that does not end on a user turn "
+                f"(the completion must answer it): {_rows_named(table, wrong)}"
+            )
 
 
 def check_rows(ds: Dataset, where: str, weight_column: str | None = None) -> None:
@@ -153,22 +167,34 @@ def check_rows(ds: Dataset, where: str, weight_column: str | None = None) -> Non
         table = ds.flatten_indices().data.table
     missing = [c for c in REQUIRED if c not in table.column_names]
     if missing:
-        raise ValueError(f"{where}: rows lack {', '.join(missing)}; DPO needs prompt, chosen and rejected "
-                         f"(columns present: {', '.join(table.column_names)})")
+        raise ValueError(
+            f"{where}: rows lack {', '.join(missing)}; DPO needs prompt, chosen and rejected "
+            f"(columns present: {', '.join(table.column_names)})"
+        )
     if table.num_rows == 0:
         raise ValueError(f"{where}: the split is empty; nothing to train on")
     for col in REQUIRED:
         nulls = _indices(pc.is_null(table.column(col)))
         if nulls:
-            hint = ("; unlabeled pairs (like the SPL `derivations` config) have no chosen/rejected — "
-                    "train on the `preferences` config" if col != "prompt" else "")
-            raise ValueError(f"{where}: {len(nulls)} of {table.num_rows} rows have a null `{col}`{hint}: "
-                             f"{_rows_named(table, nulls)}")
-    kinds = {c: pa.types.is_list(table.schema.field(c).type) or pa.types.is_large_list(table.schema.field(c).type)
-             for c in REQUIRED}
+            hint = (
+                "; unlabeled pairs (like the SPL `derivations` config) have no chosen/rejected — "
+                "train on the `preferences` config"
+                if col != "prompt"
+                else ""
+            )
+            raise ValueError(
+                f"{where}: {len(nulls)} of {table.num_rows} rows have a null `{col}`{hint}: "
+                f"{_rows_named(table, nulls)}"
+            )
+    kinds = {
+        c: pa.types.is_list(table.schema.field(c).type) or pa.types.is_large_list(table.schema.field(c).type)
+        for c in REQUIRED
+    }
     if len(set(kinds.values())) != 1:
-        raise ValueError(f"{where}: prompt, chosen and rejected must all be message lists or all be strings; "
-                         f"got {', '.join(f'{c}: {table.schema.field(c).type}' for c in REQUIRED)}")
+        raise ValueError(
+            f"{where}: prompt, chosen and rejected must all be message lists or all be strings; "
+            f"got {', '.join(f'{c}: {table.schema.field(c).type}' for c in REQUIRED)}"
+        )
     if kinds["prompt"]:
         for col in REQUIRED:
             _check_messages(table, col, where)
@@ -177,28 +203,35 @@ def check_rows(ds: Dataset, where: str, weight_column: str | None = None) -> Non
             if not pa.types.is_string(table.schema.field(col).type) and not pa.types.is_large_string(
                 table.schema.field(col).type
             ):
-                raise ValueError(f"{where}: `{col}` must be a message list or a string, got "
-                                 f"{table.schema.field(col).type}")
+                raise ValueError(
+                    f"{where}: `{col}` must be a message list or a string, got {table.schema.field(col).type}"
+                )
     if weight_column is not None:
         check_weights(table, weight_column, where)
 
 
 def check_weights(table: pa.Table, column: str, where: str) -> None:
     if column not in table.column_names:
-        raise ValueError(f"{where}: score weighting needs the column `{column}`, which the rows lack "
-                         f"(columns present: {', '.join(table.column_names)}); set --weight_column")
+        raise ValueError(
+            f"{where}: score weighting needs the column `{column}`, which the rows lack "
+            f"(columns present: {', '.join(table.column_names)}); set --weight_column"
+        )
     typ = table.schema.field(column).type
     if not (pa.types.is_integer(typ) or pa.types.is_floating(typ)):
         raise ValueError(f"{where}: weight column `{column}` must be numeric, got {typ}")
     values = table.column(column).cast(pa.float64())
     nulls = _indices(pc.is_null(values))
     if nulls:
-        raise ValueError(f"{where}: {len(nulls)} rows have a null weight `{column}`: {_rows_named(table, nulls)}")
+        raise ValueError(
+            f"{where}: {len(nulls)} rows have a null weight `{column}`: {_rows_named(table, nulls)}"
+        )
     arr = values.to_numpy()
     bad = [i for i, v in enumerate(arr.tolist()) if not math.isfinite(v) or v < 0]
     if bad:
-        raise ValueError(f"{where}: {len(bad)} rows have a negative or non-finite weight `{column}`: "
-                         f"{_rows_named(table, bad)}")
+        raise ValueError(
+            f"{where}: {len(bad)} rows have a negative or non-finite weight `{column}`: "
+            f"{_rows_named(table, bad)}"
+        )
     if float(arr.sum()) == 0.0:
         raise ValueError(f"{where}: every weight in `{column}` is 0; nothing would be trained")
 
@@ -211,8 +244,10 @@ def filter_sources(ds: Dataset, sources: list[str] | None, where: str) -> Datase
     present = set(ds.unique("source"))
     unknown = sorted(set(sources) - present)
     if unknown:
-        raise ValueError(f"{where}: no rows from source(s) {', '.join(unknown)}; sources present: "
-                         f"{', '.join(sorted(str(s) for s in present))}")
+        raise ValueError(
+            f"{where}: no rows from source(s) {', '.join(unknown)}; sources present: "
+            f"{', '.join(sorted(str(s) for s in present))}"
+        )
     keep = pc.is_in(ds.data.table.column("source"), value_set=pa.array(sorted(set(sources))))
     return ds.select(pc.indices_nonzero(keep).to_pylist())
 
@@ -223,7 +258,9 @@ def files_fingerprint(name: str, files: list[str]) -> tuple[str, list[str]]:
     named = []
     for f in sorted(set(files)):
         p = Path(f)
-        named.append((p.resolve().relative_to(root).as_posix() if p.resolve().is_relative_to(root) else str(p), p))
+        named.append(
+            (p.resolve().relative_to(root).as_posix() if p.resolve().is_relative_to(root) else str(p), p)
+        )
     return files_sha256(named), [rel for rel, _ in named]
 
 
@@ -258,8 +295,10 @@ def load_split(
         raise ValueError("no dataset given: pass --dataset_name (a local dataset folder or a Hub id)")
     local = is_local(name)
     if local and revision:
-        raise ValueError(f"{name}: --dataset_revision pins a Hub commit, but this is a local folder "
-                         "(its data files are hashed and recorded instead)")
+        raise ValueError(
+            f"{name}: --dataset_revision pins a Hub commit, but this is a local folder "
+            "(its data files are hashed and recorded instead)"
+        )
     config = resolve_config(name, config, revision)
     files, builder_hash = config_data_files(name, config, revision)
     split = check_split_name(name, config, split, list(files))
@@ -279,8 +318,9 @@ def load_split(
         from datasets import config as ds_config
 
         every = sorted({f for fs in files.values() for f in fs})
-        kwargs["cache_dir"] = str(Path(ds_config.HF_DATASETS_CACHE) / "spl_hf-local"
-                                  / files_fingerprint(name, every)[0][:32])
+        kwargs["cache_dir"] = str(
+            Path(ds_config.HF_DATASETS_CACHE) / "spl_hf-local" / files_fingerprint(name, every)[0][:32]
+        )
     try:
         loaded = load_dataset(name, config, split=split, revision=resolved, **kwargs)
     except DatasetGenerationError as exc:
@@ -293,5 +333,13 @@ def load_split(
     else:
         # hf://datasets/<repo>@<sha>/<path>: keep the path inside the repo
         fingerprint, rels = resolved, [f.split("@", 1)[-1].split("/", 1)[-1] for f in files[split]]
-    return ds, DataRecord(name, config, resolved, fingerprint, split, ds.num_rows,
-                          sorted(set(sources)) if sources else None, rels)
+    return ds, DataRecord(
+        name,
+        config,
+        resolved,
+        fingerprint,
+        split,
+        ds.num_rows,
+        sorted(set(sources)) if sources else None,
+        rels,
+    )

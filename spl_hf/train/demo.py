@@ -29,12 +29,31 @@ def demo_train(
             print(f"skipping training: {exc}")
             return None
     run_dir = Path(out) / "train_run"
-    argv = ["--config", str(recipe_path(DEMO_RECIPE)), "--dataset_name", str(dataset), "--dataset_config", config,
-            "--dataset_train_split", split, "--output_dir", str(run_dir), "--overwrite", "true",
-            "--disable_tqdm", "true", "--max_steps", "2", "--model_name_or_path", model,
-            *(["--dataset_revision", revision] if revision else [])]
+    argv = [
+        "--config",
+        str(recipe_path(DEMO_RECIPE)),
+        "--dataset_name",
+        str(dataset),
+        "--dataset_config",
+        config,
+        "--dataset_train_split",
+        split,
+        "--output_dir",
+        str(run_dir),
+        "--overwrite",
+        "true",
+        "--disable_tqdm",
+        "true",
+        "--max_steps",
+        "2",
+        "--model_name_or_path",
+        model,
+        *(["--dataset_revision", revision] if revision else []),
+    ]
     main(*parse_args(argv), argv=argv)
     rec = json.loads((run_dir / "run.json").read_text())
-    print(f"trained {rec['model']['model_id']} for {rec['global_steps']} steps on {rec['rows']} pairs of "
-          f"{dataset} ({config}/{split}): final loss {rec['final_loss']:.4f}; LoRA adapter in {run_dir}")
+    print(
+        f"trained {rec['model']['model_id']} for {rec['global_steps']} steps on {rec['rows']} pairs of "
+        f"{dataset} ({config}/{split}): final loss {rec['final_loss']:.4f}; LoRA adapter in {run_dir}"
+    )
     return run_dir

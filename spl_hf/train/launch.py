@@ -29,5 +29,7 @@ def parse_accelerate_config(path: str | Path) -> Any:
             prefix = _PREFIXED.get(section, "")
             dest = key if key.startswith(prefix) else prefix + key
             if dest not in dests:
-                raise ValueError(f"{path}: unknown key {key!r} in {section} (accelerate launch has no --{dest})")
+                raise ValueError(
+                    f"{path}: unknown key {key!r} in {section} (accelerate launch has no --{dest})"
+                )
     return config

@@ -152,23 +152,40 @@ def dataset_link(data: DataRecord) -> str:
 def model_card(record: RunRecord, base_model: str) -> str:
     d = record.data
     s = record.settings
-    meta: dict[str, Any] = {"base_model": base_model, "library_name": "peft",
-                            "tags": ["trl", "dpo", "lora", "spl_hf"], "pipeline_tag": "text-generation"}
+    meta: dict[str, Any] = {
+        "base_model": base_model,
+        "library_name": "peft",
+        "tags": ["trl", "dpo", "lora", "spl_hf"],
+        "pipeline_tag": "text-generation",
+    }
     if d.dataset_revision is not None:
         meta["datasets"] = [d.dataset_name]
     rows = [
         ("Base model", f"`{base_model}` ({record.model.get('revision', '')})"),
         ("Dataset", dataset_link(d)),
-        ("Config / split", f"`{d.dataset_config}` / `{d.split}`" + (f", sources {', '.join(d.sources)}" if d.sources else "")),
+        (
+            "Config / split",
+            f"`{d.dataset_config}` / `{d.split}`"
+            + (f", sources {', '.join(d.sources)}" if d.sources else ""),
+        ),
         ("Rows", f"{d.rows:,}"),
-        ("Objective", f"DPO, {s.get('loss_type')} loss, beta = {s.get('beta')}"
-         + (f", each pair weighted by `{record.weight_column}`" if record.weight_column else "")),
+        (
+            "Objective",
+            f"DPO, {s.get('loss_type')} loss, beta = {s.get('beta')}"
+            + (f", each pair weighted by `{record.weight_column}`" if record.weight_column else ""),
+        ),
         ("Reference", "base model with the adapter disabled"),
-        ("Adapter", f"LoRA r = {s.get('lora_r')}, alpha = {s.get('lora_alpha')}, dropout = {s.get('lora_dropout')}, "
-         f"rslora = {s.get('use_rslora')}, targets `{s.get('lora_target_modules')}`"),
+        (
+            "Adapter",
+            f"LoRA r = {s.get('lora_r')}, alpha = {s.get('lora_alpha')}, dropout = {s.get('lora_dropout')}, "
+            f"rslora = {s.get('use_rslora')}, targets `{s.get('lora_target_modules')}`",
+        ),
         ("Adapted modules", f"{record.adapted_modules:,} ({record.trainable_params:,} trainable parameters)"),
-        ("Optimizer", f"{s.get('optim')}, lr {s.get('learning_rate')}, {s.get('lr_scheduler_type')} schedule, "
-         f"warmup {s.get('warmup_steps')}"),
+        (
+            "Optimizer",
+            f"{s.get('optim')}, lr {s.get('learning_rate')}, {s.get('lr_scheduler_type')} schedule, "
+            f"warmup {s.get('warmup_steps')}",
+        ),
         ("Seed", str(record.seed)),
         ("Steps / processes", f"{record.global_steps} optimizer steps on {record.world_size} process(es)"),
         ("Final loss", "n/a" if record.final_loss is None else f"{record.final_loss:.6g}"),
@@ -181,7 +198,7 @@ def model_card(record: RunRecord, base_model: str) -> str:
         f"{table}\n\n"
         "Every setting is in `train_config.yaml`; data identity, package versions and timings in `run.json`.\n\n"
         "```python\nfrom peft import AutoPeftModelForCausalLM\n\n"
-        "model = AutoPeftModelForCausalLM.from_pretrained(\"path/to/this/folder\")\n```\n"
+        'model = AutoPeftModelForCausalLM.from_pretrained("path/to/this/folder")\n```\n'
     )
 
 
@@ -189,4 +206,6 @@ def write_run(out: Path, record: RunRecord, config: dict[str, Any], base_model: 
     """Write the config and card, then ``run.json`` last (its presence marks a finished run)."""
     (out / CONFIG_FILE).write_text(yaml.safe_dump(config, sort_keys=False, width=100), encoding="utf-8")
     (out / CARD_FILE).write_text(model_card(record, base_model), encoding="utf-8")
-    (out / RUN_FILE).write_text(json.dumps(record.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (out / RUN_FILE).write_text(
+        json.dumps(record.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )

@@ -39,7 +39,9 @@ def resolve_base_model(name: str | None, revision: str | None = None) -> tuple[s
     cache folder, which is what gets loaded.
     """
     if not name:
-        raise ValueError("no model given: pass --model_name_or_path (a model folder, a Hub id, or `embedded`)")
+        raise ValueError(
+            "no model given: pass --model_name_or_path (a model folder, a Hub id, or `embedded`)"
+        )
     from spl_hf.backends.loading import EMBEDDED_NAME, prepare_embedded, resolve_model
 
     if name == EMBEDDED:
@@ -70,7 +72,9 @@ def settings(training_args: DPOConfig, model_args: ModelConfig) -> dict[str, Any
         "loss_type": loss[0] if isinstance(loss, list) and len(loss) == 1 else loss,
         "beta": training_args.beta,
         "learning_rate": training_args.learning_rate,
-        "lr_scheduler_type": str(getattr(training_args.lr_scheduler_type, "value", training_args.lr_scheduler_type)),
+        "lr_scheduler_type": str(
+            getattr(training_args.lr_scheduler_type, "value", training_args.lr_scheduler_type)
+        ),
         "warmup_steps": training_args.warmup_steps,
         "optim": str(getattr(training_args.optim, "value", training_args.optim)),
         "per_device_train_batch_size": training_args.per_device_train_batch_size,
@@ -98,20 +102,39 @@ def main(
 
     state = PartialState()
     if not model_args.use_peft:
-        raise ValueError("train.py trains LoRA adapters: set use_peft: true (the reference is the base model "
-                         "with the adapter disabled)")
+        raise ValueError(
+            "train.py trains LoRA adapters: set use_peft: true (the reference is the base model "
+            "with the adapter disabled)"
+        )
     if script_args.dataset_streaming:
-        raise ValueError("dataset_streaming is not supported: the rows are counted and checked before training")
+        raise ValueError(
+            "dataset_streaming is not supported: the rows are counted and checked before training"
+        )
     name = script_args.dataset_name
-    out = guard_dir(training_args.output_dir, overwrite=script_args.overwrite,
-                    inputs=[name] if name and is_local(name) else [])
+    out = guard_dir(
+        training_args.output_dir,
+        overwrite=script_args.overwrite,
+        inputs=[name] if name and is_local(name) else [],
+    )
     weight_column = script_args.weight_column if script_args.score_weighting else None
-    train_ds, data = load_split(name, script_args.dataset_config, script_args.dataset_train_split,
-                                script_args.dataset_revision, script_args.sources, weight_column)
+    train_ds, data = load_split(
+        name,
+        script_args.dataset_config,
+        script_args.dataset_train_split,
+        script_args.dataset_revision,
+        script_args.sources,
+        weight_column,
+    )
     eval_ds = None
     if str(getattr(training_args.eval_strategy, "value", training_args.eval_strategy)) != "no":
-        eval_ds, _ = load_split(name, data.dataset_config, script_args.dataset_test_split,
-                                script_args.dataset_revision, script_args.sources, weight_column)
+        eval_ds, _ = load_split(
+            name,
+            data.dataset_config,
+            script_args.dataset_test_split,
+            script_args.dataset_revision,
+            script_args.sources,
+            weight_column,
+        )
     # Every rank has checked the folder before any rank writes into it.
     state.wait_for_everyone()
     if state.is_main_process:
@@ -122,8 +145,9 @@ def main(
     from trl import DPOTrainer, get_peft_config, get_quantization_config
 
     with state.main_process_first():  # the embedded model is converted once, by one process
-        model_path, model_info, base_model = resolve_base_model(model_args.model_name_or_path,
-                                                                model_args.model_revision)
+        model_path, model_info, base_model = resolve_base_model(
+            model_args.model_name_or_path, model_args.model_revision
+        )
     model_init_kwargs = {
         "revision": model_args.model_revision,
         "trust_remote_code": False,
@@ -181,8 +205,9 @@ def main(
             argv=safe_argv(sys.argv[1:] if argv is None else argv),
         )
         write_run(out, record, resolved_config(script_args, training_args, model_args), base_model)
-        trainer.accelerator.print(f"final loss {record.final_loss} after {record.global_steps} steps; "
-                                  f"adapter in {out}")
+        trainer.accelerator.print(
+            f"final loss {record.final_loss} after {record.global_steps} steps; adapter in {out}"
+        )
     state.wait_for_everyone()
     if hasattr(trainer, "end"):  # transformers >= 5.18: finish trackers, destroy the process group
         trainer.end()

@@ -75,8 +75,15 @@ def launcher(accelerate_config: str | None = None) -> list[str]:
     """How each run is started: ``python -m spl_hf.train`` or ``accelerate launch --config_file F -m ...``."""
     if accelerate_config is None:
         return [sys.executable, "-m", "spl_hf.train"]
-    return [sys.executable, "-m", "accelerate.commands.launch", "--config_file", accelerate_config,
-            "-m", "spl_hf.train"]
+    return [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--config_file",
+        accelerate_config,
+        "-m",
+        "spl_hf.train",
+    ]
 
 
 def plan(
@@ -93,13 +100,25 @@ def plan(
     for cond in conditions:
         for seed in seeds:
             out = root / cond.name / f"seed{seed}"
-            argv = [*launcher(accelerate_config), "--config", recipe, "--dataset_config", cond.config,
-                    "--seed", str(seed), "--output_dir", str(out), *extra]
+            argv = [
+                *launcher(accelerate_config),
+                "--config",
+                recipe,
+                "--dataset_config",
+                cond.config,
+                "--seed",
+                str(seed),
+                "--output_dir",
+                str(out),
+                *extra,
+            ]
             runs.append(SweepRun(cond.name, seed, out, argv))
     return runs
 
 
-def prepare_root(root: str | Path, recipe: str, seeds: Sequence[int], conditions: Sequence[Condition]) -> Path:
+def prepare_root(
+    root: str | Path, recipe: str, seeds: Sequence[int], conditions: Sequence[Condition]
+) -> Path:
     """Create or reuse the sweep root: new/empty, or an earlier sweep of the same plan (resume)."""
     out = refuse_dangerous(root, inputs=[recipe])
     if out.exists() and not out.is_dir():
@@ -107,13 +126,20 @@ def prepare_root(root: str | Path, recipe: str, seeds: Sequence[int], conditions
     manifest = {"recipe": recipe, "seeds": list(seeds), "conditions": {c.name: c.config for c in conditions}}
     if out.is_dir() and any(out.iterdir()):
         if not owned_by_spl_hf(out) or not (out / SWEEP_FILE).is_file():
-            raise OutputError(f"{root}: holds files that are not an spl_hf sweep; choose a new or empty folder")
+            raise OutputError(
+                f"{root}: holds files that are not an spl_hf sweep; choose a new or empty folder"
+            )
         earlier = json.loads((out / SWEEP_FILE).read_text())
-        clash = {k: (earlier["conditions"][k], v) for k, v in manifest["conditions"].items()
-                 if earlier.get("conditions", {}).get(k, v) != v}
+        clash = {
+            k: (earlier["conditions"][k], v)
+            for k, v in manifest["conditions"].items()
+            if earlier.get("conditions", {}).get(k, v) != v
+        }
         if clash:
-            raise OutputError(f"{root}: an earlier sweep trained other configs under these condition names "
-                              f"(earlier, now): {clash}; use another folder or other names")
+            raise OutputError(
+                f"{root}: an earlier sweep trained other configs under these condition names "
+                f"(earlier, now): {clash}; use another folder or other names"
+            )
         manifest["seeds"] = sorted(set(earlier.get("seeds", [])) | set(seeds))
         manifest["conditions"] = {**earlier.get("conditions", {}), **manifest["conditions"]}
     mark_output(out, "train-sweep")

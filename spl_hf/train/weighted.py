@@ -64,8 +64,10 @@ class WeightedDPOTrainer(DPOTrainer):
         if self._is_vision_dataset:
             unsupported.append("vision datasets")
         if unsupported:
-            raise ValueError("score-weighted DPO supports the plain sigmoid loss only; unsupported: "
-                             + ", ".join(unsupported))
+            raise ValueError(
+                "score-weighted DPO supports the plain sigmoid loss only; unsupported: "
+                + ", ".join(unsupported)
+            )
         self.data_collator = WeightCollator(self.data_collator, weight_column)
 
     def _set_signature_columns_if_needed(self) -> None:
@@ -79,7 +81,9 @@ class WeightedDPOTrainer(DPOTrainer):
 
     def _compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool):
         if return_outputs:
-            raise ValueError("score-weighted DPO computes no logits for compute_metrics; unset compute_metrics")
+            raise ValueError(
+                "score-weighted DPO computes no logits for compute_metrics; unset compute_metrics"
+            )
         mode = "train" if self.model.training else "eval"
         weights = inputs[WEIGHT_KEY]
         non_model = {"completion_mask", "ref_chosen_logps", "ref_rejected_logps", WEIGHT_KEY}
@@ -95,10 +99,15 @@ class WeightedDPOTrainer(DPOTrainer):
             ref_chosen_logps, ref_rejected_logps = inputs["ref_chosen_logps"], inputs["ref_rejected_logps"]
         else:
             # Same reference as DPOTrainer: with a fresh adapter, the base model with adapters disabled.
-            with torch.no_grad(), disable_gradient_checkpointing(self.model, self.args.gradient_checkpointing_kwargs):
+            with (
+                torch.no_grad(),
+                disable_gradient_checkpointing(self.model, self.args.gradient_checkpointing_kwargs),
+            ):
                 if is_peft_model(self.model) and self.ref_model is None:
                     unwrapped = self.accelerator.unwrap_model(self.model)
-                    with use_adapter(unwrapped, adapter_name="ref" if "ref" in unwrapped.peft_config else None):
+                    with use_adapter(
+                        unwrapped, adapter_name="ref" if "ref" in unwrapped.peft_config else None
+                    ):
                         ref_logps = self._sequence_logps(self.model, model_kwargs, labels, seq_len)
                 else:
                     ref_logps = self._sequence_logps(self.ref_model, model_kwargs, labels, seq_len)
@@ -114,7 +123,9 @@ class WeightedDPOTrainer(DPOTrainer):
         metrics = self._metrics[mode]
         metrics["rewards/chosen"].append(gather(chosen_rewards).mean().item())
         metrics["rewards/rejected"].append(gather(rejected_rewards).mean().item())
-        metrics["rewards/accuracies"].append(gather((chosen_rewards > rejected_rewards).float()).mean().item())
+        metrics["rewards/accuracies"].append(
+            gather((chosen_rewards > rejected_rewards).float()).mean().item()
+        )
         metrics["rewards/margins"].append(gather(chosen_rewards - rejected_rewards).mean().item())
         metrics["logps/chosen"].append(gather(chosen_logps.detach()).mean().item())
         metrics["logps/rejected"].append(gather(rejected_logps.detach()).mean().item())

@@ -152,7 +152,9 @@ class HubHandler(BaseHTTPRequestHandler):
     def auth(self) -> Auth:
         return self.server.auth
 
-    def _repo(self, plural_or_prefix: str | None, org: str, name: str, *, write: bool = False) -> tuple[str, str]:
+    def _repo(
+        self, plural_or_prefix: str | None, org: str, name: str, *, write: bool = False
+    ) -> tuple[str, str]:
         repo_type, repo_id = _type(plural_or_prefix), f"{unquote(org)}/{unquote(name)}"
         authz = self.headers.get("Authorization")
         if write:
@@ -168,12 +170,17 @@ class HubHandler(BaseHTTPRequestHandler):
         body = json.loads(self._body() or b"{}")
         self.auth.check_write(self.headers.get("Authorization"))
         repo_type = body.get("type") or "model"
-        repo_id = f"{body['organization']}/{body['name']}" if body.get("organization") else str(body.get("name"))
+        repo_id = (
+            f"{body['organization']}/{body['name']}" if body.get("organization") else str(body.get("name"))
+        )
         private = body.get("visibility", "private" if body.get("private") else "public") != "public"
         url = f"{self.base}/{_url_prefix(repo_type)}{repo_id}"
         if not self.store.create(repo_type, repo_id, private):
-            self._json({"error": "You already created this dataset repo", "url": url}, 409,
-                       {"X-Error-Message": "You already created this repo"})
+            self._json(
+                {"error": "You already created this dataset repo", "url": url},
+                409,
+                {"X-Error-Message": "You already created this repo"},
+            )
             return
         self._json({"url": url, "name": repo_id, "id": repo_id}, 200)
 
@@ -189,40 +196,56 @@ class HubHandler(BaseHTTPRequestHandler):
             if blobs:
                 s.update(size=e.size, blobId=e.blob_id)
                 if e.lfs:
-                    s["lfs"] = {"sha256": e.oid, "size": e.size, "pointerSize": len(lfs_pointer(e.oid, e.size))}
+                    s["lfs"] = {
+                        "sha256": e.oid,
+                        "size": e.size,
+                        "pointerSize": len(lfs_pointer(e.oid, e.size)),
+                    }
             siblings.append(s)
-        self._json({
-            "_id": hashlib.sha1(repo_id.encode()).hexdigest()[:24],
-            "id": repo_id,
-            "author": repo_id.split("/")[0],
-            "sha": sha,
-            "private": bool(meta.get("private")),
-            "gated": False,
-            "disabled": False,
-            "downloads": 0,
-            "likes": 0,
-            "tags": [],
-            "createdAt": _iso(meta.get("created", commit.date)),
-            "lastModified": _iso(commit.date),
-            "siblings": siblings,
-        })
+        self._json(
+            {
+                "_id": hashlib.sha1(repo_id.encode()).hexdigest()[:24],
+                "id": repo_id,
+                "author": repo_id.split("/")[0],
+                "sha": sha,
+                "private": bool(meta.get("private")),
+                "gated": False,
+                "disabled": False,
+                "downloads": 0,
+                "likes": 0,
+                "tags": [],
+                "createdAt": _iso(meta.get("created", commit.date)),
+                "lastModified": _iso(commit.date),
+                "siblings": siblings,
+            }
+        )
 
     def refs(self, t: str, org: str, name: str) -> None:
         repo_type, repo_id = self._repo(t, org, name)
         heads = self.store.refs(repo_type, repo_id)["heads"]
-        branches = [{"name": b, "ref": f"refs/heads/{b}", "targetCommit": s} for b, s in heads.items()
-                    if not b.startswith("refs/pr/")]
+        branches = [
+            {"name": b, "ref": f"refs/heads/{b}", "targetCommit": s}
+            for b, s in heads.items()
+            if not b.startswith("refs/pr/")
+        ]
         prs = [{"name": b, "ref": b, "targetCommit": s} for b, s in heads.items() if b.startswith("refs/pr/")]
         self._json({"branches": branches, "converts": [], "tags": [], "pullRequests": prs})
 
     def commits(self, t: str, org: str, name: str, revision: str) -> None:
         repo_type, repo_id = self._repo(t, org, name)
         sha = self.store.resolve(repo_type, repo_id, unquote(revision))
-        self._json([
-            {"id": c.sha, "title": c.summary, "message": c.description, "authors": [],
-             "date": _iso(c.date)}
-            for c in self.store.history(repo_type, repo_id, sha)
-        ])
+        self._json(
+            [
+                {
+                    "id": c.sha,
+                    "title": c.summary,
+                    "message": c.description,
+                    "authors": [],
+                    "date": _iso(c.date),
+                }
+                for c in self.store.history(repo_type, repo_id, sha)
+            ]
+        )
 
     # -- listing -----------------------------------------------------------------------------
     def _entries(self, commit: Commit) -> tuple[dict[str, FileEntry], set[str]]:
@@ -239,7 +262,12 @@ class HubHandler(BaseHTTPRequestHandler):
 
     def _dir_info(self, tree: dict[str, FileEntry], path: str, last: dict | None) -> dict:
         listing = "".join(f"{p}:{e.blob_id}\n" for p, e in sorted(tree.items()) if p.startswith(path + "/"))
-        d: dict = {"type": "directory", "oid": hashlib.sha1(listing.encode()).hexdigest(), "size": 0, "path": path}
+        d: dict = {
+            "type": "directory",
+            "oid": hashlib.sha1(listing.encode()).hexdigest(),
+            "size": 0,
+            "path": path,
+        }
         if last is not None:
             d["lastCommit"] = last
         return d
@@ -271,7 +299,7 @@ class HubHandler(BaseHTTPRequestHandler):
         prefix = root + "/" if root else ""
 
         def wanted(p: str) -> bool:
-            return p.startswith(prefix) and (recursive or "/" not in p[len(prefix):])
+            return p.startswith(prefix) and (recursive or "/" not in p[len(prefix) :])
 
         def last(p: str) -> dict | None:
             return self._last_commit(repo_type, repo_id, sha, p) if expand else None
@@ -356,7 +384,9 @@ class HubHandler(BaseHTTPRequestHandler):
 
     def no_xet(self, t: str, org: str, name: str) -> None:
         self._repo(t, org, name)
-        raise StoreError(501, "this server implements the classic LFS upload path only: set HF_HUB_DISABLE_XET=1")
+        raise StoreError(
+            501, "this server implements the classic LFS upload path only: set HF_HUB_DISABLE_XET=1"
+        )
 
     def lfs_batch(self, prefix: str | None, org: str, name: str) -> None:
         body = json.loads(self._body() or b"{}")
@@ -406,8 +436,12 @@ class HubHandler(BaseHTTPRequestHandler):
         if entry is None:
             raise StoreError(404, f"Entry not found: {unquote(path)} at {sha}", "EntryNotFound")
         etag = entry.oid if entry.lfs else entry.blob_id
-        headers = {"ETag": f'"{etag}"', "X-Repo-Commit": sha, "Accept-Ranges": "bytes",
-                   "Content-Type": "application/octet-stream"}
+        headers = {
+            "ETag": f'"{etag}"',
+            "X-Repo-Commit": sha,
+            "Accept-Ranges": "bytes",
+            "Content-Type": "application/octet-stream",
+        }
         if entry.lfs:
             headers.update({"X-Linked-Etag": f'"{entry.oid}"', "X-Linked-Size": str(entry.size)})
         start, end, status = 0, entry.size - 1, 200
@@ -480,8 +514,14 @@ class HubHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, root: str, host: str = "127.0.0.1", port: int = 0, token: str | None = None,
-                 verbose: bool = False) -> None:
+    def __init__(
+        self,
+        root: str,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        token: str | None = None,
+        verbose: bool = False,
+    ) -> None:
         self.store = Store(root)
         self.auth = Auth(token)
         self.verbose = verbose

@@ -151,7 +151,9 @@ class Store:
             sha = self._write_commit(repo, [], "initial commit", "", {})
             _write_atomic(repo / "refs.json", json.dumps({"heads": {"main": sha}, "prs": []}).encode())
             # meta.json last: a repo exists only once it has a head.
-            _write_atomic(repo / "meta.json", json.dumps({"private": private, "created": time.time()}).encode())
+            _write_atomic(
+                repo / "meta.json", json.dumps({"private": private, "created": time.time()}).encode()
+            )
             return True
 
     def refs(self, repo_type: str, repo_id: str) -> dict:
@@ -273,7 +275,8 @@ class Store:
             parent = header.get("parentCommit")
             if parent and parent != head:
                 raise StoreError(
-                    412, f"A commit has happened since {parent}: {revision} is now at {head}. Retry on top of it."
+                    412,
+                    f"A commit has happened since {parent}: {revision} is now at {head}. Retry on top of it.",
                 )
             tree = dict(self.commit(repo_type, repo_id, head).tree)
             for op in operations:
@@ -326,7 +329,9 @@ class Store:
 
 def _safe_path(path: str) -> bool:
     parts = path.split("/")
-    return bool(path) and all(p not in ("", ".", "..") for p in parts) and "\\" not in path and "\0" not in path
+    return (
+        bool(path) and all(p not in ("", ".", "..") for p in parts) and "\\" not in path and "\0" not in path
+    )
 
 
 def _drain(stream: BinaryIO, size: int) -> None:

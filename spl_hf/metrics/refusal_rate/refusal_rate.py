@@ -85,7 +85,9 @@ class RefusalRate(evaluate.Metric):
     def _compute(self, predictions=None, at_limit=None, categories=None, return_labels=None, **kwargs):
         # **kwargs: evaluate.combine passes every keyword to every module.
         labels = self.return_labels if return_labels is None else bool(return_labels)
-        result = refusal.compute_refusal(predictions, at_limit, categories, self.matcher, return_labels=labels)
+        result = refusal.compute_refusal(
+            predictions, at_limit, categories, self.matcher, return_labels=labels
+        )
         out = result.to_dict()
         if categories is None:
             out.pop("per_category")
