@@ -16,8 +16,9 @@ import socket
 from collections.abc import Iterable
 from pathlib import Path
 
+from spl_hf.manifest import MANIFEST, read_manifest
+
 MARKER = ".spl_hf-output.json"
-MANIFEST = "MANIFEST.sha256"
 
 
 class OutputError(ValueError):
@@ -62,19 +63,14 @@ def owned_by_spl_hf(folder: str | Path) -> bool:
     folder = Path(folder)
     if (folder / MARKER).is_file():
         return True
-    manifest = folder / MANIFEST
-    if not manifest.is_file():
-        return False
     try:
-        listed = {
-            line.split("  ", 1)[1]
-            for line in manifest.read_text(encoding="utf-8").splitlines()
-            if "  " in line
-        }
-    except (OSError, UnicodeDecodeError):
+        manifest = read_manifest(folder)
+    except OSError:
+        return False
+    if manifest is None or manifest.problems:  # a manifest that breaks the rules vouches for nothing
         return False
     present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
-    return present - {MANIFEST} <= listed
+    return present - {MANIFEST} <= manifest.entries.keys()
 
 
 def guard_dir(path: str | Path, *, overwrite: bool = False, inputs: Iterable[str | Path] = ()) -> Path:

@@ -10,7 +10,8 @@ import yaml
 from datasets import Features, Value, concatenate_datasets, load_dataset
 
 from spl_hf.cli import main
-from spl_hf.hub.folder import ConfigData, verify_manifest, write_dataset_folder, yaml_metadata
+from spl_hf.hub.folder import ConfigData, write_dataset_folder, yaml_metadata
+from spl_hf.manifest import verify_manifest
 
 FRESH = "force_redownload"  # datasets keys a local folder's Arrow cache by its name, not its bytes
 

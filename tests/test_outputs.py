@@ -14,7 +14,8 @@ import pytest
 from datasets import Features, Value
 
 from spl_hf.hub import folder as folder_mod
-from spl_hf.hub.folder import MANIFEST, ConfigData, verify_manifest, write_dataset_folder
+from spl_hf.hub.folder import ConfigData, write_dataset_folder
+from spl_hf.manifest import MANIFEST, verify_manifest
 from spl_hf.outputs import MARKER, OutputError, guard_dir, guard_file, mark_output, owned_by_spl_hf
 
 FEATURES = Features({"x": Value("int64"), "text": Value("string")})

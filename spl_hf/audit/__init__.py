@@ -1,6 +1,7 @@
+from spl_hf.audit.entry import AuditReport, audit
 from spl_hf.audit.load import BuiltFolder, LoadedSplit, load_built, read_folder
 from spl_hf.audit.tables import CompositionTables, composition_tables
-from spl_hf.audit.verify import AuditReport, LabelChange, Mismatch, audit_batches, audit_table, differs
+from spl_hf.audit.verify import LabelChange, Mismatch, RuleAuditReport, audit_batches, audit_table, differs
 
 __all__ = [
     "AuditReport",
@@ -9,6 +10,8 @@ __all__ = [
     "LabelChange",
     "LoadedSplit",
     "Mismatch",
+    "RuleAuditReport",
+    "audit",
     "audit_batches",
     "audit_table",
     "composition_tables",

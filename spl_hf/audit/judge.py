@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spl_hf.audit.verify import (
-    AuditReport,
+    RuleAuditReport,
     codes_of,
     differs,
     int_differs,
@@ -33,7 +33,7 @@ from spl_hf.rules.rulebase import RuleBase
 
 def audit_judge_table(
     table: pa.Table, rb: RuleBase, *, messages: bool = True, start: int = 0, max_report: int = 1000
-) -> AuditReport:
+) -> RuleAuditReport:
     """Recompute every row's ``judge`` struct (and, with ``messages``, its judge-label messages)."""
     schema = judge_features(rb.schema).arrow_schema
     missing = [c for c in schema.names if c not in table.column_names]
@@ -74,6 +74,6 @@ def audit_judge_table(
             )
     # Judge fields are named as such; the messages keep their column names.
     named = {f if f in ("chosen", "rejected") else f"judge.{f}": m for f, m in checks.items()}
-    report = AuditReport(rows=n, rulebase_id=rb.id, rulebase_hash=rb.hash)
+    report = RuleAuditReport(rows=n, rulebase_id=rb.id, rulebase_hash=rb.hash)
     record_mismatches(report, named, table.column("pair_id"), start, max_report)
     return report

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from spl_hf.audit.judge import audit_judge_table
 from spl_hf.audit.load import BUILD_REPORT, BuiltFolder, LoadedSplit, read_build_report
-from spl_hf.audit.verify import AuditReport, audit_batches, merge_reports
+from spl_hf.audit.verify import RuleAuditReport, audit_batches, merge_reports
 from spl_hf.derive.digest import combine, hash_array
 from spl_hf.derive.features import DIGEST_COLUMNS
 from spl_hf.derive.verdict_labels import JUDGE_COLUMN
@@ -39,10 +39,10 @@ __all__ = ["SPLAudit", "audit_spl_folder"]
 class SPLAudit:
     """The rule audit (its report is what `spl-hf audit` always printed), the judge audit and the set checks."""
 
-    rules: AuditReport
-    judge: AuditReport | None
-    reports: list[tuple[LoadedSplit, AuditReport]] = field(default_factory=list)
-    judge_reports: list[tuple[LoadedSplit, AuditReport]] = field(default_factory=list)
+    rules: RuleAuditReport
+    judge: RuleAuditReport | None
+    reports: list[tuple[LoadedSplit, RuleAuditReport]] = field(default_factory=list)
+    judge_reports: list[tuple[LoadedSplit, RuleAuditReport]] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -84,7 +84,8 @@ def audit_spl_folder(
     """
     judge_rb = judge_rb or rb
     out = SPLAudit(
-        rules=AuditReport(rulebase_id=rb.id, rulebase_hash=rb.hash, counterfactual=counterfactual), judge=None
+        rules=RuleAuditReport(rulebase_id=rb.id, rulebase_hash=rb.hash, counterfactual=counterfactual),
+        judge=None,
     )
     for s in built.splits:
         if s.config not in RULE_FREE:

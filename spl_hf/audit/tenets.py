@@ -67,10 +67,6 @@ class TenetAuditReport:
         return asdict(self)
 
 
-def is_tenet_build(path: str | Path) -> bool:
-    return (Path(path) / CERTIFICATE_FILE).is_file()
-
-
 def _field(der: pa.Array, *names: str) -> pa.Array:
     for name in names:
         der = pc.struct_field(der, name)

@@ -40,7 +40,7 @@ class LabelChange:
 
 
 @dataclass
-class AuditReport:
+class RuleAuditReport:
     rows: int = 0
     reproduced: int = 0
     mismatch_count: int = 0
@@ -157,7 +157,7 @@ def audit_table(
     start: int = 0,
     max_report: int = 1000,
     messages: bool = True,
-) -> AuditReport:
+) -> RuleAuditReport:
     """Audit one table (a batch); ``start`` offsets the reported row indices.
 
     ``messages=False`` leaves ``chosen``/``rejected`` to another check (a config whose messages follow
@@ -181,7 +181,7 @@ def audit_table(
     checks["digest"] = differs(sf["digest"], digest)
     checks["margin"] = null_mask(sf["margin"]) | (margins < 1)
     checks["attribute_values"] = c.invalid
-    report = AuditReport(rows=n, rulebase_id=rb.id, rulebase_hash=rb.hash, counterfactual=counterfactual)
+    report = RuleAuditReport(rows=n, rulebase_id=rb.id, rulebase_hash=rb.hash, counterfactual=counterfactual)
 
     names = rb.verdict_names
     stored_va, stored_vb = codes_of(sf["verdict_a"], names), codes_of(sf["verdict_b"], names)
@@ -234,7 +234,7 @@ def audit_table(
 
 
 def record_mismatches(
-    report: AuditReport, checks: dict[str, np.ndarray], ids: pa.ChunkedArray, start: int, max_report: int
+    report: RuleAuditReport, checks: dict[str, np.ndarray], ids: pa.ChunkedArray, start: int, max_report: int
 ) -> None:
     """Count the rows any check flags and list the first ``max_report`` with the fields that differ."""
     n = len(ids)
@@ -247,8 +247,8 @@ def record_mismatches(
         )
 
 
-def merge_reports(reports: list[AuditReport], max_report: int = 1000) -> AuditReport:
-    out = AuditReport()
+def merge_reports(reports: list[RuleAuditReport], max_report: int = 1000) -> RuleAuditReport:
+    out = RuleAuditReport()
     for r in reports:
         out.rows += r.rows
         out.reproduced += r.reproduced
@@ -274,7 +274,7 @@ def audit_batches(
     batch_size: int = 65_536,
     workers: int | None = None,
     messages: bool = True,
-) -> AuditReport:
+) -> RuleAuditReport:
     """Audit a whole table in fixed-size slices, so memory stays bounded.
 
     Slices run on ``workers`` threads (default: the CPU count): numpy and Arrow release the GIL
@@ -283,7 +283,7 @@ def audit_batches(
     starts = range(0, table.num_rows, batch_size)
     workers = max(1, min(workers or os.cpu_count() or 1, len(starts) or 1))
 
-    def one(i: int) -> AuditReport:
+    def one(i: int) -> RuleAuditReport:
         return audit_table(
             table.slice(i, batch_size), rb, counterfactual=counterfactual, start=i, messages=messages
         )
@@ -294,5 +294,5 @@ def audit_batches(
         with ThreadPoolExecutor(workers) as pool:
             reports = list(pool.map(one, starts))
     if not reports:
-        return AuditReport(rulebase_id=rb.id, rulebase_hash=rb.hash, counterfactual=counterfactual)
+        return RuleAuditReport(rulebase_id=rb.id, rulebase_hash=rb.hash, counterfactual=counterfactual)
     return merge_reports(reports)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import yaml
 
+from spl_hf.audit import audit
 from spl_hf.audit.load import load_built
-from spl_hf.audit.spl import audit_spl_path
 from spl_hf.audit.verify import audit_batches, merge_reports
 from spl_hf.build.spl import SPLBuildConfig, build_spl
 from spl_hf.demo.steps import step as _step
@@ -30,7 +30,7 @@ def demo_spl(out: Path) -> bool:
     from spl_hf.rules import default_rulebase
 
     rb = default_rulebase()
-    audited = audit_spl_path(result.path, rb)
+    audited = audit(result.path, rulebase=rb).result
     report = audited.rules
     print(
         f"{report.rows} rows audited, {report.reproduced} reproduced, {report.mismatch_count} mismatches"

@@ -12,7 +12,7 @@ from typing import Any
 _EXPORTS = {
     "ConfigData": "spl_hf.hub.folder",
     "WrittenFolder": "spl_hf.hub.folder",
-    "verify_manifest": "spl_hf.hub.folder",
+    "verify_manifest": "spl_hf.manifest",
     "write_dataset_folder": "spl_hf.hub.folder",
     "yaml_metadata": "spl_hf.hub.folder",
     "render_card": "spl_hf.hub.card",

@@ -8,7 +8,6 @@ from the build's own files, e.g. after a template changed, without rebuilding.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 
@@ -17,7 +16,8 @@ import pyarrow.parquet as pq
 from datasets import Features
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from spl_hf.hub.folder import MANIFEST, ConfigData, config_rows, sha256_file, yaml_metadata
+from spl_hf.hub.folder import ConfigData, config_rows, sha256_file, yaml_metadata
+from spl_hf.manifest import update_manifest
 
 CARD_INPUTS = "card.json"
 
@@ -122,19 +122,8 @@ def regenerate_card(
     text = render_card(template or inputs["template"], configs, **kwargs)
     readme = folder / "README.md"
     readme.write_text(text, encoding="utf-8")
-    _update_manifest(folder, {"README.md": sha256_file(readme)})
+    update_manifest(folder, {"README.md": sha256_file(readme)})
     return text
-
-
-def _update_manifest(folder: Path, digests: Mapping[str, str]) -> None:
-    manifest = folder / MANIFEST
-    if not manifest.is_file():
-        return
-    lines = []
-    for line in manifest.read_text().splitlines():
-        digest, rel = line.split("  ", 1)
-        lines.append(f"{digests.get(rel, digest)}  {rel}\n")
-    manifest.write_text("".join(lines))
 
 
 # Where people edit the templates: found in a source checkout or an editable install. An installed

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 from datasets import Features
 
 from spl_hf.filehash import sha256_file
+from spl_hf.manifest import check_manifest, write_manifest
 from spl_hf.outputs import (
     MARKER,
     OutputError,
@@ -35,7 +36,6 @@ from spl_hf.outputs import (
 )
 
 _SPLIT = re.compile(r"^\w+(\.\w+)*$")
-MANIFEST = "MANIFEST.sha256"
 DEFAULT_MAX_SHARD_SIZE = "500MB"
 WRITE_THREADS = min(4, os.cpu_count() or 1)
 
@@ -221,7 +221,7 @@ def _recover_and_clean(out: Path) -> None:
     """
     if not out.exists():
         for old in reversed(_our_temps(out, "old-")):
-            if (old / MANIFEST).is_file() and not verify_manifest(old):
+            if check_manifest(old).ok:
                 os.rename(old, out)
                 break
     for stale in _our_temps(out):
@@ -277,7 +277,7 @@ def write_dataset_folder(
             paths = [p for p in sorted(tmp.rglob("*")) if p.is_file() and p.name != MARKER]
             hashes = pool.map(sha256_file, paths)
             files = {p.relative_to(tmp).as_posix(): h for p, h in zip(paths, hashes, strict=True)}
-        (tmp / MANIFEST).write_text("".join(f"{h}  {rel}\n" for rel, h in files.items()), encoding="utf-8")
+        write_manifest(tmp, files)
         (tmp / MARKER).unlink()  # the manifest now identifies the folder
         _swap_in(tmp, out)
     except BaseException:
@@ -307,29 +307,3 @@ def _swap_in(new: Path, out: Path) -> None:
         os.rename(old, out)  # put the previous build back
         raise
     shutil.rmtree(old)
-
-
-def verify_manifest(folder: str | Path) -> list[str]:
-    """Files that differ from the manifest, are missing, or are not listed; empty when intact.
-
-    A folder without a manifest reports the manifest itself as missing: nothing in it can be
-    vouched for. A malformed manifest line raises ``ValueError`` naming the line.
-    """
-    folder = Path(folder)
-    manifest = folder / MANIFEST
-    if not manifest.is_file():
-        return [MANIFEST]
-    bad, listed = [], set()
-    for n, line in enumerate(manifest.read_text(encoding="utf-8").splitlines(), 1):
-        digest, sep, rel = line.partition("  ")
-        if not sep or not re.fullmatch(r"[0-9a-f]{64}", digest) or not rel:
-            raise ValueError(f"{manifest}:{n}: malformed manifest line (want '<sha256>  <path>')")
-        listed.add(rel)
-        path = folder / rel
-        if not path.is_file() or sha256_file(path) != digest:
-            bad.append(rel)
-    unlisted = sorted(
-        p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p != manifest
-    )
-    bad += [rel for rel in unlisted if rel not in listed]
-    return bad

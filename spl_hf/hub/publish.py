@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from spl_hf.hub.folder import MANIFEST, verify_manifest
+from spl_hf.manifest import MANIFEST
 
 REPO_TYPE = "dataset"
 KEEP = (".gitattributes",)  # repo files a build never holds but the Hub manages
@@ -55,25 +55,14 @@ class PublishResult:
 
 
 def _audit_clean(folder: Path) -> tuple[bool, str]:
-    """Whether a build folder audits clean, and why not. The one place publishing asks the audit."""
-    bad = verify_manifest(folder)
-    if bad:
-        return False, f"files differ from {MANIFEST}: {bad[:5]}"
+    """Whether a build folder audits clean (manifest included), and why not."""
+    from spl_hf.audit import audit
+
     try:
-        from spl_hf.audit.tenets import audit_tenet_build, is_tenet_build
-
-        if is_tenet_build(folder):
-            t = audit_tenet_build(str(folder))
-            if not t.ok:
-                failures = "; ".join(t.certificate_failures[:3]) or "verified"
-                return False, f"{t.mismatch_count} rows do not reproduce; assignment certificate: {failures}"
-            return True, ""
-        from spl_hf.audit.spl import audit_spl_path
-
-        result = audit_spl_path(folder)
+        report = audit(folder)
     except (ValueError, KeyError, FileNotFoundError) as exc:
         return False, f"the audit cannot read it: {exc}"
-    return result.ok, result.describe_failure()
+    return report.ok, report.describe_failure()
 
 
 def build_files(folder: Path) -> list[str]:

@@ -550,9 +550,9 @@ class SPLRelease:
         return counts
 
     def _audit(self, out: Path) -> dict[str, Any]:
-        from spl_hf.audit.spl import audit_spl_path
+        from spl_hf.audit import audit
 
-        result = audit_spl_path(self.cfg.output_dir, self.rulebase)
+        result = audit(self.cfg.output_dir, rulebase=self.rulebase).result
         judge = result.judge
         record = {
             "ok": result.ok,

@@ -330,9 +330,9 @@ class TenetRelease:
         }
 
     def _audit(self, out: Path) -> dict[str, Any]:
-        from spl_hf.audit.tenets import audit_tenet_build
+        from spl_hf.audit import audit
 
-        report = audit_tenet_build(self.cfg.output_dir)
+        report = audit(self.cfg.output_dir).result
         (out / "audit.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
         return {
             "ok": report.ok,

@@ -1,0 +1,243 @@
+"""One audit: :func:`audit` reads a build (a folder, or a Hub repo at a pinned revision), tells a tenet
+build from an SPL build, audits it, checks the manifest and the sources, and returns one
+:class:`AuditReport`. The CLI, publishing, both releases and the demo all ask it, so the kind
+dispatch and the report are written once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spl_hf.audit.hub import audit_target
+from spl_hf.audit.load import BuiltFolder, read_folder, resolve_rulebase, stored_rulebase_hashes
+from spl_hf.manifest import MANIFEST, ManifestCheck
+from spl_hf.rules.rulebase import RuleBase
+
+NO_SOURCES_NOTE = "no --sources: rows were not checked against their source pools (provenance)"
+TENET_CONFIG_NOTE = "--config is ignored for a tenet build: its checks span every config"
+
+
+@dataclass
+class AuditReport:
+    """What an audit found, in one shape for both kinds of build.
+
+    ``result`` is the kind's own report (:class:`~spl_hf.audit.spl.SPLAudit` or
+    :class:`~spl_hf.audit.tenets.TenetAuditReport`) for callers that record its details;
+    ``details`` holds the kind's extra JSON keys (rule base, judge counts, counterfactual changes).
+    """
+
+    kind: str
+    target: str
+    ok: bool
+    rows: int
+    reproduced: int
+    mismatch_count: int
+    mismatches: list[dict] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    certificate_ok: bool | None = None  # tenet builds only
+    manifest: ManifestCheck | None = None  # None when audited without the manifest
+    provenance: dict | None = None  # None when no sources were given
+    repo_id: str | None = None
+    revision: str | None = None
+    summary: list[str] = field(default_factory=list)  # the human-readable lines `spl-hf audit` prints
+    details: dict[str, Any] = field(default_factory=dict)
+    result: Any = None
+
+    def to_dict(self) -> dict:
+        """What ``spl-hf audit --json`` prints."""
+        out: dict[str, Any] = {"kind": self.kind, "ok": self.ok, **self.details}
+        out.update(
+            rows=self.rows,
+            reproduced=self.reproduced,
+            mismatch_count=self.mismatch_count,
+            mismatches=self.mismatches,
+            failures=self.failures,
+            notes=self.notes,
+        )
+        if self.certificate_ok is not None:
+            out["certificate_ok"] = self.certificate_ok
+        if self.provenance is not None:
+            out["provenance"] = self.provenance
+        if self.repo_id:
+            out["repo_id"], out["revision"] = self.repo_id, self.revision
+        if self.manifest is not None:
+            out["manifest_mismatches"] = self.manifest.mismatched
+            out["unlisted_files"] = self.manifest.unlisted
+        return out
+
+    def describe_failure(self) -> str:
+        """One line saying why the audit failed ("" when it passed)."""
+        if self.ok:
+            return ""
+        if self.manifest is not None and not self.manifest.ok:
+            bad = self.manifest.mismatched + self.manifest.unlisted + self.manifest.problems
+            return f"files differ from {MANIFEST}: {(bad or [MANIFEST + ' is missing'])[:5]}"
+        if self.kind == "spl":
+            return self.result.describe_failure()
+        cert = "; ".join(self.result.certificate_failures[:3]) or "verified"
+        return (
+            "; ".join([*self.failures[:3], f"{self.mismatch_count} rows do not reproduce"])
+            + f"; assignment certificate: {cert}"
+        )
+
+
+def audit(
+    path_or_repo: str | Path,
+    *,
+    revision: str | None = None,
+    rulebase: str | Path | RuleBase | None = None,
+    sources: list[str] | None = None,
+    manifest: bool = True,
+    config: str | None = None,
+    max_report: int = 1000,
+) -> AuditReport:
+    """Audit a build folder, or the Hub dataset ``path_or_repo`` at ``revision``.
+
+    SPL builds are recomputed with ``rulebase`` (a file, a parsed rule base, or by default the
+    build's own): one whose hash differs from the recorded one reports the labels it would change
+    without failing. ``sources`` are provenance specs (see ``spl-hf audit --help``); ``config``
+    restricts an SPL audit to one config. Raises FileNotFoundError/ValueError only when the target
+    cannot be a build at all; everything else is a failure in the report.
+    """
+    if max_report < 0:
+        raise ValueError(f"--max-report must be >= 0, got {max_report}")
+    with audit_target(str(path_or_repo), revision) as target:
+        built = read_folder(target.folder, config=config, manifest=manifest, ignore=target.ignore)
+        if built.kind == "tenets":
+            if config:  # a tenet build's checks span every config
+                built = read_folder(target.folder, manifest=manifest, ignore=target.ignore)
+            report = _audit_tenets(built, sources, max_report, config)
+        else:
+            report = _audit_spl(built, rulebase, sources, max_report)
+    report.target = target.describe()
+    report.repo_id, report.revision = target.repo_id, target.revision
+    report.manifest = built.manifest
+    return report
+
+
+def _provenance(built: BuiltFolder, sources, max_report: int, own: RuleBase | None) -> dict | None:
+    """Rows against their sources; an SPL build passes its own rule base (schema, verdict ranking)."""
+    from spl_hf.audit.provenance import check_spl_provenance, check_tenet_provenance
+
+    if own is None:
+        return check_tenet_provenance(built, sources, max_report).to_dict()
+    return check_spl_provenance(built, sources, own.schema, max_report, dict(own.verdicts)).to_dict()
+
+
+def _audit_tenets(built: BuiltFolder, sources, max_report: int, config: str | None) -> AuditReport:
+    from spl_hf.audit.tenets import audit_folder
+
+    result = audit_folder(built, max_report)
+    report = AuditReport(
+        kind="tenets",
+        target="",
+        ok=result.ok,
+        rows=result.rows,
+        reproduced=result.reproduced,
+        mismatch_count=result.mismatch_count,
+        mismatches=list(result.mismatches),
+        failures=list(result.failures),
+        notes=list(result.notes) + ([TENET_CONFIG_NOTE] if config else []),
+        certificate_ok=result.certificate_ok,
+        details={"certificate_failures": list(result.certificate_failures)},
+        result=result,
+    )
+    _add_provenance(report, built, sources, max_report, None)
+    report.summary = [
+        f"{result.rows} rows, {result.reproduced} reproduced, {result.mismatch_count} mismatches; "
+        f"assignment certificate {'verified' if result.certificate_ok else 'FAILED'}",
+        *(f"  certificate: {failure}" for failure in result.certificate_failures[:20]),
+    ]
+    return report
+
+
+def _add_provenance(report: AuditReport, built, sources, max_report: int, own: RuleBase | None) -> None:
+    if not sources:
+        report.notes.append(NO_SOURCES_NOTE)
+        return
+    report.provenance = _provenance(built, sources, max_report, own)
+    report.ok = report.ok and report.provenance["differing"] == 0 and not report.provenance["failures"]
+
+
+def _rulebases(built: BuiltFolder, rulebase) -> tuple[RuleBase, str, RuleBase]:
+    """The rule base to recompute with, where it came from, and the build's own (the judge's ranking)."""
+    own, own_source = resolve_rulebase(built.path, None)
+    if rulebase is None:
+        return own, own_source, own
+    if isinstance(rulebase, RuleBase):
+        return rulebase, "given", own
+    rb, source = resolve_rulebase(built.path, str(rulebase))
+    return rb, source, own
+
+
+def _audit_spl(built: BuiltFolder, rulebase, sources, max_report: int) -> AuditReport:
+    from spl_hf.audit.spl import audit_spl_folder
+
+    rb, rb_source, own = _rulebases(built, rulebase)
+    stored = stored_rulebase_hashes(built.splits)
+    counterfactual = rulebase is not None and stored != {rb.hash} and bool(stored)
+    result = audit_spl_folder(built, rb, judge_rb=own, counterfactual=counterfactual, max_report=max_report)
+    result.failures[:0] = built.failures
+    rules, judge = result.rules, result.judge
+    report = AuditReport(
+        kind="spl",
+        target="",
+        ok=result.ok,
+        rows=rules.rows,
+        reproduced=rules.reproduced,
+        mismatch_count=rules.mismatch_count + (judge.mismatch_count if judge else 0),
+        mismatches=[
+            {"config": s.config, "split": s.split, "row": m.index, "pair_id": m.pair_id, "fields": m.fields}
+            for s, r in result.reports + result.judge_reports
+            for m in r.mismatches
+        ][:max_report],
+        failures=result.failures,
+        notes=list(built.notes) + result.notes,
+        details=_spl_details(result, counterfactual, stored, rb_source, max_report),
+        result=result,
+    )
+    _add_provenance(report, built, sources, max_report, own)
+    report.summary = [
+        f"{rules.rows} rows, {rules.reproduced} reproduced, {rules.mismatch_count} mismatches "
+        f"(rule base {rb.id} {rb.hash[:12]} from {rb_source})"
+    ]
+    if judge is not None:
+        report.summary.append(
+            f"verdict judge: {judge.rows} rows, {judge.reproduced} reproduced, {judge.mismatch_count} mismatches"
+        )
+    if counterfactual:
+        report.summary.append(f"counterfactual: {rules.changed_labels} labels would change")
+    return report
+
+
+def _spl_details(result, counterfactual: bool, stored: set[str], rb_source: str, max_report: int) -> dict:
+    """The SPL keys of ``spl-hf audit --json`` beyond the common ones."""
+    out = result.rules.to_dict()
+    for common in ("rows", "reproduced", "mismatch_count", "mismatches"):
+        out.pop(common)
+    if result.judge is not None:
+        out["judge"] = {
+            "rows": result.judge.rows,
+            "reproduced": result.judge.reproduced,
+            "mismatch_count": result.judge.mismatch_count,
+        }
+    if counterfactual:
+        out["changes"] = [
+            {
+                "config": s.config,
+                "split": s.split,
+                "row": c.index,
+                "pair_id": c.pair_id,
+                "before": c.before,
+                "after": c.after,
+            }
+            for s, r in result.reports
+            for c in r.changes
+        ][:max_report]
+        out["recorded_rulebase_hashes"] = sorted(stored)
+    out["rulebase_source"] = rb_source
+    out["splits"] = result.per_split()
+    return out
