@@ -149,7 +149,10 @@ def _codes(values: pa.Array | pa.ChunkedArray, value_set: pa.Array) -> np.ndarra
 def verify_assignment(
     scores: pa.Table | ScoreTable, assignment: pa.Table, cert: Certificate
 ) -> CertificateCheck:
-    """Check `assignment` against `cert` using only the score table (see module docstring)."""
+    """Check `assignment` against `cert` using only the score table (see module docstring).
+
+    The checks run in the order below; a step whose failure makes the later ones meaningless stops there.
+    """
     st = scores if isinstance(scores, ScoreTable) else encode_scores(scores)
     failures: list[str] = []
 
@@ -160,6 +163,35 @@ def verify_assignment(
         failures.append(f"unknown certificate format {cert.format!r}")
         return done()
     tenet_index = {name: i for i, name in enumerate(st.tenets)}
+    failures += _check_tenet_lists(st, cert, tenet_index)
+    if failures:
+        return done()
+    failures += _check_drops(st, cert, tenet_index)
+    kept_codes = np.array([tenet_index[t] for t in cert.kept_tenets], np.int32)
+    net = _network(st, cert, kept_codes, failures)
+    if net is None:
+        return done()
+    located = _locate_rows(st, assignment, failures)
+    if located is None:
+        return done()
+    a_pair, a_tenet, rows = located
+    failures += _check_rows(st, assignment, cert, kept_codes, a_pair, a_tenet, rows)
+    if failures:
+        return done()
+    arc_flow = _arc_flow(net, st, a_pair, a_tenet, rows, failures)
+    if arc_flow is None:
+        return done()
+    pi = _potentials(net, st, cert, failures)
+    if pi is None:
+        return done()
+    tail, head, red = reduced_costs(net, arc_flow, pi)
+    failures += _check_optimality(st, cert, rows, tail, head, red)
+    return done(residual_arcs=len(red), min_reduced_cost=int(red.min()) if len(red) else None)
+
+
+def _check_tenet_lists(st: ScoreTable, cert: Certificate, tenet_index: dict[str, int]) -> list[str]:
+    """Every input tenet kept or dropped, once; kept ones distinct and sorted."""
+    failures = []
     dropped_names = [d.tenet for d in cert.dropped_tenets]
     unknown = [t for t in (*cert.kept_tenets, *dropped_names) if t not in tenet_index]
     if unknown:
@@ -174,8 +206,12 @@ def verify_assignment(
     unaccounted = sorted(set(st.tenets) - set(cert.kept_tenets) - set(dropped_names))
     if unaccounted:
         failures.append(f"input tenets neither kept nor dropped: {_listing(unaccounted)}")
-    if failures:
-        return done()
+    return failures
+
+
+def _check_drops(st: ScoreTable, cert: Certificate, tenet_index: dict[str, int]) -> list[str]:
+    """Each dropped tenet's pool and reason, and the solves' record of the unsaturated drops."""
+    failures = []
     pools = eligible_pools(st, cert.threshold)
     for d in cert.dropped_tenets:
         pool = int(pools[tenet_index[d.tenet]])
@@ -186,15 +222,7 @@ def verify_assignment(
         if d.reason not in ("pool_below_capacity", "unsaturated"):
             failures.append(f"dropped tenet {d.tenet!r}: unknown reason {d.reason!r}")
         if d.reason == "unsaturated":
-            # The drop must be the one recorded by that solve, with a flow short of capacity.
-            if d.solve is None or not 0 <= d.solve < len(cert.solves):
-                failures.append(f"dropped tenet {d.tenet!r}: no recorded solve {d.solve!r}")
-            elif d.tenet not in cert.solves[d.solve].dropped:
-                failures.append(f"dropped tenet {d.tenet!r}: solve {d.solve} does not record dropping it")
-            if d.flow is None or not 0 <= d.flow < cert.capacity:
-                failures.append(
-                    f"dropped tenet {d.tenet!r}: flow {d.flow!r} is not below capacity {cert.capacity}"
-                )
+            failures += _check_unsaturated(d, cert)
     recorded = {(t, s.index) for s in cert.solves for t in s.dropped}
     listed = {(d.tenet, d.solve) for d in cert.dropped_tenets if d.reason == "unsaturated"}
     if recorded != listed:
@@ -202,30 +230,48 @@ def verify_assignment(
             f"solves record unsaturated drops {_listing(sorted(recorded - listed))} not listed as dropped, "
             f"or list drops no solve records: {_listing(sorted(listed - recorded))}"
         )
+    return failures
 
-    num_t = len(cert.kept_tenets)
-    bounds = cost_bounds(num_t, cert.scale, cert.tie_range)
+
+def _check_unsaturated(d: DroppedTenet, cert: Certificate) -> list[str]:
+    """The drop must be the one recorded by that solve, with a flow short of capacity."""
+    failures = []
+    if d.solve is None or not 0 <= d.solve < len(cert.solves):
+        failures.append(f"dropped tenet {d.tenet!r}: no recorded solve {d.solve!r}")
+    elif d.tenet not in cert.solves[d.solve].dropped:
+        failures.append(f"dropped tenet {d.tenet!r}: solve {d.solve} does not record dropping it")
+    if d.flow is None or not 0 <= d.flow < cert.capacity:
+        failures.append(f"dropped tenet {d.tenet!r}: flow {d.flow!r} is not below capacity {cert.capacity}")
+    return failures
+
+
+def _network(st: ScoreTable, cert: Certificate, kept_codes: np.ndarray, failures: list[str]):
+    """The flow network the certificate's parameters define; None (with a failure) when they cannot."""
+    bounds = cost_bounds(len(cert.kept_tenets), cert.scale, cert.tie_range)
     if (cert.big_m, cert.return_cost) != (bounds.big_m, bounds.return_cost):
         failures.append(
             f"big_m/return_cost {cert.big_m}/{cert.return_cost} differ from 2·T·R+1 / T·max_gain+1 = "
             f"{bounds.big_m}/{bounds.return_cost}"
         )
-        return done()
-    kept_codes = np.array([tenet_index[t] for t in cert.kept_tenets], np.int32)
+        return None
     try:
         if cert.scale * cert.tie_range >= 2**61:
             raise CostRangeError(f"scale × tie_range = {cert.scale * cert.tie_range} is out of range")
         arcs = best_arcs(st, cert.threshold, cert.scale, cert.seed, cert.tie_range)
-        net = build_network(arcs, kept_codes, cert.capacity, cert.scale, cert.tie_range)
+        return build_network(arcs, kept_codes, cert.capacity, cert.scale, cert.tie_range)
     except CostRangeError as exc:
         failures.append(str(exc))
-        return done()
-    # Assignment rows → score rows.
+        return None
+
+
+def _locate_rows(
+    st: ScoreTable, assignment: pa.Table, failures: list[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Each assignment row's pair code, tenet code and score row; None (with a failure) when impossible."""
     missing = [c for c in ("pair_id", "prompt_id", "tenet", "score") if c not in assignment.column_names]
     if missing:
         failures.append(f"assignment lacks column(s) {missing}")
-        return done()
-    n = assignment.num_rows
+        return None
     a_pair = _codes(assignment.column("pair_id"), st.pair_ids)
     a_tenet = _codes(assignment.column("tenet"), pa.array(st.tenets, pa.string()))
     bad = np.flatnonzero((a_pair < 0) | (a_tenet < 0))
@@ -233,12 +279,11 @@ def verify_assignment(
         failures.append(
             f"assignment rows {_listing(bad.tolist())} name a pair_id/tenet absent from the scores"
         )
-        return done()
-    num_tenets_all = len(st.tenets)
+        return None
     repeated = np.flatnonzero(np.bincount(a_pair, minlength=len(st.pair_ids))[a_pair] > 1).tolist()
     if repeated:
         failures.append(f"assignment rows {_listing(repeated)} repeat a pair_id")
-        return done()
+        return None
     # Score row of each assigned (pair, tenet), by direct indexing rather than a sort of all rows.
     tenet_of_pair = np.full(len(st.pair_ids), -1, np.int64)
     tenet_of_pair[a_pair] = a_tenet
@@ -249,7 +294,21 @@ def verify_assignment(
     if (rows < 0).any():
         bad = np.flatnonzero(rows < 0).tolist()
         failures.append(f"assignment rows {_listing(bad)} pair a pair with a tenet it was not scored on")
-        return done()
+        return None
+    return a_pair, a_tenet, rows
+
+
+def _check_rows(
+    st: ScoreTable,
+    assignment: pa.Table,
+    cert: Certificate,
+    kept_codes: np.ndarray,
+    a_pair: np.ndarray,
+    a_tenet: np.ndarray,
+    rows: np.ndarray,
+) -> list[str]:
+    """Prompt, score, eligibility and tenet of each row; prompts once; capacity per kept tenet."""
+    failures = []
     a_prompt = _codes(assignment.column("prompt_id"), st.prompt_ids)
     wrong_prompt = np.flatnonzero(a_prompt != st.prompt[rows]).tolist()
     if wrong_prompt:
@@ -263,7 +322,7 @@ def verify_assignment(
     ineligible = np.flatnonzero(np.abs(st.score[rows]) < cert.threshold).tolist()
     if ineligible:
         failures.append(f"assignment rows {_listing(ineligible)} have |score| below the threshold")
-    kept_mask = np.zeros(num_tenets_all, bool)
+    kept_mask = np.zeros(len(st.tenets), bool)
     kept_mask[kept_codes] = True
     not_kept = np.flatnonzero(~kept_mask[a_tenet]).tolist()
     if not_kept:
@@ -272,35 +331,43 @@ def verify_assignment(
     rep = np.flatnonzero(np.bincount(prompt_rows, minlength=len(st.prompt_ids))[prompt_rows] > 1).tolist()
     if rep:
         failures.append(f"assignment rows {_listing(rep)} repeat a prompt_id")
-    counts = np.bincount(a_tenet, minlength=num_tenets_all)[kept_codes]
+    counts = np.bincount(a_tenet, minlength=len(st.tenets))[kept_codes]
     off = [f"{t}: {c}" for t, c in zip(cert.kept_tenets, counts.tolist(), strict=True) if c != cert.capacity]
     if off:
         failures.append(f"kept tenets without exactly {cert.capacity} pairs: {_listing(off)}")
-    if n != cert.assigned:
-        failures.append(f"certificate records {cert.assigned} assigned pairs, the assignment has {n}")
-    if failures:
-        return done()
+    if assignment.num_rows != cert.assigned:
+        failures.append(
+            f"certificate records {cert.assigned} assigned pairs, the assignment has {assignment.num_rows}"
+        )
+    return failures
 
-    # Flow on the network's arcs; each assigned pair must be the arc's (best) pair.
+
+def _arc_flow(net, st: ScoreTable, a_pair, a_tenet, rows, failures: list[str]) -> np.ndarray | None:
+    """Flow on the network's arcs; each assigned pair must be the arc's (best) pair."""
     local_t = np.searchsorted(net.tenets, a_tenet)
     local_p = np.searchsorted(net.prompts, st.prompt[rows])
     arc_keys = net.arc_tenet.astype(np.int64) * max(net.num_prompts, 1) + net.arc_prompt
     want = local_t * max(net.num_prompts, 1) + local_p
     arc_idx = np.minimum(np.searchsorted(arc_keys, want), max(net.num_arcs - 1, 0))
+    n = len(a_pair)
     not_best = np.flatnonzero((net.num_arcs == 0) | (net.arc_pair[arc_idx] != a_pair)).tolist() if n else []
     if not_best:
         failures.append(
             f"assignment rows {_listing(not_best)} are not their prompt's best pair for the tenet "
             "(a better pair of the same prompt is eligible)"
         )
-        return done()
+        return None
     arc_flow = np.zeros(net.num_arcs, np.int8)
     arc_flow[arc_idx] = 1
+    return arc_flow
 
-    # Potentials over exactly the network's nodes.
+
+def _potentials(net, st: ScoreTable, cert: Certificate, failures: list[str]) -> np.ndarray | None:
+    """Node potentials over exactly the network's nodes; None (with a failure) when they do not fit it."""
+    num_t = len(cert.kept_tenets)
     if len(cert.tenet_potentials) != num_t or len(cert.prompt_potentials) != len(cert.prompt_ids):
         failures.append("potentials do not match the kept tenets / recorded prompts")
-        return done()
+        return None
     p_codes = (
         _codes(pa.array(list(cert.prompt_ids)), st.prompt_ids) if cert.prompt_ids else np.zeros(0, np.int64)
     )
@@ -309,17 +376,21 @@ def verify_assignment(
             f"certificate gives potentials for {len(p_codes)} prompts; the network has {net.num_prompts} "
             "prompt nodes and every one needs exactly one potential"
         )
-        return done()
-    pi_prompt = np.zeros(net.num_prompts, np.int64)
+        return None
     raw = [cert.potential_source, *cert.tenet_potentials, *cert.prompt_potentials, cert.potential_sink]
     if any(not isinstance(v, int) or abs(v) >= _POTENTIAL_LIMIT for v in raw):
         failures.append("potentials must be integers of magnitude below 2**60")
-        return done()
+        return None
+    pi_prompt = np.zeros(net.num_prompts, np.int64)
     pi_prompt[np.searchsorted(net.prompts, p_codes)] = np.array(cert.prompt_potentials, np.int64)
-    pi = np.concatenate(
+    return np.concatenate(
         [[cert.potential_source], np.array(cert.tenet_potentials, np.int64), pi_prompt, [cert.potential_sink]]
     ).astype(np.int64)
-    tail, head, red = reduced_costs(net, arc_flow, pi)
+
+
+def _check_optimality(st: ScoreTable, cert: Certificate, rows, tail, head, red) -> list[str]:
+    """Non-negative reduced costs on every residual arc, and the recorded objective."""
+    failures = []
     neg = np.flatnonzero(red < 0)
     if len(neg):
         failures.append(
@@ -337,4 +408,4 @@ def verify_assignment(
         failures.append(
             f"recorded objective_levels {cert.objective_levels} but the assignment gives {levels}"
         )
-    return done(residual_arcs=len(red), min_reduced_cost=int(red.min()) if len(red) else None)
+    return failures

@@ -127,18 +127,51 @@ def assign_tenets(scores: pa.Table | ScoreTable, config: AssignConfig) -> Assign
     )
     arcs = best_arcs(st, config.threshold, config.scale, config.seed, tie_range)
     pools = tenet_pools(arcs, len(st.tenets))
-    candidates = np.flatnonzero(pools > 0)
     timings["reduce"] = time.perf_counter() - t0
 
-    dropped: list[DroppedTenet] = [
-        DroppedTenet(st.tenets[i], "pool_below_capacity", 0) for i in np.flatnonzero(pools == 0)
-    ]
-    kept = candidates
+    kept, dropped = _prefilter(st, config, pools)
+    net, sol, solves = _solve_until_saturated(st, config, arcs, pools, kept, tie_range, dropped, timings)
+
+    t0 = time.perf_counter()
+    pi = potentials(net, sol.arc_flow)
+    timings["potentials"] = time.perf_counter() - t0
+
+    assignment, cert = _certificate(st, config, net, sol, pi, tie_range, dropped, solves)
+    stats = {
+        "rows": st.num_rows,
+        "eligible_rows": int(elig.sum()),
+        "eligible_pairs": int(np.count_nonzero(np.bincount(st.pair[elig], minlength=len(st.pair_ids)))),
+        "eligible_prompts": num_prompts_all,
+        "final_prompts": int(net.num_prompts),
+        "final_arcs": int(net.num_arcs),
+    }
+    return AssignmentResult(assignment, cert, config, stats, timings)
+
+
+def _prefilter(
+    st: ScoreTable, config: AssignConfig, pools: np.ndarray
+) -> tuple[np.ndarray, list[DroppedTenet]]:
+    """Tenets to solve with, and those dropped before any solve (no eligible pair; prefilter: small pool)."""
+    dropped = [DroppedTenet(st.tenets[i], "pool_below_capacity", 0) for i in np.flatnonzero(pools == 0)]
+    kept = np.flatnonzero(pools > 0)
     if config.strategy.startswith("prefilter"):
         small = kept[pools[kept] < config.capacity]
         dropped += [DroppedTenet(st.tenets[i], "pool_below_capacity", int(pools[i])) for i in small]
         kept = kept[pools[kept] >= config.capacity]
+    return kept, dropped
 
+
+def _solve_until_saturated(
+    st: ScoreTable,
+    config: AssignConfig,
+    arcs,
+    pools: np.ndarray,
+    kept: np.ndarray,
+    tie_range: int,
+    dropped: list[DroppedTenet],
+    timings: dict[str, float],
+):
+    """Solve, drop unsaturated tenets (appended to ``dropped``), re-solve until every kept tenet is full."""
     solves: list[SolveRecord] = []
     timings["solve"] = timings["build"] = 0.0
     while True:
@@ -169,11 +202,11 @@ def assign_tenets(scores: pa.Table | ScoreTable, config: AssignConfig) -> Assign
             for i in drop_local
         ]
         kept = np.delete(kept, drop_local)
+    return net, sol, solves
 
-    t0 = time.perf_counter()
-    pi = potentials(net, sol.arc_flow)
-    timings["potentials"] = time.perf_counter() - t0
 
+def _certificate(st: ScoreTable, config: AssignConfig, net, sol, pi, tie_range: int, dropped, solves):
+    """The assignment rows the final flow uses, and the certificate that proves them optimal."""
     used = np.flatnonzero(sol.arc_flow == 1)
     # Output order: tenet name, then pair id (both are sorted codes), independent of the input order.
     used = used[np.lexsort((net.arc_pair[used], net.arc_tenet[used]))]
@@ -203,15 +236,7 @@ def assign_tenets(scores: pa.Table | ScoreTable, config: AssignConfig) -> Assign
         prompt_potentials=tuple(int(x) for x in pi[1 + t : -1]),
         solves=tuple(solves),
     )
-    stats = {
-        "rows": st.num_rows,
-        "eligible_rows": int(elig.sum()),
-        "eligible_pairs": int(np.count_nonzero(np.bincount(st.pair[elig], minlength=len(st.pair_ids)))),
-        "eligible_prompts": num_prompts_all,
-        "final_prompts": int(net.num_prompts),
-        "final_arcs": int(net.num_arcs),
-    }
-    return AssignmentResult(assignment, cert, config, stats, timings)
+    return assignment, cert
 
 
 def verify_certificate(scores: pa.Table | ScoreTable, result: AssignmentResult) -> CertificateCheck:

@@ -214,118 +214,17 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
     pairs = read_table(
         cfg.pairs, ("pair_id", "prompt_id", "source", "row_id", "prompt", "response_a", "response_b")
     )
-    scores = read_table(cfg.scores, tuple(SCORE_FEATURES))
-    missing = [c for c in SCORE_FEATURES if c not in scores.column_names]
-    if missing:
-        raise ValueError(f"{cfg.scores}: judge scores lack columns {missing}")
-    scores = scores.select(list(SCORE_FEATURES)).cast(SCORE_FEATURES.arrow_schema)
-    recomputed = scores_from_probs(
-        scores.column("p_a_first").to_numpy(), scores.column("p_a_second").to_numpy()
-    )
-    # Exact: the audit recomputes scores from the probabilities, so a build must assign on those.
-    off = np.flatnonzero(recomputed != scores.column("score").to_numpy())
-    if len(off):
-        raise ValueError(
-            f"{cfg.scores}: rows {off[:5].tolist()} have a score that is not p_a_first - p_a_second"
-        )
+    scores, recomputed = _read_scores(cfg)
     check_inputs(pairs, scores, cfg.scores)
-    columns = scores.select(["pair_id", "prompt_id", "tenet", "score"])
-    if cfg.assignment:  # solved by `spl-hf assign`: used only once its certificate verifies here
-        cert = read_certificate(certificate_path(cfg.assignment))
-        # given_assignment verifies the certificate against these scores and raises unless it holds
-        # (checking it again on the same rows, sorted, could only repeat the verdict).
-        given = read_table(cfg.assignment)
-        result = given_assignment(encode_scores(columns), given, cert, cfg.assignment)
-        differ = [
-            k for k in ("capacity", "threshold", "seed") if getattr(result.config, k) != getattr(cfg, k)
-        ]
-        if differ:
-            raise ValueError(
-                f"{cfg.assignment}: solved with "
-                + ", ".join(f"{k}={getattr(result.config, k)!r}" for k in differ)
-                + ", the build is set to "
-                + ", ".join(f"{k}={getattr(cfg, k)!r}" for k in differ)
-            )
-        result_check = True
-    else:
-        config = AssignConfig(
-            capacity=cfg.capacity,
-            threshold=cfg.threshold,
-            solver=cfg.solver,
-            seed=cfg.seed,
-            strategy=cfg.strategy,
-        )
-        judged = encode_scores(columns)  # once, for the solve and its check
-        result = assign_tenets(judged, config)
-        check = verify_certificate(judged, result)
-        if not check.ok:  # a solver or reduction bug: publish nothing rather than an unproven split
-            raise RuntimeError(f"the assignment's certificate does not verify: {list(check.failures)[:5]}")
-        result_check = check.ok
+    result, result_check = _assign(cfg, scores.select(["pair_id", "prompt_id", "tenet", "score"]))
     rows = assemble_rows(pairs, scores, result.assignment, cfg)
     source_order = list(dict.fromkeys(pairs.column("source").to_pylist()))
-    per_tenet = []
-    for tenet in result.kept_tenets:
-        per = rows.filter(pc.equal(rows.column("tenet"), tenet))
-        per_tenet.append(ConfigData(tenet, ROW_FEATURES, _split_by(per, "source", source_order)))
-    # `all` stores nothing itself: its `train` split lists every per-tenet file (rows keep `tenet`).
-    union = [(c.name, s) for c in per_tenet for s in c.splits]
-    everything = (
-        ConfigData("all", ROW_FEATURES, {}, default=True, unions={"train": union})
-        if union
-        else (ConfigData("all", ROW_FEATURES, {"train": rows}, default=True))
-    )  # no tenet kept: an empty split
-    configs = [everything, *per_tenet]
-    configs.append(ConfigData("judge_scores", SCORE_FEATURES, {"train": scores}))
-    if cfg.sft:
-        from spl_hf.build.sft import sft_config
-
-        configs.append(sft_config(per_tenet))
+    configs = _configs(cfg, rows, scores, result.kept_tenets, source_order)
     per_source = {s: t.num_rows for s, t in _split_by(rows, "source", source_order).items()}
     decontamination = read_decontamination(cfg.decontamination) if cfg.decontamination else None
-    tenet_set = load_tenets(cfg.tenets_file) if cfg.tenets_file else default_tenets()
-    statements = {t.name: t.statement for t in tenet_set.tenets}
-    unknown = [t for t in result.kept_tenets if t not in statements]
-    if unknown:
-        raise ValueError(f"kept tenets without a statement (give tenets_file / --tenets_file): {unknown}")
-    pool_licenses = sorted(
-        {ADAPTERS[s].license if s in ADAPTERS else "unknown" for s in per_source},
-        key=lambda lic: (LICENSE_ORDER.index(lic) if lic in LICENSE_ORDER else -1, lic),
-    )
-    known = bool(pool_licenses) and "unknown" not in pool_licenses
-    license_ = pool_licenses[0] if known else "other"
+    statements = _statements(cfg, result.kept_tenets)
     summary = result.summary()
-    card_kwargs: dict = dict(
-        license=license_,
-        license_name=None if known else "tenet-pool-licenses",
-        license_link=None if known else LICENSE_FILE,
-        pretty_name=cfg.pretty_name,
-        tags=["dpo", "preference", "values", "alignment", "recorded-derivation"],
-        repo_id=cfg.repo_id,
-        rows=rows.num_rows,
-        kept=[(t, statements.get(t, "")) for t in result.kept_tenets],
-        dropped=summary["tenets_dropped"],
-        per_source=per_source,
-        capacity=cfg.capacity,
-        threshold=cfg.threshold,
-        threshold_note=cfg.threshold_note,
-        seed=cfg.seed,
-        solver=result.config.solver,
-        strategy=summary["strategy"],
-        scale=summary["scale"],
-        objective=round(result.objective, 6),
-        mean_abs=round(summary["mean_abs_score"] or 0.0, 6),
-        judged=scores.num_rows,
-        eligible=int((np.abs(recomputed) >= cfg.threshold).sum()),
-        license_note=f"{license_} — the most restrictive licence among the source pools used "
-        f"({', '.join(pool_licenses)})."
-        if known
-        else "The pools' licences are listed in "
-        f"[{LICENSE_FILE}]({LICENSE_FILE}): " + ", ".join(pool_licenses) + ".",
-        model_ids=sorted(set(scores.column("model_id").to_pylist())),
-        clip_chars=DEFAULT_CLIP_CHARS,
-        omitted_marker=OMITTED_MARKER,
-        decontamination=decontamination.summary if decontamination else None,
-    )
+    card_kwargs = _card_kwargs(cfg, result, rows, scores, recomputed, per_source, statements, decontamination)
     readme = render_card("tenet_dataset.md.j2", configs, **card_kwargs)
     license_text = "# Licences\n\nRows keep the licences of their source pools:\n\n" + "".join(
         f"- `{s}`: {ADAPTERS[s].license if s in ADAPTERS else 'unknown'}\n" for s in per_source
@@ -360,4 +259,135 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         per_source,
         result.objective,
         bool(result_check),
+    )
+
+
+def _read_scores(cfg: TenetBuildConfig) -> tuple[pa.Table, np.ndarray]:
+    """The judge scores, typed, and each score recomputed from its two probabilities (must be equal)."""
+    scores = read_table(cfg.scores, tuple(SCORE_FEATURES))
+    missing = [c for c in SCORE_FEATURES if c not in scores.column_names]
+    if missing:
+        raise ValueError(f"{cfg.scores}: judge scores lack columns {missing}")
+    scores = scores.select(list(SCORE_FEATURES)).cast(SCORE_FEATURES.arrow_schema)
+    recomputed = scores_from_probs(
+        scores.column("p_a_first").to_numpy(), scores.column("p_a_second").to_numpy()
+    )
+    # Exact: the audit recomputes scores from the probabilities, so a build must assign on those.
+    off = np.flatnonzero(recomputed != scores.column("score").to_numpy())
+    if len(off):
+        raise ValueError(
+            f"{cfg.scores}: rows {off[:5].tolist()} have a score that is not p_a_first - p_a_second"
+        )
+    return scores, recomputed
+
+
+def _assign(cfg: TenetBuildConfig, columns: pa.Table):
+    """The assignment (solved here, or given and verified) and whether its certificate holds."""
+    if cfg.assignment:  # solved by `spl-hf assign`: used only once its certificate verifies here
+        cert = read_certificate(certificate_path(cfg.assignment))
+        # given_assignment verifies the certificate against these scores and raises unless it holds
+        # (checking it again on the same rows, sorted, could only repeat the verdict).
+        given = read_table(cfg.assignment)
+        result = given_assignment(encode_scores(columns), given, cert, cfg.assignment)
+        differ = [
+            k for k in ("capacity", "threshold", "seed") if getattr(result.config, k) != getattr(cfg, k)
+        ]
+        if differ:
+            raise ValueError(
+                f"{cfg.assignment}: solved with "
+                + ", ".join(f"{k}={getattr(result.config, k)!r}" for k in differ)
+                + ", the build is set to "
+                + ", ".join(f"{k}={getattr(cfg, k)!r}" for k in differ)
+            )
+        return result, True
+    config = AssignConfig(
+        capacity=cfg.capacity,
+        threshold=cfg.threshold,
+        solver=cfg.solver,
+        seed=cfg.seed,
+        strategy=cfg.strategy,
+    )
+    judged = encode_scores(columns)  # once, for the solve and its check
+    result = assign_tenets(judged, config)
+    check = verify_certificate(judged, result)
+    if not check.ok:  # a solver or reduction bug: publish nothing rather than an unproven split
+        raise RuntimeError(f"the assignment's certificate does not verify: {list(check.failures)[:5]}")
+    return result, check.ok
+
+
+def _configs(
+    cfg: TenetBuildConfig, rows: pa.Table, scores: pa.Table, kept: tuple[str, ...], source_order: list[str]
+) -> list[ConfigData]:
+    """One config per kept tenet (a split per source), 'all' over them, 'judge_scores' and maybe 'sft'."""
+    per_tenet = []
+    for tenet in kept:
+        per = rows.filter(pc.equal(rows.column("tenet"), tenet))
+        per_tenet.append(ConfigData(tenet, ROW_FEATURES, _split_by(per, "source", source_order)))
+    # `all` stores nothing itself: its `train` split lists every per-tenet file (rows keep `tenet`).
+    union = [(c.name, s) for c in per_tenet for s in c.splits]
+    everything = (
+        ConfigData("all", ROW_FEATURES, {}, default=True, unions={"train": union})
+        if union
+        else (ConfigData("all", ROW_FEATURES, {"train": rows}, default=True))
+    )  # no tenet kept: an empty split
+    configs = [everything, *per_tenet]
+    configs.append(ConfigData("judge_scores", SCORE_FEATURES, {"train": scores}))
+    if cfg.sft:
+        from spl_hf.build.sft import sft_config
+
+        configs.append(sft_config(per_tenet))
+    return configs
+
+
+def _statements(cfg: TenetBuildConfig, kept: tuple[str, ...]) -> dict[str, str]:
+    tenet_set = load_tenets(cfg.tenets_file) if cfg.tenets_file else default_tenets()
+    statements = {t.name: t.statement for t in tenet_set.tenets}
+    unknown = [t for t in kept if t not in statements]
+    if unknown:
+        raise ValueError(f"kept tenets without a statement (give tenets_file / --tenets_file): {unknown}")
+    return statements
+
+
+def _card_kwargs(
+    cfg: TenetBuildConfig, result, rows, scores, recomputed, per_source, statements, decontamination
+):
+    """What the card is rendered from: the licence, the solve's summary, counts and settings."""
+    pool_licenses = sorted(
+        {ADAPTERS[s].license if s in ADAPTERS else "unknown" for s in per_source},
+        key=lambda lic: (LICENSE_ORDER.index(lic) if lic in LICENSE_ORDER else -1, lic),
+    )
+    known = bool(pool_licenses) and "unknown" not in pool_licenses
+    license_ = pool_licenses[0] if known else "other"
+    summary = result.summary()
+    return dict(
+        license=license_,
+        license_name=None if known else "tenet-pool-licenses",
+        license_link=None if known else LICENSE_FILE,
+        pretty_name=cfg.pretty_name,
+        tags=["dpo", "preference", "values", "alignment", "recorded-derivation"],
+        repo_id=cfg.repo_id,
+        rows=rows.num_rows,
+        kept=[(t, statements.get(t, "")) for t in result.kept_tenets],
+        dropped=summary["tenets_dropped"],
+        per_source=per_source,
+        capacity=cfg.capacity,
+        threshold=cfg.threshold,
+        threshold_note=cfg.threshold_note,
+        seed=cfg.seed,
+        solver=result.config.solver,
+        strategy=summary["strategy"],
+        scale=summary["scale"],
+        objective=round(result.objective, 6),
+        mean_abs=round(summary["mean_abs_score"] or 0.0, 6),
+        judged=scores.num_rows,
+        eligible=int((np.abs(recomputed) >= cfg.threshold).sum()),
+        license_note=f"{license_} — the most restrictive licence among the source pools used "
+        f"({', '.join(pool_licenses)})."
+        if known
+        else "The pools' licences are listed in "
+        f"[{LICENSE_FILE}]({LICENSE_FILE}): " + ", ".join(pool_licenses) + ".",
+        model_ids=sorted(set(scores.column("model_id").to_pylist())),
+        clip_chars=DEFAULT_CLIP_CHARS,
+        omitted_marker=OMITTED_MARKER,
+        decontamination=decontamination.summary if decontamination else None,
     )
