@@ -335,23 +335,7 @@ def audit_folder(built: BuiltFolder, max_report: int = 1000) -> TenetAuditReport
             {"config": config, "split": split, "row": row, "id": ident, "fields": fields}
         )
 
-    score_splits = _typed(built.config("judge_scores"), SCORE_FEATURES, report.failures)
-    scores = (
-        pa.concat_tables([t for _, _, t in score_splits])
-        if score_splits
-        else SCORE_FEATURES.arrow_schema.empty_table()
-    )
-    # Judge scores: every score is the difference of its stored probabilities.
-    s_raw = scores_from_probs(scores.column("p_a_first").to_numpy(), scores.column("p_a_second").to_numpy())
-    bad_scores = np.flatnonzero(s_raw != scores.column("score").to_numpy())
-    ids = pc.binary_join_element_wise(scores.column("pair_id"), scores.column("tenet"), "/")
-    report.mismatch_count += len(bad_scores)
-    score_starts = np.cumsum([0] + [t.num_rows for _, _, t in score_splits])
-    for i in bad_scores[:max_report]:
-        k = int(np.searchsorted(score_starts, i, side="right") - 1)
-        flag("judge_scores", score_splits[k][1], int(i - score_starts[k]), ids[int(i)].as_py(), ["score"])
-    report.rows += scores.num_rows
-
+    scores, score_splits, bad_scores = _audit_scores(built, report, flag, max_report)
     # Rows are audited under every config that serves them: 'all' (its own files, or in the Hub layout
     # the per-tenet files it lists) first, then each tenet's, whose rows identical to theirs in 'all'
     # take those verdicts (see _checks_once).
@@ -361,47 +345,7 @@ def audit_folder(built: BuiltFolder, max_report: int = 1000) -> TenetAuditReport
         [s for s in built.splits if s.config not in NOT_TENET_CONFIGS], ROW_FEATURES, report.failures
     )
     if row_splits:
-        rows = pa.concat_tables([t for _, _, t in row_splits])
-        checks = _checks_once(rows, sum(t.num_rows for c, _, t in row_splits if c == "all"), scores, cert)
-        sizes = [t.num_rows for _, _, t in row_splits]
-        per_tenet = np.repeat([c != "all" for c, _, _ in row_splits], sizes)
-        want_config = pa.array(np.repeat([c for c, _, _ in row_splits], sizes))
-        want_split = pa.array(np.repeat([s for _, s, _ in row_splits], sizes))
-        checks["split"] = per_tenet & _mask(pc.equal(rows.column("source"), want_split))
-        checks["config"] = per_tenet & _mask(pc.equal(rows.column("tenet"), want_config))
-        bad = np.logical_or.reduce(list(checks.values()))
-        report.rows += rows.num_rows
-        starts = np.concatenate([[0], np.cumsum(sizes)])
-        scenario = rows.column("scenario_id").combine_chunks()
-        flagged = np.flatnonzero(bad)
-        report.mismatch_count += len(flagged)
-        for i in flagged[: max(0, max_report - len(report.mismatches))]:
-            k = int(np.searchsorted(starts, i, side="right") - 1)
-            config, split, _ = row_splits[k]
-            flag(
-                config,
-                split,
-                int(i - starts[k]),
-                scenario[int(i)].as_py(),
-                [f for f, m in checks.items() if m[i]],
-            )
-        # The per-tenet configs must partition 'all' (as multisets: no row missing, extra or repeated).
-        tenet_ids = pc.filter(scenario, pa.array(per_tenet))
-        all_ids = pc.filter(scenario, pa.array(~per_tenet))
-        same = len(tenet_ids) == len(all_ids) and (
-            len(all_ids) == 0
-            or pc.all(
-                pc.equal(
-                    pc.array_take(tenet_ids, pc.sort_indices(tenet_ids)),
-                    pc.array_take(all_ids, pc.sort_indices(all_ids)),
-                ).fill_null(False)
-            ).as_py()
-        )
-        if not same:
-            cert_failures.append(
-                f"per-tenet configs hold {len(tenet_ids)} rows ({pc.count_distinct(tenet_ids).as_py()} distinct) "
-                f"but 'all' holds {len(all_ids)}: the per-tenet configs must partition 'all'"
-            )
+        _audit_rows(row_splits, scores, cert, report, flag, max_report, cert_failures)
     all_table = pa.concat_tables([t for _, _, t in all_typed]) if all_typed else None
     sft_splits = built.config(SFT_CONFIG)
     if sft_splits:
@@ -412,28 +356,7 @@ def audit_folder(built: BuiltFolder, max_report: int = 1000) -> TenetAuditReport
             f"{len(bad_scores)} judge_scores rows have a score that is not p_a_first - p_a_second"
         )
     if cert is not None and all_table is not None and score_splits:
-        der = all_table.column("derivation").combine_chunks()
-        assignment = pa.table(
-            {
-                "pair_id": _field(der, "pair_id"),
-                "prompt_id": _field(der, "prompt_id"),
-                "tenet": all_table.column("tenet"),
-                "score": pa.array(
-                    scores_from_probs(
-                        _field(der, "judge", "p_a_first").to_numpy(zero_copy_only=False),
-                        _field(der, "judge", "p_a_second").to_numpy(zero_copy_only=False),
-                    )
-                ),
-            }
-        )
-        try:
-            check = verify_assignment(
-                scores.select(["pair_id", "prompt_id", "tenet", "score"]), assignment, cert
-            )
-        except ValueError as exc:  # a score table the assignment could never have been solved on
-            cert_failures.append(f"judge_scores: {exc}")
-        else:
-            cert_failures += list(check.failures)
+        cert_failures += _certificate_failures(scores, all_table, cert)
         report.certificate_ok = not cert_failures
     elif cert is not None:
         cert_failures.append(
@@ -441,6 +364,107 @@ def audit_folder(built: BuiltFolder, max_report: int = 1000) -> TenetAuditReport
         )
     report.certificate_failures = cert_failures
     return report
+
+
+def _audit_scores(built: BuiltFolder, report: TenetAuditReport, flag, max_report: int):
+    """Judge scores: every score is the difference of its stored probabilities."""
+    score_splits = _typed(built.config("judge_scores"), SCORE_FEATURES, report.failures)
+    scores = (
+        pa.concat_tables([t for _, _, t in score_splits])
+        if score_splits
+        else SCORE_FEATURES.arrow_schema.empty_table()
+    )
+    s_raw = scores_from_probs(scores.column("p_a_first").to_numpy(), scores.column("p_a_second").to_numpy())
+    bad_scores = np.flatnonzero(s_raw != scores.column("score").to_numpy())
+    ids = pc.binary_join_element_wise(scores.column("pair_id"), scores.column("tenet"), "/")
+    report.mismatch_count += len(bad_scores)
+    score_starts = np.cumsum([0] + [t.num_rows for _, _, t in score_splits])
+    for i in bad_scores[:max_report]:
+        k = int(np.searchsorted(score_starts, i, side="right") - 1)
+        flag("judge_scores", score_splits[k][1], int(i - score_starts[k]), ids[int(i)].as_py(), ["score"])
+    report.rows += scores.num_rows
+    return scores, score_splits, bad_scores
+
+
+def _audit_rows(
+    row_splits: list[tuple[str, str, pa.Table]],
+    scores: pa.Table,
+    cert: Certificate | None,
+    report: TenetAuditReport,
+    flag,
+    max_report: int,
+    cert_failures: list[str],
+) -> None:
+    """Every row of 'all' and the per-tenet configs in one pass; the per-tenet configs partition 'all'."""
+    rows = pa.concat_tables([t for _, _, t in row_splits])
+    checks = _checks_once(rows, sum(t.num_rows for c, _, t in row_splits if c == "all"), scores, cert)
+    sizes = [t.num_rows for _, _, t in row_splits]
+    per_tenet = np.repeat([c != "all" for c, _, _ in row_splits], sizes)
+    want_config = pa.array(np.repeat([c for c, _, _ in row_splits], sizes))
+    want_split = pa.array(np.repeat([s for _, s, _ in row_splits], sizes))
+    checks["split"] = per_tenet & _mask(pc.equal(rows.column("source"), want_split))
+    checks["config"] = per_tenet & _mask(pc.equal(rows.column("tenet"), want_config))
+    bad = np.logical_or.reduce(list(checks.values()))
+    report.rows += rows.num_rows
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    scenario = rows.column("scenario_id").combine_chunks()
+    flagged = np.flatnonzero(bad)
+    report.mismatch_count += len(flagged)
+    for i in flagged[: max(0, max_report - len(report.mismatches))]:
+        k = int(np.searchsorted(starts, i, side="right") - 1)
+        config, split, _ = row_splits[k]
+        flag(
+            config,
+            split,
+            int(i - starts[k]),
+            scenario[int(i)].as_py(),
+            [f for f, m in checks.items() if m[i]],
+        )
+    cert_failures += _partition_failures(scenario, per_tenet)
+
+
+def _partition_failures(scenario: pa.Array, per_tenet: np.ndarray) -> list[str]:
+    """The per-tenet configs must partition 'all' (as multisets: no row missing, extra or repeated)."""
+    tenet_ids = pc.filter(scenario, pa.array(per_tenet))
+    all_ids = pc.filter(scenario, pa.array(~per_tenet))
+    same = len(tenet_ids) == len(all_ids) and (
+        len(all_ids) == 0
+        or pc.all(
+            pc.equal(
+                pc.array_take(tenet_ids, pc.sort_indices(tenet_ids)),
+                pc.array_take(all_ids, pc.sort_indices(all_ids)),
+            ).fill_null(False)
+        ).as_py()
+    )
+    if same:
+        return []
+    return [
+        f"per-tenet configs hold {len(tenet_ids)} rows ({pc.count_distinct(tenet_ids).as_py()} distinct) "
+        f"but 'all' holds {len(all_ids)}: the per-tenet configs must partition 'all'"
+    ]
+
+
+def _certificate_failures(scores: pa.Table, all_table: pa.Table, cert: Certificate) -> list[str]:
+    """The assignment the 'all' rows make, verified against the judge scores and the certificate."""
+    der = all_table.column("derivation").combine_chunks()
+    assignment = pa.table(
+        {
+            "pair_id": _field(der, "pair_id"),
+            "prompt_id": _field(der, "prompt_id"),
+            "tenet": all_table.column("tenet"),
+            "score": pa.array(
+                scores_from_probs(
+                    _field(der, "judge", "p_a_first").to_numpy(zero_copy_only=False),
+                    _field(der, "judge", "p_a_second").to_numpy(zero_copy_only=False),
+                )
+            ),
+        }
+    )
+    try:
+        check = verify_assignment(scores.select(["pair_id", "prompt_id", "tenet", "score"]), assignment, cert)
+    except ValueError as exc:  # a score table the assignment could never have been solved on
+        return [f"judge_scores: {exc}"]
+    return list(check.failures)
 
 
 def audit_tenet_build(

@@ -183,54 +183,86 @@ def audit_table(
     checks["attribute_values"] = c.invalid
     report = RuleAuditReport(rows=n, rulebase_id=rb.id, rulebase_hash=rb.hash, counterfactual=counterfactual)
 
+    label_checks = _label_checks(sf, c, rb)
+    if counterfactual:
+        _record_changes(report, table, components, sf, margins, label_checks, rb, start, max_report)
+    else:
+        checks.update(label_checks)
+        checks.update(_derivation_checks(sf, c, rb))
+        if messages:
+            checks.update(_message_checks(table, c))
+
+    record_mismatches(report, checks, table.column("pair_id"), start, max_report)
+    return report
+
+
+def _label_checks(sf: dict[str, pa.Array], c, rb: RuleBase) -> dict[str, np.ndarray]:
+    """Stored verdicts, label and no-label reason against the recomputed ones."""
     names = rb.verdict_names
     stored_va, stored_vb = codes_of(sf["verdict_a"], names), codes_of(sf["verdict_b"], names)
     stored_label = codes_of(sf["label"], ("a", "b"))
     stored_reason = codes_of(sf["no_label_reason"], NO_LABEL_REASONS)
-    label_checks = {
+    return {
         "verdict_a": stored_va != np.where(c.verdict_a >= 0, c.verdict_a, -1),
         "verdict_b": stored_vb != np.where(c.verdict_b >= 0, c.verdict_b, -1),
         "label": stored_label != np.where(c.labeled, np.where(c.label_a, 0, 1), -1),
         "no_label_reason": stored_reason != c.reason,
     }
-    if counterfactual:
-        changed = np.logical_or.reduce(list(label_checks.values()))
-        report.changed_labels = int(changed.sum())
-        after = derive_table(
-            components, rb, np.maximum(margins, 1).astype(np.int32), digest=False, strict=False
-        )
-        after_der = after.column("derivation").combine_chunks()
-        ids = table.column("pair_id")
-        for i in np.flatnonzero(changed)[:max_report]:
-            k = int(i)
-            report.changes.append(
-                LabelChange(
-                    start + k,
-                    ids[k].as_py(),
-                    {f: sf[f][k].as_py() for f in LABEL_FIELDS},
-                    {f: pc.struct_field(after_der, f)[k].as_py() for f in LABEL_FIELDS},
-                )
-            )
-    else:
-        checks.update(label_checks)
-        checks["rules_a"] = _rules_differ(sf["rules_a"], c.applied_a, rb)
-        checks["rules_b"] = _rules_differ(sf["rules_b"], c.applied_b, rb)
-        checks["rank_a"] = int_differs(sf["rank_a"], c.rank_a, c.verdict_a >= 0)
-        checks["rank_b"] = int_differs(sf["rank_b"], c.rank_b, c.verdict_b >= 0)
-        checks["rank_diff"] = int_differs(sf["rank_diff"], c.diff, c.has_diff)
-        for f, want in (("rulebase_id", rb.id), ("rulebase_hash", rb.hash)):
-            checks[f] = ~np.asarray(
-                pc.equal(sf[f], want).fill_null(False).to_numpy(zero_copy_only=False), dtype=bool
-            )
-        resp_a = table.column("response_a").combine_chunks()
-        resp_b = table.column("response_b").combine_chunks()
-        for col, pick_a in (("chosen", c.label_a), ("rejected", ~c.label_a)) if messages else ():
-            checks[col] = messages_differ(
-                table.column(col).combine_chunks(), c.labeled, resp_a, resp_b, pick_a
-            )
 
-    record_mismatches(report, checks, table.column("pair_id"), start, max_report)
-    return report
+
+def _record_changes(
+    report: RuleAuditReport,
+    table: pa.Table,
+    components: pa.Table,
+    sf: dict[str, pa.Array],
+    margins: np.ndarray,
+    label_checks: dict[str, np.ndarray],
+    rb: RuleBase,
+    start: int,
+    max_report: int,
+) -> None:
+    """Counterfactual: the labels ``rb`` would change, before and after (not mismatches)."""
+    changed = np.logical_or.reduce(list(label_checks.values()))
+    report.changed_labels = int(changed.sum())
+    after = derive_table(components, rb, np.maximum(margins, 1).astype(np.int32), digest=False, strict=False)
+    after_der = after.column("derivation").combine_chunks()
+    ids = table.column("pair_id")
+    for i in np.flatnonzero(changed)[:max_report]:
+        k = int(i)
+        report.changes.append(
+            LabelChange(
+                start + k,
+                ids[k].as_py(),
+                {f: sf[f][k].as_py() for f in LABEL_FIELDS},
+                {f: pc.struct_field(after_der, f)[k].as_py() for f in LABEL_FIELDS},
+            )
+        )
+
+
+def _derivation_checks(sf: dict[str, pa.Array], c, rb: RuleBase) -> dict[str, np.ndarray]:
+    """Applied rules, ranks and the rule base named in each stored derivation."""
+    checks = {
+        "rules_a": _rules_differ(sf["rules_a"], c.applied_a, rb),
+        "rules_b": _rules_differ(sf["rules_b"], c.applied_b, rb),
+        "rank_a": int_differs(sf["rank_a"], c.rank_a, c.verdict_a >= 0),
+        "rank_b": int_differs(sf["rank_b"], c.rank_b, c.verdict_b >= 0),
+        "rank_diff": int_differs(sf["rank_diff"], c.diff, c.has_diff),
+    }
+    for f, want in (("rulebase_id", rb.id), ("rulebase_hash", rb.hash)):
+        checks[f] = ~np.asarray(
+            pc.equal(sf[f], want).fill_null(False).to_numpy(zero_copy_only=False), dtype=bool
+        )
+    return checks
+
+
+def _message_checks(table: pa.Table, c) -> dict[str, np.ndarray]:
+    """``chosen``/``rejected`` hold the responses the recomputed label picks."""
+    resp_a = table.column("response_a").combine_chunks()
+    resp_b = table.column("response_b").combine_chunks()
+    return {
+        col: messages_differ(table.column(col).combine_chunks(), c.labeled, resp_a, resp_b, pick_a)
+        for col, pick_a in (("chosen", c.label_a), ("rejected", ~c.label_a))
+    }
 
 
 def record_mismatches(

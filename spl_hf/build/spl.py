@@ -227,20 +227,8 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     unpaired = [p["prompt_id"] for p in prompt_records if p["prompt_id"] not in paired]
     derived = derive_dataset(pairs, rb, cfg.margin, cfg.batch_size).data.table
     labeled = derived.filter(pc.is_valid(pc.struct_field(derived.column("derivation"), "label")))
-    feats = derived_features(rb.schema)
-    by_source = split_by_source(labeled)
-    # `train` lists the per-source files: every labeled pair once, for a plain DPO `split="train"`.
-    preferences = ConfigData(
-        "preferences",
-        feats,
-        by_source,
-        default=True,
-        unions={ALL_SOURCES: [("preferences", s) for s in by_source]},
-    )
-    derivations = ConfigData("derivations", feats, split_by_source(derived), default=not by_source)
-    # With no labeled pair there is no `preferences` config: `datasets` cannot load an empty split,
-    # and `derivations` (every pair with its no-label reason) becomes the default.
-    configs = [preferences, derivations] if by_source else [derivations]
+    configs = _rule_configs(derived, labeled, derived_features(rb.schema))
+    splits = {s: t.num_rows for s, t in configs[-1].splits.items()}  # the `derivations` config's
     tables = composition_tables(derived)
     judge, judge_info = None, None
     if records is not None:
@@ -250,31 +238,10 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
             derived.append_column(JUDGE_COLUMN, jt.derivations.column(JUDGE_COLUMN)), dict(rb.verdicts)
         )
         judge_info["tables"] = judge.to_dict()
-    splits = {s: t.num_rows for s, t in derivations.splits.items()}
     decontamination = read_decontamination(cfg.decontamination) if cfg.decontamination else None
     source_licenses = {s: SOURCE_LICENSES.get(s, "unknown") for s in splits}
-    licenses = sorted(set(source_licenses.values()))
-    single = licenses[0].lower() if len(licenses) == 1 and licenses[0] != "unknown" else None
-    card_kwargs: dict = dict(
-        license=single or "other",
-        license_name=None if single else "spl-source-licenses",
-        license_link=None if single else LICENSE_FILE,
-        pretty_name=cfg.pretty_name,
-        tags=["dpo", "preference", "safety", "spl", "recorded-derivation"],
-        repo_id=cfg.repo_id,
-        version=_version(),
-        labeled=labeled.num_rows,
-        total=derived.num_rows,
-        unlabeled=derived.num_rows - labeled.num_rows,
-        splits=", ".join(f"`{s}`" for s in splits),
-        all_sources=ALL_SOURCES,
-        first_split=ALL_SOURCES,
-        margin=cfg.margin,
-        rulebase_id=rb.id,
-        rulebase_hash=rb.hash,
-        rulebase_yaml=rb.to_yaml().strip(),
-        schema_hash=rb.schema.hash,
-        tables=tables.to_markdown(),
+    card_kwargs = _card_kwargs(cfg, rb, derived, labeled, splits, tables, source_licenses, configs)
+    card_kwargs.update(
         inputs=f"`{prompts_path.name}`, `{cands_path.name}`",
         license_note="Prompt texts keep the licences of their sources: "
         + ", ".join(f"{s}: {lic}" for s, lic in source_licenses.items())
@@ -317,6 +284,50 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     )
     return SPLBuildResult(
         written.path, derived.num_rows, labeled.num_rows, unpaired, splits, rb.id, rb.hash, tables, judge
+    )
+
+
+def _rule_configs(derived: pa.Table, labeled: pa.Table, feats) -> list[ConfigData]:
+    """``preferences`` (labeled pairs, per source) and ``derivations`` (every pair), the latter last."""
+    by_source = split_by_source(labeled)
+    # `train` lists the per-source files: every labeled pair once, for a plain DPO `split="train"`.
+    preferences = ConfigData(
+        "preferences",
+        feats,
+        by_source,
+        default=True,
+        unions={ALL_SOURCES: [("preferences", s) for s in by_source]},
+    )
+    derivations = ConfigData("derivations", feats, split_by_source(derived), default=not by_source)
+    # With no labeled pair there is no `preferences` config: `datasets` cannot load an empty split,
+    # and `derivations` (every pair with its no-label reason) becomes the default.
+    return [preferences, derivations] if by_source else [derivations]
+
+
+def _card_kwargs(cfg: SPLBuildConfig, rb, derived, labeled, splits, tables, source_licenses, configs) -> dict:
+    """The card's licence, counts and rule base (the caller adds inputs, judge and decontamination)."""
+    licenses = sorted(set(source_licenses.values()))
+    single = licenses[0].lower() if len(licenses) == 1 and licenses[0] != "unknown" else None
+    return dict(
+        license=single or "other",
+        license_name=None if single else "spl-source-licenses",
+        license_link=None if single else LICENSE_FILE,
+        pretty_name=cfg.pretty_name,
+        tags=["dpo", "preference", "safety", "spl", "recorded-derivation"],
+        repo_id=cfg.repo_id,
+        version=_version(),
+        labeled=labeled.num_rows,
+        total=derived.num_rows,
+        unlabeled=derived.num_rows - labeled.num_rows,
+        splits=", ".join(f"`{s}`" for s in splits),
+        all_sources=ALL_SOURCES,
+        first_split=ALL_SOURCES,
+        margin=cfg.margin,
+        rulebase_id=rb.id,
+        rulebase_hash=rb.hash,
+        rulebase_yaml=rb.to_yaml().strip(),
+        schema_hash=rb.schema.hash,
+        tables=tables.to_markdown(),
     )
 
 

@@ -147,55 +147,70 @@ def read_judge_labels(path: str | Path, ranking: dict[str, int]) -> dict[str, Ju
     rows = read_rows(path, line_key="__line__")
     if not rows:
         raise ValueError(f"{path}: no rows")
+    reader = _pair_label_rows if "verdict_a" in rows[0] else _response_verdict_rows
+    return reader(path, rows, ranking)
 
-    def where(row: dict) -> str:
-        return f"{path}:{row['__line__']}" if "__line__" in row else f"{path}: row"
 
-    def check(verdict: object, row: dict, key: str) -> str:
-        if verdict not in ranking:
-            raise ValueError(
-                f"{where(row)}: {key} {verdict!r} is not a verdict of the build's rule base "
-                f"({sorted(ranking)})"
-            )
-        return str(verdict)
+def _where(path: str | Path, row: dict) -> str:
+    return f"{path}:{row['__line__']}" if "__line__" in row else f"{path}: row"
 
+
+def _verdict(path: str | Path, verdict: object, row: dict, key: str, ranking: dict[str, int]) -> str:
+    if verdict not in ranking:
+        raise ValueError(
+            f"{_where(path, row)}: {key} {verdict!r} is not a verdict of the build's rule base "
+            f"({sorted(ranking)})"
+        )
+    return str(verdict)
+
+
+def _pair_label_rows(
+    path: str | Path, rows: list[dict], ranking: dict[str, int]
+) -> dict[str, JudgePairLabel]:
     out: dict[str, JudgePairLabel] = {}
-    if "verdict_a" in rows[0]:
-        for row in rows:
-            pid = row.get("pair_id")
-            if not isinstance(pid, str) or not pid:
-                raise ValueError(f"{where(row)}: missing pair_id")
-            if pid in out:
-                raise ValueError(f"{where(row)}: pair {pid!r} appears twice")
-            if row.get("verdict_a") is None or row.get("verdict_b") is None:
-                raise ValueError(f"{where(row)}: pair {pid!r} lacks a response verdict")
-            va, vb = check(row["verdict_a"], row, "verdict_a"), check(row["verdict_b"], row, "verdict_b")
-            chosen = verdict_preference(va, vb, ranking).chosen
-            if "chosen" in row and row["chosen"] != chosen:
-                raise ValueError(
-                    f"{where(row)}: pair {pid!r} has chosen={row['chosen']!r} but its verdicts "
-                    f"({va}, {vb}) give {chosen!r} under the build's ranking"
-                )
-            out[pid] = JudgePairLabel(pid, va, vb, chosen)
-        return out
+    for row in rows:
+        where = _where(path, row)
+        pid = row.get("pair_id")
+        if not isinstance(pid, str) or not pid:
+            raise ValueError(f"{where}: missing pair_id")
+        if pid in out:
+            raise ValueError(f"{where}: pair {pid!r} appears twice")
+        if row.get("verdict_a") is None or row.get("verdict_b") is None:
+            raise ValueError(f"{where}: pair {pid!r} lacks a response verdict")
+        va = _verdict(path, row["verdict_a"], row, "verdict_a", ranking)
+        vb = _verdict(path, row["verdict_b"], row, "verdict_b", ranking)
+        chosen = verdict_preference(va, vb, ranking).chosen
+        if "chosen" in row and row["chosen"] != chosen:
+            raise ValueError(
+                f"{where}: pair {pid!r} has chosen={row['chosen']!r} but its verdicts "
+                f"({va}, {vb}) give {chosen!r} under the build's ranking"
+            )
+        out[pid] = JudgePairLabel(pid, va, vb, chosen)
+    return out
+
+
+def _response_verdict_rows(
+    path: str | Path, rows: list[dict], ranking: dict[str, int]
+) -> dict[str, JudgePairLabel]:
     verdicts: dict[str, dict[str, str]] = {}
     for row in rows:
         rid = row.get("response_id")
         if not isinstance(rid, str) or "/" not in rid or rid.rsplit("/", 1)[1] not in SIDES:
             raise ValueError(
-                f"{where(row)}: expected pair-label rows (pair_id, verdict_a, verdict_b) or verdict "
+                f"{_where(path, row)}: expected pair-label rows (pair_id, verdict_a, verdict_b) or verdict "
                 f"rows whose response_id is '<pair_id>/a' or '<pair_id>/b', got {rid!r}"
             )
         pid, side = rid.rsplit("/", 1)
         if side in verdicts.setdefault(pid, {}):
-            raise ValueError(f"{where(row)}: response {rid!r} appears twice")
-        verdicts[pid][side] = check(row.get("verdict"), row, "verdict")
+            raise ValueError(f"{_where(path, row)}: response {rid!r} appears twice")
+        verdicts[pid][side] = _verdict(path, row.get("verdict"), row, "verdict", ranking)
     half = sorted(pid for pid, v in verdicts.items() if len(v) < 2)
     if half:
         raise ValueError(f"{path}: pair(s) with a verdict for one response only: {', '.join(half[:10])}")
-    for pid, v in verdicts.items():
-        out[pid] = JudgePairLabel(pid, v["a"], v["b"], verdict_preference(v["a"], v["b"], ranking).chosen)
-    return out
+    return {
+        pid: JudgePairLabel(pid, v["a"], v["b"], verdict_preference(v["a"], v["b"], ranking).chosen)
+        for pid, v in verdicts.items()
+    }
 
 
 def build_judge_labels(build: str | Path) -> dict[str, JudgePairLabel]:

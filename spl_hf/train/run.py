@@ -101,15 +101,7 @@ def main(
     from accelerate import PartialState
 
     state = PartialState()
-    if not model_args.use_peft:
-        raise ValueError(
-            "train.py trains LoRA adapters: set use_peft: true (the reference is the base model "
-            "with the adapter disabled)"
-        )
-    if script_args.dataset_streaming:
-        raise ValueError(
-            "dataset_streaming is not supported: the rows are counted and checked before training"
-        )
+    _check_supported(script_args, model_args)
     name = script_args.dataset_name
     out = guard_dir(
         training_args.output_dir,
@@ -117,24 +109,7 @@ def main(
         inputs=[name] if name and is_local(name) else [],
     )
     weight_column = script_args.weight_column if script_args.score_weighting else None
-    train_ds, data = load_split(
-        name,
-        script_args.dataset_config,
-        script_args.dataset_train_split,
-        script_args.dataset_revision,
-        script_args.sources,
-        weight_column,
-    )
-    eval_ds = None
-    if str(getattr(training_args.eval_strategy, "value", training_args.eval_strategy)) != "no":
-        eval_ds, _ = load_split(
-            name,
-            data.dataset_config,
-            script_args.dataset_test_split,
-            script_args.dataset_revision,
-            script_args.sources,
-            weight_column,
-        )
+    train_ds, eval_ds, data = _load_data(script_args, training_args, weight_column)
     # Every rank has checked the folder before any rank writes into it.
     state.wait_for_everyone()
     if state.is_main_process:
@@ -142,44 +117,11 @@ def main(
     training_args.output_dir = str(out)
 
     # Models from here on.
-    from trl import DPOTrainer, get_peft_config, get_quantization_config
-
     with state.main_process_first():  # the embedded model is converted once, by one process
         model_path, model_info, base_model = resolve_base_model(
             model_args.model_name_or_path, model_args.model_revision
         )
-    model_init_kwargs = {
-        "revision": model_args.model_revision,
-        "trust_remote_code": False,
-        "attn_implementation": model_args.attn_implementation,
-        "dtype": model_args.dtype,
-    }
-    if training_args.model_init_kwargs is not None:
-        model_init_kwargs.update(training_args.model_init_kwargs)
-    if model_init_kwargs.get("trust_remote_code"):
-        raise ValueError("trust_remote_code is never enabled by spl_hf")
-    training_args.model_init_kwargs = model_init_kwargs
-    kwargs: dict[str, Any] = {}
-    trainer_cls: type = DPOTrainer
-    if weight_column is not None:
-        from spl_hf.train.weighted import WeightedDPOTrainer
-
-        trainer_cls, kwargs = WeightedDPOTrainer, {"weight_column": weight_column}
-    trainer = trainer_cls(
-        model=model_path,
-        args=training_args,
-        train_dataset=train_ds,
-        eval_dataset=eval_ds,
-        quantization_config=get_quantization_config(model_args),
-        peft_config=get_peft_config(model_args),
-        **kwargs,
-    )
-    if script_args.ignore_bias_buffers:  # as TRL's dpo.py: DDP must not broadcast boolean mask buffers
-        import torch
-
-        trainer.model._ddp_params_and_buffers_to_ignore = [
-            n for n, b in trainer.model.named_buffers() if b.dtype == torch.bool
-        ]
+    trainer = _trainer(model_path, training_args, model_args, script_args, train_ds, eval_ds, weight_column)
     adapted, trainable, total = count_adapter(trainer.model)
     t_train = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
@@ -212,3 +154,78 @@ def main(
     if hasattr(trainer, "end"):  # transformers >= 5.18: finish trackers, destroy the process group
         trainer.end()
     return out
+
+
+def _check_supported(script_args: TrainScriptArguments, model_args: ModelConfig) -> None:
+    if not model_args.use_peft:
+        raise ValueError(
+            "train.py trains LoRA adapters: set use_peft: true (the reference is the base model "
+            "with the adapter disabled)"
+        )
+    if script_args.dataset_streaming:
+        raise ValueError(
+            "dataset_streaming is not supported: the rows are counted and checked before training"
+        )
+
+
+def _load_data(script_args: TrainScriptArguments, training_args: DPOConfig, weight_column: str | None):
+    """The train split, the test split when evaluation is on (else None), and what was loaded."""
+    name = script_args.dataset_name
+    train_ds, data = load_split(
+        name,
+        script_args.dataset_config,
+        script_args.dataset_train_split,
+        script_args.dataset_revision,
+        script_args.sources,
+        weight_column,
+    )
+    eval_ds = None
+    if str(getattr(training_args.eval_strategy, "value", training_args.eval_strategy)) != "no":
+        eval_ds, _ = load_split(
+            name,
+            data.dataset_config,
+            script_args.dataset_test_split,
+            script_args.dataset_revision,
+            script_args.sources,
+            weight_column,
+        )
+    return train_ds, eval_ds, data
+
+
+def _trainer(model_path, training_args, model_args, script_args, train_ds, eval_ds, weight_column):
+    """TRL's DPOTrainer (or the score-weighted one) on the base model, never with remote code."""
+    from trl import DPOTrainer, get_peft_config, get_quantization_config
+
+    model_init_kwargs = {
+        "revision": model_args.model_revision,
+        "trust_remote_code": False,
+        "attn_implementation": model_args.attn_implementation,
+        "dtype": model_args.dtype,
+    }
+    if training_args.model_init_kwargs is not None:
+        model_init_kwargs.update(training_args.model_init_kwargs)
+    if model_init_kwargs.get("trust_remote_code"):
+        raise ValueError("trust_remote_code is never enabled by spl_hf")
+    training_args.model_init_kwargs = model_init_kwargs
+    kwargs: dict[str, Any] = {}
+    trainer_cls: type = DPOTrainer
+    if weight_column is not None:
+        from spl_hf.train.weighted import WeightedDPOTrainer
+
+        trainer_cls, kwargs = WeightedDPOTrainer, {"weight_column": weight_column}
+    trainer = trainer_cls(
+        model=model_path,
+        args=training_args,
+        train_dataset=train_ds,
+        eval_dataset=eval_ds,
+        quantization_config=get_quantization_config(model_args),
+        peft_config=get_peft_config(model_args),
+        **kwargs,
+    )
+    if script_args.ignore_bias_buffers:  # as TRL's dpo.py: DDP must not broadcast boolean mask buffers
+        import torch
+
+        trainer.model._ddp_params_and_buffers_to_ignore = [
+            n for n, b in trainer.model.named_buffers() if b.dtype == torch.bool
+        ]
+    return trainer
