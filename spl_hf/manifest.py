@@ -65,7 +65,7 @@ def parse_manifest(text: str) -> Manifest:
     """Parse manifest text; every line that breaks the rules is a problem naming its line number.
 
     >>> m = parse_manifest("a" * 64 + "  README.md\\n" + "b" * 64 + "  ../x\\n")
-    >>> list(m.entries), m.problems[0][:35]
+    >>> list(m.entries), m.problems[0][:37]
     (['README.md'], 'MANIFEST.sha256:2: malformed manifest')
     """
     out = Manifest()

@@ -152,6 +152,16 @@ def verify_assignment(
     """Check `assignment` against `cert` using only the score table (see module docstring).
 
     The checks run in the order below; a step whose failure makes the later ones meaningless stops there.
+
+    >>> from spl_hf.assign import AssignConfig, assign_tenets
+    >>> scores = pa.table({"pair_id": ["p1", "p2"], "prompt_id": ["q1", "q2"],
+    ...                    "tenet": ["kind", "kind"], "score": [0.9, -0.6]})
+    >>> result = assign_tenets(scores, AssignConfig(capacity=1, threshold=0.5))
+    >>> verify_assignment(scores, result.assignment, result.certificate).ok
+    True
+    >>> tampered = result.assignment.set_column(3, "score", pa.array([0.5]))
+    >>> verify_assignment(scores, tampered, result.certificate).failures
+    ('assignment rows 0 have a score that differs from the scores',)
     """
     st = scores if isinstance(scores, ScoreTable) else encode_scores(scores)
     failures: list[str] = []

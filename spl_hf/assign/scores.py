@@ -81,7 +81,13 @@ def _rows_of_repeated(keys: np.ndarray) -> np.ndarray:
 
 
 def encode_scores(table: pa.Table, source: str = "<table>") -> ScoreTable:
-    """Validate `table` and encode it; raise ScoresError listing every problem with its rows."""
+    """Validate `table` and encode it; raise ScoresError listing every problem with its rows.
+
+    >>> st = encode_scores(pa.table({"pair_id": ["p1", "p1"], "prompt_id": ["q1", "q1"],
+    ...                              "tenet": ["kind", "honest"], "score": [0.1, -0.8]}))
+    >>> st.tenets, st.num_rows
+    (('honest', 'kind'), 2)
+    """
     missing = [c for c in REQUIRED_COLUMNS if c not in table.column_names]
     if missing:
         raise ScoresError(f"{source}: missing column(s) {missing}; found {table.column_names}")

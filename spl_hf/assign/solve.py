@@ -111,7 +111,18 @@ def _unsaturated_to_drop(strategy: str, flows: np.ndarray, capacity: int, flow_v
 
 
 def assign_tenets(scores: pa.Table | ScoreTable, config: AssignConfig) -> AssignmentResult:
-    """Solve the assignment of `scores` under `config`, with its optimality certificate."""
+    """Solve the assignment of `scores` under `config`, with its optimality certificate.
+
+    Each kept tenet gets `capacity` pairs, no prompt twice, maximising Σ|score| over eligible pairs:
+
+    >>> scores = pa.table({"pair_id": ["p1", "p2", "p3"] * 2, "prompt_id": ["q1", "q2", "q3"] * 2,
+    ...                    "tenet": ["honest"] * 3 + ["kind"] * 3, "score": [0.9, -0.6, 0.2, 0.1, 0.8, -0.7]})
+    >>> result = assign_tenets(scores, AssignConfig(capacity=1, threshold=0.5))
+    >>> [(r["tenet"], r["pair_id"]) for r in result.assignment.to_pylist()], round(result.objective, 6)
+    ([('honest', 'p1'), ('kind', 'p2')], 1.7)
+    >>> verify_certificate(scores, result).ok
+    True
+    """
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     st = scores if isinstance(scores, ScoreTable) else encode_scores(scores)

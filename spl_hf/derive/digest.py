@@ -55,6 +55,11 @@ def hash_value(value: object, dtype: pa.DataType) -> int:
 
     Booleans and integers are not mixed here: the map value -> word is already injective, and
     every container (struct, list, row) mixes what it folds in.
+
+    >>> hash_value("x", pa.string()), hash_value(None, pa.string()) == NULL_HASH
+    (18307302339841810466, True)
+    >>> hash_array(pa.array(["x", None])).tolist() == [hash_value("x", pa.string()), NULL_HASH]
+    True
     """
     if value is None:
         return NULL_HASH
@@ -280,7 +285,12 @@ _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 
 
 def combine(field_hashes: Sequence[np.ndarray]) -> pa.Array:
-    """Fold per-field (n,) hashes into one 16-hex-digit digest string per row."""
+    """Fold per-field (n,) hashes into one 16-hex-digit digest string per row.
+
+    >>> digest = combine([hash_array(pa.array(["x"])), hash_array(pa.array([1], pa.int64()))])
+    >>> digest.to_pylist(), combine_scalar([hash_value("x", pa.string()), hash_value(1, pa.int64())])
+    (['00038992ee588d50'], '00038992ee588d50')
+    """
     n = len(field_hashes[0]) if field_hashes else 0
     d = np.full(n, _U(SEED))
     for k, h in enumerate(field_hashes):

@@ -313,6 +313,10 @@ def row_evaluator(
 def expand(node: Expr, predicates: Mapping[str, Expr]) -> Expr:
     """Inline predicate definitions (a tree for display/tests; evaluation uses :func:`compile_program`).
 
+    >>> from spl_hf.rules.expr import parse_expr, to_source
+    >>> to_source(expand(parse_expr("risky and refusal"), {"risky": parse_expr("sensitive and operational")}))
+    '(sensitive and operational) and refusal'
+
     Inlined predicates are shared objects, so the result's memory is linear, but walking it as a tree
     is not: do not hash or traverse the result of deeply shared predicates.
     """

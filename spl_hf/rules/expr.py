@@ -195,14 +195,27 @@ class _Parser:
 
 
 def parse_expr(text: str) -> Expr:
-    """Parse a condition; raises :class:`ExprError` with the offending position."""
+    """Parse a condition; raises :class:`ExprError` with the offending position.
+
+    >>> to_source(parse_expr("topic in {benign, borderline} and  not (refusal or operational)"))
+    'topic in {benign, borderline} and not (refusal or operational)'
+    >>> parse_expr("topic == ")
+    Traceback (most recent call last):
+    ...
+    spl_hf.rules.expr.ExprError: col 10: expected a value, found 'end of condition'
+    """
     if not isinstance(text, str):
         raise ExprError(f"condition must be a string, got {type(text).__name__}", 0)
     return _Parser(text).parse()
 
 
 def to_source(node: Expr) -> str:
-    """Canonical text of a tree; ``parse_expr(to_source(t)) == t`` for every parsed ``t``."""
+    """Canonical text of a tree; ``parse_expr(to_source(t)) == t`` for every parsed ``t``.
+
+    >>> tree = parse_expr("not(sensitive)and topic!=benign")
+    >>> to_source(tree), parse_expr(to_source(tree)) == tree
+    ('not sensitive and topic != benign', True)
+    """
     if isinstance(node, Ref):
         return node.name
     if isinstance(node, Eq):
@@ -223,7 +236,11 @@ def to_source(node: Expr) -> str:
 
 
 def names_in(node: Expr) -> set[str]:
-    """Every attribute or predicate name the tree refers to."""
+    """Every attribute or predicate name the tree refers to.
+
+    >>> sorted(names_in(parse_expr("topic == benign and (refusal or not risky)")))
+    ['refusal', 'risky', 'topic']
+    """
     if isinstance(node, (Ref, Eq, In)):
         return {node.name}
     if isinstance(node, Not):

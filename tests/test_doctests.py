@@ -1,0 +1,25 @@
+"""The ``>>>`` examples in the pure layers' docstrings run, and pass, as part of the suite."""
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = (
+    "spl_hf.rules.expr",
+    "spl_hf.rules.compile",
+    "spl_hf.derive.digest",
+    "spl_hf.assign.scores",
+    "spl_hf.assign.solve",
+    "spl_hf.assign.certificate",
+    "spl_hf.contract.scores",
+    "spl_hf.manifest",
+    "spl_hf.audit.files",
+)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_pass(name):
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS, verbose=False)
+    assert result.attempted > 0, f"{name} has no >>> examples"
+    assert result.failed == 0, f"{name}: {result.failed} of {result.attempted} examples failed"
