@@ -15,6 +15,8 @@ MODULES = (
     "spl_hf.contract.scores",
     "spl_hf.manifest",
     "spl_hf.audit.files",
+    "spl_hf.stats.at_limit",
+    "spl_hf.train.layout",
 )
 
 

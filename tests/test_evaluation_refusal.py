@@ -220,7 +220,7 @@ def test_bad_cli_input(tmp_path: Path, capsys) -> None:
 
 
 def test_demo_step_prints_the_refusal_table(tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
-    from spl_hf.evaluation.demo import DEMO_PROMPTS_PER_SET, demo_eval
+    from spl_hf.demo.evaluation import DEMO_PROMPTS_PER_SET, demo_eval
 
     run = make_run(tiny_model_dir, tmp_path / "run")
     assert demo_eval(tmp_path / "demo", run, base_model=str(tiny_model_dir)) is True

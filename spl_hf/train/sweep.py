@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spl_hf.outputs import OutputError, mark_output, owned_by_spl_hf, refuse_dangerous
+from spl_hf.train.layout import seed_dir
 from spl_hf.train.record import RUN_FILE
 
 _NAME = re.compile(r"^[A-Za-z0-9][\w.-]*$")
@@ -99,7 +100,7 @@ def plan(
     runs = []
     for cond in conditions:
         for seed in seeds:
-            out = root / cond.name / f"seed{seed}"
+            out = seed_dir(root, cond.name, seed)
             argv = [
                 *launcher(accelerate_config),
                 "--config",
