@@ -2,7 +2,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spl_hf.derive.digest import combine, combine_scalar, hash_array, hash_value
+from spl_hf.contract.digest import combine, combine_scalar, hash_array, hash_value
 
 MESSAGES = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
 TEXT = st.one_of(st.none(), st.text(max_size=60))
@@ -78,7 +78,7 @@ def test_string_hashes_do_not_depend_on_how_a_long_column_is_sliced(monkeypatch)
     import numpy as np
     import pyarrow as pa
 
-    import spl_hf.derive.digest as digest
+    import spl_hf.contract.digest as digest
 
     rng = np.random.default_rng(3)
     texts = [

@@ -8,7 +8,7 @@ import pytest
 MODULES = (
     "spl_hf.rules.expr",
     "spl_hf.rules.compile",
-    "spl_hf.derive.digest",
+    "spl_hf.contract.digest",
     "spl_hf.assign.scores",
     "spl_hf.assign.solve",
     "spl_hf.assign.certificate",

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from spl_hf.audit.judge import audit_judge_table
 from spl_hf.audit.load import BUILD_REPORT, BuiltFolder, LoadedSplit, read_build_report
 from spl_hf.audit.verify import RuleAuditReport, audit_batches, merge_reports
-from spl_hf.derive.digest import combine, hash_array
+from spl_hf.contract.digest import combine, hash_array
 from spl_hf.derive.features import DIGEST_COLUMNS
 from spl_hf.derive.verdict_labels import JUDGE_COLUMN
 from spl_hf.rules.rulebase import RuleBase

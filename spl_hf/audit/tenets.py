@@ -23,6 +23,7 @@ from spl_hf.assign import verify_assignment
 from spl_hf.assign.certificate import Certificate
 from spl_hf.audit.load import BuiltFolder, read_folder
 from spl_hf.audit.verify import differs
+from spl_hf.contract import MESSAGES
 from spl_hf.contract.scores import scores_from_probs
 from spl_hf.contract.tenet_rows import (
     CERTIFICATE_FILE,
@@ -32,7 +33,6 @@ from spl_hf.contract.tenet_rows import (
     oriented_input_hashes_arrow,
     row_digests,
 )
-from spl_hf.derive.features import MESSAGES
 
 TOLERANCE = 1e-12
 # The optional companion config of `spl-hf build tenets --sft` (spl_hf.build.sft; audit never imports build).

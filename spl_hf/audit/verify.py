@@ -16,8 +16,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from spl_hf.contract.digest import hash_array
 from spl_hf.derive.derivation import derive_codes, derive_table, row_digests
-from spl_hf.derive.digest import hash_array
 from spl_hf.derive.features import DIGEST_DERIVATION_FIELDS, NO_LABEL_REASONS, derived_features, pair_features
 from spl_hf.rules.rulebase import RuleBase
 

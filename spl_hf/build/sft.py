@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 from datasets import Features, Value
 
-from spl_hf.derive.features import MESSAGES
+from spl_hf.contract import MESSAGES
 from spl_hf.hub.folder import ConfigData
 
 SFT_CONFIG = "sft"

@@ -1,8 +1,11 @@
 """The model-free contract shared by builders and the audit: row schemas, the score formula,
-judged-input hashing, row digests and composition tables. Imports no model, backend, build or
-audit code, so both sides depend on it and never on each other."""
+judged-input hashing, row digests (the value hash of :mod:`spl_hf.contract.digest`) and composition
+tables. Imports no model, backend, build, audit or derive code, so both sides (and the derivation)
+depend on it and never on each other."""
 
 from spl_hf.contract.composition import CompositionTables, composition_tables
+from spl_hf.contract.digest import combine, combine_scalar, hash_array, hash_value
+from spl_hf.contract.messages import MESSAGES
 from spl_hf.contract.scores import pair_input_hash, score_from_probs, scores_from_probs
 from spl_hf.contract.tenet_rows import (
     CERTIFICATE_FILE,
@@ -19,11 +22,16 @@ from spl_hf.contract.tenet_rows import (
 __all__ = [
     "CERTIFICATE_FILE",
     "JUDGE_FIELDS",
+    "MESSAGES",
     "ROW_FEATURES",
     "SCORE_FEATURES",
     "CompositionTables",
     "check_inputs",
+    "combine",
+    "combine_scalar",
     "composition_tables",
+    "hash_array",
+    "hash_value",
     "input_hashes",
     "oriented_input_hashes_arrow",
     "pair_input_hash",

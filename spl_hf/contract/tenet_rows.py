@@ -14,9 +14,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from datasets import Features, Value
 
+from spl_hf.contract.digest import combine, hash_array
+from spl_hf.contract.messages import MESSAGES
 from spl_hf.contract.scores import pair_input_hash
-from spl_hf.derive.digest import combine, hash_array
-from spl_hf.derive.features import MESSAGES
 
 CERTIFICATE_FILE = "assignment_certificate.json"
 

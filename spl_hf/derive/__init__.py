@@ -1,5 +1,4 @@
 from spl_hf.derive.derivation import derive_row, derive_table, encode_attributes
-from spl_hf.derive.digest import hash_array, hash_value
 from spl_hf.derive.features import (
     DIGEST_COLUMNS,
     DIGEST_DERIVATION_FIELDS,
@@ -18,7 +17,5 @@ __all__ = [
     "derive_table",
     "derived_features",
     "encode_attributes",
-    "hash_array",
-    "hash_value",
     "pair_features",
 ]

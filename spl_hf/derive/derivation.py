@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spl_hf.derive.digest import combine, combine_scalar, hash_array, hash_value
+from spl_hf.contract.digest import combine, combine_scalar, hash_array, hash_value
 from spl_hf.derive.features import (
     DIGEST_COLUMNS,
     DIGEST_DERIVATION_FIELDS,

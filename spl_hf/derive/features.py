@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from datasets import Features, List, Value
 
+from spl_hf.contract import MESSAGES
 from spl_hf.schema import AttributeSchema
-
-MESSAGES = List({"role": Value("string"), "content": Value("string")})
 
 NO_LABEL_REASONS = (
     "missing_attributes",  # an attribute assignment is absent (e.g. unparsable labeler output)
