@@ -86,3 +86,65 @@ def test_backends_judge_keeps_using_the_contract():
 
     assert judge.scores_from_probs is scores.scores_from_probs
     assert judge.pair_input_hash is scores.pair_input_hash
+
+
+# Imports between packages go through the packages' faces (``__init__`` and its ``__all__``).
+# These still reach past a face another branch owns (backends, rules, evaluation, release); the total
+# may only go down, and nothing may be added to this list.
+PAST_FACES_LEFT = 104
+
+
+def _faces() -> dict[str, set[str]]:
+    import ast
+    import contextlib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "spl_hf"
+    out = {}
+    for init in root.glob("*/__init__.py"):
+        names: set[str] = set()
+        for node in ast.parse(init.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and {getattr(t, "id", "") for t in node.targets} & {
+                "__all__",
+                "_EXPORTS",
+            }:
+                with contextlib.suppress(ValueError):  # __all__ = sorted(_EXPORTS): the keys count
+                    names |= set(ast.literal_eval(node.value))
+        out[f"spl_hf.{init.parent.name}"] = names
+    return out
+
+
+def past_faces() -> list[str]:
+    """``file: module [names]`` for every cross-package import that skips the target's face."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    faces = _faces()
+    found = []
+    for path in sorted((root / "spl_hf").rglob("*.py")):
+        rel = path.relative_to(root).with_suffix("")
+        own = ".".join(rel.parts[:2])
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (
+                isinstance(node, ast.ImportFrom)
+                and node.level == 0
+                and (node.module or "").startswith("spl_hf.")
+            ):
+                continue
+            top = ".".join(node.module.split(".")[:2])
+            if top == own or top not in faces:
+                continue  # the same package, or a root module (its own face)
+            names = {a.name for a in node.names}
+            if node.module != top or not names <= faces[top]:
+                found.append(f"{rel.as_posix()}.py: {node.module} {sorted(names - faces[top])}")
+    return found
+
+
+def test_imports_between_packages_go_through_their_faces():
+    found = past_faces()
+    mine = [
+        f for f in found if f.split("/")[1] in ("audit", "contract", "derive", "assign", "build", "stats")
+    ]
+    assert mine == [], f"import these from the package, adding them to its __all__: {mine}"
+    assert len(found) <= PAST_FACES_LEFT, f"{len(found)} imports skip a face (was {PAST_FACES_LEFT}): {found}"

@@ -1,7 +1,15 @@
 from spl_hf.audit.entry import AuditReport, audit
 from spl_hf.audit.load import BuiltFolder, LoadedSplit, load_built, read_folder
 from spl_hf.audit.tables import CompositionTables, composition_tables
-from spl_hf.audit.verify import LabelChange, Mismatch, RuleAuditReport, audit_batches, audit_table, differs
+from spl_hf.audit.verify import (
+    LabelChange,
+    Mismatch,
+    RuleAuditReport,
+    audit_batches,
+    audit_table,
+    differs,
+    merge_reports,
+)
 
 __all__ = [
     "AuditReport",
@@ -17,5 +25,6 @@ __all__ = [
     "composition_tables",
     "differs",
     "load_built",
+    "merge_reports",
     "read_folder",
 ]

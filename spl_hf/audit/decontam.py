@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spl_hf.contract.decontamination import DECONTAMINATION_FILE, read_decontamination
+from spl_hf.contract import DECONTAMINATION_FILE, read_decontamination
 
 
 def _prompt_ids(table: pa.Table) -> pa.Array | None:

@@ -13,7 +13,7 @@ from typing import Any
 from spl_hf.audit.hub import audit_target
 from spl_hf.audit.load import BuiltFolder, read_folder, resolve_rulebase, stored_rulebase_hashes
 from spl_hf.manifest import MANIFEST, ManifestCheck
-from spl_hf.rules.rulebase import RuleBase
+from spl_hf.rules import RuleBase
 
 NO_SOURCES_NOTE = "no --sources: rows were not checked against their source pools (provenance)"
 TENET_CONFIG_NOTE = "--config is ignored for a tenet build: its checks span every config"

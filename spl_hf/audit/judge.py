@@ -20,7 +20,7 @@ from spl_hf.audit.verify import (
     null_mask,
     record_mismatches,
 )
-from spl_hf.derive.verdict_labels import (
+from spl_hf.derive import (
     JUDGE_COLUMN,
     JUDGE_NO_LABEL_REASONS,
     judge_codes,
@@ -28,7 +28,7 @@ from spl_hf.derive.verdict_labels import (
     judge_features,
     verdict_options,
 )
-from spl_hf.rules.rulebase import RuleBase
+from spl_hf.rules import RuleBase
 
 
 def audit_judge_table(

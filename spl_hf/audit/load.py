@@ -20,9 +20,9 @@ import pyarrow.parquet as pq
 from spl_hf.audit.card import CardLayout, read_card
 from spl_hf.audit.decontam import check_decontamination
 from spl_hf.audit.files import is_data_file
-from spl_hf.contract.tenet_rows import CERTIFICATE_FILE
+from spl_hf.contract import CERTIFICATE_FILE
 from spl_hf.manifest import MANIFEST, ManifestCheck, check_manifest, folder_files, safe_relative
-from spl_hf.rules.rulebase import RuleBase, default_rulebase, load_rulebase
+from spl_hf.rules import RuleBase, default_rulebase, load_rulebase
 
 NO_MANIFEST_NOTE = (
     f"--no-manifest: {MANIFEST} was not checked, so files outside the declared data (card, rule base, "

@@ -26,9 +26,8 @@ import pyarrow.parquet as pq
 from spl_hf.audit.hub import is_repo_id
 from spl_hf.audit.load import BuiltFolder, LoadedSplit
 from spl_hf.audit.verify import differs
-from spl_hf.contract.tenet_rows import ROW_FEATURES, first_content
-from spl_hf.derive.features import pair_features
-from spl_hf.derive.verdict_labels import JUDGE_COLUMN
+from spl_hf.contract import ROW_FEATURES, first_content
+from spl_hf.derive import JUDGE_COLUMN, pair_features
 from spl_hf.schema import AttributeSchema
 
 SOURCE_COLUMNS = ("pair_id", "source", "prompt", "response_a", "response_b")
@@ -231,7 +230,7 @@ def check_tenet_provenance(built: BuiltFolder, specs: list[str], max_report: int
 def spl_sources(specs: list[str], schema: AttributeSchema) -> tuple[pa.Table, list[str], str | None]:
     """The pair table formed again from ``prompts=FILE`` and ``candidates=FILE`` records, and the
     ``verdicts=FILE`` of a judge comparison when given."""
-    from spl_hf.derive.pairs import pairs_from_records, read_jsonl
+    from spl_hf.derive import pairs_from_records, read_jsonl
 
     given = dict(parse_specs(specs))
     unknown = sorted(str(k) for k in given if k not in ("prompts", "candidates", "verdicts"))
@@ -253,8 +252,7 @@ def _judge_differs(
 ) -> dict[str, np.ndarray]:
     """Each judged row's components against the verdict record of each of its candidates (rows of
     tables without a judge column are not flagged)."""
-    from spl_hf.derive.pairs import read_jsonl
-    from spl_hf.derive.verdict_labels import parse_verdict_records
+    from spl_hf.derive import parse_verdict_records, read_jsonl
 
     records = parse_verdict_records(read_jsonl(verdicts), ranking, verdicts)
     judges = [

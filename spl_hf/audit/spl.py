@@ -23,10 +23,9 @@ import pyarrow.compute as pc
 from spl_hf.audit.judge import audit_judge_table
 from spl_hf.audit.load import BUILD_REPORT, BuiltFolder, LoadedSplit, read_build_report
 from spl_hf.audit.verify import RuleAuditReport, audit_batches, merge_reports
-from spl_hf.contract.digest import combine, hash_array
-from spl_hf.derive.features import DIGEST_COLUMNS
-from spl_hf.derive.verdict_labels import JUDGE_COLUMN
-from spl_hf.rules.rulebase import RuleBase
+from spl_hf.contract import combine, hash_array
+from spl_hf.derive import DIGEST_COLUMNS, JUDGE_COLUMN
+from spl_hf.rules import RuleBase
 
 JUDGE_CONFIGS = ("judge_derivations", "common_support", "common_support_judge")
 # Configs whose chosen/rejected follow the judge's label rather than the rules'.

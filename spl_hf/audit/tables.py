@@ -1,6 +1,6 @@
 """Composition tables of a built SPL dataset: defined in the shared contract, re-exported here."""
 
-from spl_hf.contract.composition import (
+from spl_hf.contract import (
     CompositionTables,
     RulePairRow,
     TopicRow,

@@ -19,19 +19,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from datasets import Features, Value
 
-from spl_hf.assign import verify_assignment
-from spl_hf.assign.certificate import Certificate
+from spl_hf.assign import Certificate, verify_assignment
 from spl_hf.audit.load import BuiltFolder, read_folder
 from spl_hf.audit.verify import differs
-from spl_hf.contract import MESSAGES
-from spl_hf.contract.scores import scores_from_probs
-from spl_hf.contract.tenet_rows import (
+from spl_hf.contract import (
     CERTIFICATE_FILE,
     JUDGE_FIELDS,
+    MESSAGES,
     ROW_FEATURES,
     SCORE_FEATURES,
     oriented_input_hashes_arrow,
     row_digests,
+    scores_from_probs,
 )
 
 TOLERANCE = 1e-12

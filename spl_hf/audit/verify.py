@@ -16,10 +16,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spl_hf.contract.digest import hash_array
-from spl_hf.derive.derivation import derive_codes, derive_table, row_digests
-from spl_hf.derive.features import DIGEST_DERIVATION_FIELDS, NO_LABEL_REASONS, derived_features, pair_features
-from spl_hf.rules.rulebase import RuleBase
+from spl_hf.contract import hash_array
+from spl_hf.derive import (
+    DIGEST_DERIVATION_FIELDS,
+    NO_LABEL_REASONS,
+    derive_codes,
+    derive_table,
+    derived_features,
+    pair_features,
+    row_digests,
+)
+from spl_hf.rules import RuleBase
 
 LABEL_FIELDS = ("verdict_a", "verdict_b", "label", "no_label_reason")
 

@@ -20,30 +20,38 @@ import yaml
 from datasets import Dataset
 from datasets.table import InMemoryTable
 
-from spl_hf.contract.composition import (
+from spl_hf.contract import (
+    DECONTAMINATION_FILE,
     CompositionTables,
     JudgeComparisonTables,
     composition_tables,
     judge_comparison_tables,
+    read_decontamination,
 )
-from spl_hf.contract.decontamination import DECONTAMINATION_FILE, read_decontamination
-from spl_hf.derive.derivation import derive_table
-from spl_hf.derive.features import derived_features
-from spl_hf.derive.pairs import candidate_pairs, read_jsonl
-from spl_hf.derive.verdict_labels import (
+from spl_hf.derive import (
     JUDGE_COLUMN,
     JudgeTables,
+    candidate_pairs,
     common_features,
+    derive_table,
+    derived_features,
     judge_column,
     judge_features,
     judge_identity,
     judge_tables,
     parse_verdict_records,
+    read_jsonl,
 )
-from spl_hf.hub.card import CARD_INPUTS, card_inputs, render_card
-from spl_hf.hub.folder import DEFAULT_MAX_SHARD_SIZE, ConfigData, write_dataset_folder
+from spl_hf.hub import (
+    CARD_INPUTS,
+    DEFAULT_MAX_SHARD_SIZE,
+    ConfigData,
+    card_inputs,
+    render_card,
+    write_dataset_folder,
+)
 from spl_hf.outputs import guard_dir
-from spl_hf.rules.rulebase import RuleBase, default_rulebase, load_rulebase
+from spl_hf.rules import RuleBase, default_rulebase, load_rulebase
 
 SAMPLE = "<embedded sample>"
 ALL_SOURCES = "train"  # the split of `preferences` that covers every source

@@ -31,22 +31,28 @@ from spl_hf.assign import (
     read_table,
     verify_certificate,
 )
-from spl_hf.contract.decontamination import DECONTAMINATION_FILE, read_decontamination
-from spl_hf.contract.scores import scores_from_probs
-from spl_hf.contract.tenet_rows import (
+from spl_hf.contract import (
     CERTIFICATE_FILE,
+    DECONTAMINATION_FILE,
     DIGEST_DERIVATION,
     JUDGE_FIELDS,
     ROW_FEATURES,
     SCORE_FEATURES,
     check_inputs,
+    read_decontamination,
     row_digests,
+    scores_from_probs,
 )
-from spl_hf.hub.card import CARD_INPUTS, card_inputs, render_card
-from spl_hf.hub.folder import DEFAULT_MAX_SHARD_SIZE, ConfigData, write_dataset_folder
+from spl_hf.hub import (
+    CARD_INPUTS,
+    DEFAULT_MAX_SHARD_SIZE,
+    ConfigData,
+    card_inputs,
+    render_card,
+    write_dataset_folder,
+)
 from spl_hf.outputs import guard_dir
-from spl_hf.sources import ADAPTERS
-from spl_hf.sources.transcript import DEFAULT_CLIP_CHARS, OMITTED_MARKER
+from spl_hf.sources import ADAPTERS, DEFAULT_CLIP_CHARS, OMITTED_MARKER
 from spl_hf.tenets import default_tenets, load_tenets
 
 LICENSE_FILE = "LICENSE.md"

@@ -3,16 +3,27 @@ judged-input hashing, row digests (the value hash of :mod:`spl_hf.contract.diges
 tables. Imports no model, backend, build, audit or derive code, so both sides (and the derivation)
 depend on it and never on each other."""
 
-from spl_hf.contract.composition import CompositionTables, composition_tables
+from spl_hf.contract.composition import (
+    CompositionTables,
+    JudgeComparisonTables,
+    RulePairRow,
+    TopicRow,
+    VerdictPairRow,
+    composition_tables,
+    judge_comparison_tables,
+)
+from spl_hf.contract.decontamination import DECONTAMINATION_FILE, DecontaminationRecord, read_decontamination
 from spl_hf.contract.digest import combine, combine_scalar, hash_array, hash_value
 from spl_hf.contract.messages import MESSAGES
 from spl_hf.contract.scores import pair_input_hash, score_from_probs, scores_from_probs
 from spl_hf.contract.tenet_rows import (
     CERTIFICATE_FILE,
+    DIGEST_DERIVATION,
     JUDGE_FIELDS,
     ROW_FEATURES,
     SCORE_FEATURES,
     check_inputs,
+    first_content,
     input_hashes,
     oriented_input_hashes_arrow,
     row_digests,
@@ -21,20 +32,30 @@ from spl_hf.contract.tenet_rows import (
 
 __all__ = [
     "CERTIFICATE_FILE",
+    "DECONTAMINATION_FILE",
+    "DIGEST_DERIVATION",
     "JUDGE_FIELDS",
     "MESSAGES",
     "ROW_FEATURES",
     "SCORE_FEATURES",
     "CompositionTables",
+    "DecontaminationRecord",
+    "JudgeComparisonTables",
+    "RulePairRow",
+    "TopicRow",
+    "VerdictPairRow",
     "check_inputs",
     "combine",
     "combine_scalar",
     "composition_tables",
+    "first_content",
     "hash_array",
     "hash_value",
     "input_hashes",
+    "judge_comparison_tables",
     "oriented_input_hashes_arrow",
     "pair_input_hash",
+    "read_decontamination",
     "row_digests",
     "score_from_probs",
     "score_index",

@@ -69,7 +69,7 @@ def train_from_hub(out: Path, url: str, token: str, repo_id: str, sha: str, buil
 def demo_chain(out: Path, builds: dict[str, Path]) -> bool:
     from spl_hf.demo.evaluation import demo_eval
     from spl_hf.demo.hub import DEMO_ORG, audit_published, publish_and_load
-    from spl_hf.hub.server import RunningServer
+    from spl_hf.hub import RunningServer
 
     token = secrets.token_hex(16)  # used by the client processes, never printed
     t0 = step(
@@ -97,9 +97,8 @@ def demo_chain(out: Path, builds: dict[str, Path]) -> bool:
 
 def write_refusal_figure(out: Path, run_dir: Path | None) -> bool:
     """The refusal of the base model and the trained adapter (paired by the run's seed) as a PNG."""
+    from spl_hf.report import RunMetrics, seed_report
     from spl_hf.report.figures import figure_conditions, save_png
-    from spl_hf.report.runs import RunMetrics
-    from spl_hf.report.seeds import seed_report
 
     seed = json.loads((run_dir / "run.json").read_text())["seed"] if run_dir else 0
     runs = []

@@ -5,10 +5,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from spl_hf.evaluation import EvalConfig, read_run
 from spl_hf.evaluation.job import CACHE, EvalTarget, evaluate_sets, plan_outputs
 from spl_hf.evaluation.prompts import DEFAULT_SETS, SAMPLE, load_prompt_set
-from spl_hf.evaluation.run_folder import read_run
-from spl_hf.evaluation.runner import EvalConfig
 
 DEMO_MAX_NEW_TOKENS = 48
 DEMO_PROMPTS_PER_SET = 4

@@ -10,8 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from spl_hf.hub.roundtrip import split_digests
-from spl_hf.hub.server import RunningServer
+from spl_hf.hub import RunningServer, split_digests
 
 DEMO_ORG = "spl-hf-demo"
 
@@ -122,7 +121,7 @@ def demo_publish(out: Path, builds: dict[str, Path]) -> bool:
 
 
 def _load_line(repo_id: str, folder: Path, sha: str) -> str:
-    from spl_hf.hub.publish import PublishResult, card_configs
+    from spl_hf.hub import PublishResult, card_configs
 
     configs, default, split = card_configs(Path(folder))
     return PublishResult(repo_id, sha, "main", [], [], configs, default, split).load_line()

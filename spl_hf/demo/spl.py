@@ -8,12 +8,10 @@ from pathlib import Path
 
 import yaml
 
-from spl_hf.audit import audit
-from spl_hf.audit.load import load_built
-from spl_hf.audit.verify import audit_batches, merge_reports
-from spl_hf.build.spl import SPLBuildConfig, build_spl
+from spl_hf.audit import audit, audit_batches, load_built, merge_reports
+from spl_hf.build import SPLBuildConfig, build_spl
 from spl_hf.demo.steps import step as _step
-from spl_hf.rules.rulebase import parse_rulebase
+from spl_hf.rules import parse_rulebase
 
 
 def demo_spl(out: Path) -> bool:
@@ -58,8 +56,7 @@ def demo_spl(out: Path) -> bool:
 def demo_model_labels(out: Path, backend) -> bool:
     from spl_hf.backends import AttributeLabeler, LabelerConfig, ResultCache, items_from_rows
     from spl_hf.build.spl import _sample
-    from spl_hf.derive import derive_table
-    from spl_hf.derive.pairs import apply_labels, pairs_from_records, read_jsonl
+    from spl_hf.derive import apply_labels, derive_table, pairs_from_records, read_jsonl
     from spl_hf.rules import default_rulebase
 
     t0 = _step(

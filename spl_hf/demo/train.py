@@ -19,7 +19,7 @@ def demo_train(
     """
     from spl_hf.backends.loading import embedded_gguf_path
     from spl_hf.recipes import recipe_path
-    from spl_hf.train.args import parse_args
+    from spl_hf.train import parse_args
     from spl_hf.train.run import main
 
     if model == "embedded":

@@ -1,21 +1,52 @@
-from spl_hf.derive.derivation import derive_row, derive_table, encode_attributes
+from spl_hf.derive.derivation import derive_codes, derive_row, derive_table, encode_attributes, row_digests
 from spl_hf.derive.features import (
     DIGEST_COLUMNS,
     DIGEST_DERIVATION_FIELDS,
-    MESSAGES,
     NO_LABEL_REASONS,
     derived_features,
     pair_features,
+)
+from spl_hf.derive.pairs import apply_labels, candidate_pairs, pairs_from_records, read_jsonl
+from spl_hf.derive.verdict_labels import (
+    JUDGE_COLUMN,
+    JUDGE_NO_LABEL_REASONS,
+    JudgeTables,
+    common_features,
+    judge_codes,
+    judge_column,
+    judge_digests,
+    judge_features,
+    judge_identity,
+    judge_tables,
+    parse_verdict_records,
+    verdict_options,
 )
 
 __all__ = [
     "DIGEST_COLUMNS",
     "DIGEST_DERIVATION_FIELDS",
-    "MESSAGES",
+    "JUDGE_COLUMN",
+    "JUDGE_NO_LABEL_REASONS",
     "NO_LABEL_REASONS",
+    "JudgeTables",
+    "apply_labels",
+    "candidate_pairs",
+    "common_features",
+    "derive_codes",
     "derive_row",
     "derive_table",
     "derived_features",
     "encode_attributes",
+    "judge_codes",
+    "judge_column",
+    "judge_digests",
+    "judge_features",
+    "judge_identity",
+    "judge_tables",
     "pair_features",
+    "pairs_from_records",
+    "parse_verdict_records",
+    "read_jsonl",
+    "row_digests",
+    "verdict_options",
 ]

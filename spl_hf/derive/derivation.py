@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spl_hf.contract.digest import combine, combine_scalar, hash_array, hash_value
+from spl_hf.contract import combine, combine_scalar, hash_array, hash_value
 from spl_hf.derive.features import (
     DIGEST_COLUMNS,
     DIGEST_DERIVATION_FIELDS,
@@ -23,8 +23,7 @@ from spl_hf.derive.features import (
     derived_features,
     pair_features,
 )
-from spl_hf.rules.apply import CONFLICT, NO_VERDICT, apply_rules, apply_rules_row
-from spl_hf.rules.rulebase import RuleBase
+from spl_hf.rules import CONFLICT, NO_VERDICT, RuleBase, apply_rules, apply_rules_row
 
 MISSING = -3  # verdict code for a response whose attributes (or its prompt's) are missing
 

@@ -23,11 +23,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from datasets import Features, List, Value
 
-from spl_hf.contract import MESSAGES
-from spl_hf.contract.digest import combine, hash_array
+from spl_hf.contract import MESSAGES, combine, hash_array
 from spl_hf.derive.derivation import assistant_messages
 from spl_hf.derive.features import DIGEST_COLUMNS, derived_features, pair_features
-from spl_hf.rules.rulebase import RuleBase
+from spl_hf.rules import RuleBase
 from spl_hf.schema import AttributeSchema
 
 JUDGE_COLUMN = "judge"

@@ -14,7 +14,7 @@ from typing import Any
 from spl_hf.evaluation.job import METRICS
 from spl_hf.evaluation.run_folder import EVAL_DIR
 from spl_hf.stats import at_limit_rows
-from spl_hf.train.layout import seed_of
+from spl_hf.train import seed_of
 
 
 def collect_metrics(runs: str | Path) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spl_hf.train.layout import seed_of
+from spl_hf.train import seed_of
 
 RUN_RECORD = "run.json"
 ADAPTER_CONFIG = "adapter_config.json"

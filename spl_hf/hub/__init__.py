@@ -10,6 +10,12 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
+    "CARD_INPUTS": "spl_hf.hub.card",
+    "DEFAULT_MAX_SHARD_SIZE": "spl_hf.hub.folder",
+    "RunningServer": "spl_hf.hub.server",
+    "card_configs": "spl_hf.hub.publish",
+    "card_inputs": "spl_hf.hub.card",
+    "split_digests": "spl_hf.hub.roundtrip",
     "ConfigData": "spl_hf.hub.folder",
     "WrittenFolder": "spl_hf.hub.folder",
     "verify_manifest": "spl_hf.manifest",

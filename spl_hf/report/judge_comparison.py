@@ -16,11 +16,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from spl_hf.backends.io import read_rows
 from spl_hf.backends.verdict import verdict_preference
-from spl_hf.contract.composition import judge_comparison_tables
-from spl_hf.derive.verdict_labels import JUDGE_COLUMN
-from spl_hf.rules.rulebase import default_rulebase, load_rulebase
+from spl_hf.contract import judge_comparison_tables
+from spl_hf.derive import JUDGE_COLUMN
+from spl_hf.jsonl import read_rows
+from spl_hf.rules import default_rulebase, load_rulebase
 
 SIDES = ("a", "b")
 

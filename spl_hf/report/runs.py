@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from spl_hf.train.layout import seed_dirs
+from spl_hf.train import seed_dirs
 
 METRIC_KEYS = (
     "prompt_set",

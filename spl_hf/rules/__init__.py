@@ -1,3 +1,4 @@
+from spl_hf.rules.apply import CONFLICT, NO_VERDICT, apply_rules, apply_rules_row
 from spl_hf.rules.compile import Program, compile_program, evaluate, expand, row_evaluator
 from spl_hf.rules.coverage import CoverageReport, check_coverage
 from spl_hf.rules.expr import And, Eq, Expr, ExprError, In, Not, Or, Ref, parse_expr, to_source
@@ -11,6 +12,8 @@ from spl_hf.rules.rulebase import (
 )
 
 __all__ = [
+    "CONFLICT",
+    "NO_VERDICT",
     "And",
     "CoverageReport",
     "Eq",
@@ -24,6 +27,8 @@ __all__ = [
     "Rule",
     "RuleBase",
     "RuleBaseError",
+    "apply_rules",
+    "apply_rules_row",
     "check_coverage",
     "compile_program",
     "default_rulebase",
