@@ -85,3 +85,16 @@ def test_per_tenet_and_overall_rows_from_the_stored_columns():
     assert rows["all"].position.judged == 4 and rows["all"].capacity == 1
     d = rows["all"].to_dict()
     assert d["position"]["rates"]["consistent"] == 0.5
+
+
+def test_the_figure_is_a_png_that_depends_on_the_data_only(tmp_path):
+    from spl_hf.report.judge_quality_figure import save_judge_quality_figure
+
+    def draw(name, p2):
+        table = _scores(["t1", "t2", "t2"], [0.9, 0.6, 0.2], p2)
+        scores = np.array([0.9, 0.6, 0.2]) - np.array(p2)
+        quality = judge_quality(table, {"t1": scores[:1]}, threshold=0.5, capacity=1)
+        return save_judge_quality_figure(tmp_path / name, quality, scores, scores[:1], 0.5).read_bytes()
+
+    a, b, c = draw("a.png", [0.1, 0.7, 0.5]), draw("b.png", [0.1, 0.7, 0.5]), draw("c.png", [0.1, 0.2, 0.5])
+    assert a[:8] == b"\x89PNG\r\n\x1a\n" and a == b and a != c
