@@ -28,11 +28,13 @@ class HubProcess:
 
     def start(self) -> HubProcess:
         cmd = [sys.executable, "-m", "spl_hf.cli", "hub", "serve", "--root", str(self.root), "--port", "0"]
+        # The token through the environment, as documented: never in argv, where `ps` shows it.
+        env = {k: v for k, v in os.environ.items() if k != "SPL_HF_HUB_TOKEN"}
         if self.token:
-            cmd += ["--token", self.token]
+            env["SPL_HF_HUB_TOKEN"] = self.token
         log = self.root.with_name(self.root.name + ".log")  # a file: a pipe nobody reads could fill up
         with open(log, "a") as err:
-            self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
+            self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
         line = self.proc.stdout.readline().strip()
         if not line.startswith("serving on http://127.0.0.1:"):
             self.proc.kill()
