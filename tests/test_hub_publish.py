@@ -90,12 +90,21 @@ def test_two_builds_pushed_concurrently_load_back_identical(published, remote, l
     sha = published["tenets_sha"]
     assert f'load_dataset("org/tenets", "all", split="train", revision="{sha}")' in out
     spl = published["spl"]
-    assert spl.files == build_files(builds["spl"]) and spl.configs == ["preferences", "derivations"]
+    assert spl.files == sorted([*build_files(builds["spl"]), "provenance.json"])
+    assert spl.configs == ["preferences", "derivations"]
     assert (
         spl.load_line()
         == f'load_dataset("org/spl", "preferences", split="train", revision="{spl.commit_sha}")'
     )
-    assert set(spl.to_json()) == {"repo_id", "commit_sha", "files", "configs"}
+    assert set(spl.to_json()) == {
+        "repo_id",
+        "commit_sha",
+        "files",
+        "configs",
+        "changed",
+        "private",
+        "provenance",
+    }
     # Every config and split: same Features, same rows in the same order as the local folder.
     assert remote[0] == local["spl"] and remote[1] == local["tenets"]
     assert {"preferences/train", "derivations/xstest"} <= set(remote[0]) and "all/train" in remote[1]
@@ -114,7 +123,7 @@ def test_republish_reshaped_removes_stale_files_and_old_commit_still_loads(
     old, new = published["spl"], published["reshaped"]
     api = HfApi(endpoint=hub.url, token=TOKEN)
     at_main = api.list_repo_files("org/spl", repo_type="dataset")
-    assert sorted(at_main) == sorted(build_files(builds["spl_reshaped"]))
+    assert sorted(at_main) == sorted([*build_files(builds["spl_reshaped"]), "provenance.json"])
     gone = set(build_files(builds["spl"])) - set(at_main)
     assert (
         "preferences/xstest-00000-of-00001.parquet" in gone

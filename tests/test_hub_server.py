@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import socket
 import urllib.error
 import urllib.request
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -230,3 +232,260 @@ def test_branches_and_pull_requests_resolve_by_name_and_sha(server, hub_client):
     refs = api.list_repo_refs("org/r", repo_type="dataset", include_pull_requests=True)
     assert {b.name: b.target_commit for b in refs.branches} == {"main": first, "dev": on_dev.oid}
     assert [p.ref for p in refs.pull_requests] == ["refs/pr/1"]
+
+
+# -- a network service: every client is hostile ------------------------------------------------------
+
+
+def _exchange(hub, request: bytes, timeout: float = 10.0) -> tuple[int, list[tuple[str, str]], bytes]:
+    """One raw request; the status, the header lines as (name, value) and the body that came."""
+    sock = _raw(hub, request)
+    sock.settimeout(timeout)
+    data = b""
+    try:
+        while True:
+            block = sock.recv(65536)
+            if not block:
+                break
+            data += block
+            head, sep, body = data.partition(b"\r\n\r\n")
+            length = [ln for ln in head.split(b"\r\n") if ln.lower().startswith(b"content-length:")]
+            if sep and length and len(body) >= int(length[0].split(b":")[1]):
+                break
+    finally:
+        sock.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = [tuple(part.strip() for part in ln.split(":", 1)) for ln in lines[1:] if ":" in ln]
+    return int(lines[0].split()[1]), headers, body
+
+
+def _status_of(sock) -> int | None:
+    """The status a server sent on ``sock`` (None when it closed without answering)."""
+    data = b""
+    while b"\r\n" not in data:
+        block = sock.recv(4096)
+        if not block:
+            return None
+        data += block
+    return int(data.split()[1])
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "/datasets/org/r/resolve/main/x%0d%0aSet-Cookie:%20injected=1",
+        "/datasets/org/r/resolve/x%0d%0aSet-Cookie:%20injected=1/a.txt",
+        "/api/datasets/org/r/revision/x%0aSet-Cookie:%20injected=1",
+        "/api/datasets/org/r/tree/main/x%0d%0a%0d%0aSet-Cookie:%20injected=1",
+    ],
+)
+def test_crlf_in_a_path_or_revision_never_reaches_a_response_header(server, hub_client, target):
+    _seed(server)
+    status, headers, body = _exchange(server, f"GET {target} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    assert status == 404
+    names = [k.lower() for k, _ in headers]
+    assert "set-cookie" not in names and names.count("x-error-message") == 1
+    message = dict((k.lower(), v) for k, v in headers)["x-error-message"]
+    assert "%0A" in message and all(0x20 <= ord(c) < 0x7F for c in message)
+    assert "Set-Cookie" in json.loads(body)["error"]  # the body carries the message, JSON-escaped
+
+
+def test_an_unauthenticated_body_is_refused_before_it_is_read(server_process, tmp_path):
+    """A 400 MB claimed body without a token: 401 at once, and the server's memory does not grow."""
+
+    def rss_kb() -> int:
+        status = Path(f"/proc/{server_process.proc.pid}/status").read_text()
+        return int(status.split("VmRSS:")[1].split()[0])
+
+    before = rss_kb()
+    for route in (
+        "/api/datasets/org/r/commit/main",
+        "/api/repos/create",
+        "/api/datasets/org/r/preupload/main",
+    ):
+        sock = _raw(
+            server_process, f"POST {route} HTTP/1.1\r\nHost: x\r\nContent-Length: 400000000\r\n\r\n".encode()
+        )
+        sock.settimeout(10)
+        assert _status_of(sock) == 401  # answered with no byte of the body sent: it was not waited for
+        with contextlib.suppress(OSError):  # the server has closed the connection: sending fails
+            sock.sendall(b"x" * (4 << 20))
+        sock.close()
+    assert rss_kb() - before < 4 * 1024, (before, rss_kb())
+    # With the token, a body over the route's cap is 413 (not read either), in the Hub's error shape.
+    status, headers, body = _exchange(
+        server_process,
+        f"POST /api/repos/create HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+        f"Content-Length: 10000000000\r\n\r\n".encode(),
+    )
+    assert status == 413 and "larger than" in json.loads(body)["error"]
+    assert ("Connection", "close") in headers
+
+
+def test_a_stalled_connection_is_closed_after_the_idle_timeout(tmp_path):
+    import time
+
+    from spl_hf.hub.server import RunningServer
+
+    with RunningServer(str(tmp_path / "root"), token=TOKEN, idle_timeout_s=0.5) as hub:
+        stalled = [
+            _raw(hub, b"GET /api/datasets/org/r HTTP/1.1\r\nHost: x\r\n"),  # headers never end
+            _raw(
+                hub,
+                f"POST /api/repos/create HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+                "Content-Length: 1000\r\n\r\n{".encode(),  # a body that never comes
+            ),
+        ]
+        start = time.monotonic()
+        for sock in stalled:
+            sock.settimeout(10)
+            while sock.recv(4096):  # whatever it answers, the server ends the connection
+                pass
+            sock.close()
+        assert time.monotonic() - start < 5
+
+
+def test_stalled_connections_do_not_grow_threads_past_the_bound(tmp_path):
+    import threading
+
+    from spl_hf.hub.server import RunningServer
+
+    with RunningServer(str(tmp_path / "root"), token=TOKEN, max_connections=4, idle_timeout_s=30) as hub:
+        base = threading.active_count()
+        socks = [_raw(hub, b"GET /api/datasets/org/r HTTP/1.1\r\nHost: x\r\n") for _ in range(40)]
+        refused = 0
+        for sock in socks[4:]:
+            sock.settimeout(10)
+            refused += _status_of(sock) == 503
+        assert refused == 36  # every connection over the bound is answered 503 and closed, not held
+        assert threading.active_count() - base <= 4
+        for sock in socks:
+            sock.close()
+        for _ in range(100):  # the slots come back once the stalled clients are gone
+            if threading.active_count() <= base:
+                break
+            threading.Event().wait(0.05)
+        status, _, body = _exchange(hub, b"GET /api/datasets/org/nope HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert status == 404 and json.loads(body)["error"] == "Repository not found"
+
+
+def _commit_raw(hub, body: bytes) -> tuple[int, str]:
+    status, _, data = _exchange(
+        hub,
+        f"POST /api/datasets/org/r/commit/main HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+        f"Content-Type: application/x-ndjson\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+        + body,
+    )
+    return status, json.loads(data)["error"] if status != 200 else ""
+
+
+def _line(key: str, **value) -> str:
+    return json.dumps({"key": key, "value": value})
+
+
+_HEADER = _line("header", summary="s")
+_X = "eA=="  # base64 of b"x"
+
+
+@pytest.mark.parametrize(
+    "body, status, reason",
+    [
+        ("[1]", 400, "expected"),
+        ('{"key":"header","value":"str"}', 400, "expected"),
+        (f'{_HEADER}\n{{"key":"file","value":"str"}}', 400, "line 2"),
+        (f"{_HEADER}\n5", 400, "line 2"),
+        (f"{_HEADER}\n" + "[" * 100_000, 400, "not valid JSON"),
+        (_line("header", summary={"a": 1}), 400, "summary"),
+        (_line("header", summary="s", parentCommit="zz"), 400, "parentCommit"),
+        (
+            f"{_HEADER}\n" + _line("file", path=5, content=_X, encoding="base64"),
+            400,
+            "'path' must be a string",
+        ),
+        (f"{_HEADER}\n" + _line("file", path="a.txt", content="!!", encoding="base64"), 400, "base64"),
+        (f"{_HEADER}\n" + _line("lfsFile", path="a.bin", algo="sha256", oid="0" * 64), 422, "not uploaded"),
+        (f"{_HEADER}\n" + _line("copyFile", path="a"), 400, "unsupported operation"),
+        (
+            f"{_HEADER}\n"
+            + _line("file", path="x.txt", content=_X, encoding="base64")
+            + "\n"
+            + _line("file", path="x.txt/y", content=_X, encoding="base64"),
+            422,
+            "both a file and a folder",
+        ),
+        (
+            f"{_HEADER}\n" + _line("file", path="data", content=_X, encoding="base64"),
+            422,
+            "both a file and a folder",
+        ),
+        (
+            f"{_HEADER}\n" + _line("file", path="/tmp/PWN", content=_X, encoding="base64"),
+            422,
+            "starts with '/'",
+        ),
+        (f"{_HEADER}\n" + _line("file", path="a/../b", content=_X, encoding="base64"), 422, "'..'"),
+        (f"{_HEADER}\n" + _line("file", path="a//b", content=_X, encoding="base64"), 422, "empty"),
+        (f"{_HEADER}\n" + _line("file", path="a\\b", content=_X, encoding="base64"), 422, "backslash"),
+        (f"{_HEADER}\n" + _line("file", path="a\nb", content=_X, encoding="base64"), 422, "control"),
+    ],
+)
+def test_a_malformed_commit_is_refused_with_its_reason_and_stores_nothing(
+    server, hub_client, body, status, reason
+):
+    head = _seed(server)
+    got, message = _commit_raw(server, body.encode())
+    assert (got, reason in message) == (status, True), message
+    api = _api(server)
+    assert api.repo_info("org/r", repo_type="dataset").sha == head
+
+
+def test_fuzzed_commits_never_get_500_and_leave_the_store_unchanged(server, hub_client):
+    import random
+
+    head = _seed(server)
+    repo = next((server.httpd.store.root / "repos").glob("datasets/org/r"))
+    blobs = sorted(p.name for p in (repo / "blobs").iterdir())
+    rng = random.Random(17)
+    values = [
+        None,
+        5,
+        -1,
+        1.5,
+        True,
+        "",
+        "x",
+        "/a",
+        "a/../b",
+        "a//b",
+        "x.txt/y",
+        [],
+        {},
+        [1],
+        {"a": 1},
+        "\r\n",
+    ]
+    keys = ["header", "file", "lfsFile", "deletedFile", "deletedFolder", "copy", "", 7]
+    fields = ["summary", "path", "content", "encoding", "oid", "algo", "size", "parentCommit", "description"]
+    statuses = set()
+    for _ in range(300):
+        lines = [] if rng.random() < 0.2 else [_HEADER]
+        for _ in range(rng.randrange(0, 4)):
+            value = {rng.choice(fields): rng.choice(values) for _ in range(rng.randrange(0, 5))}
+            obj = rng.choice([{"key": rng.choice(keys), "value": value}, value, rng.choice(values)])
+            text = json.dumps(obj)
+            if rng.random() < 0.1:
+                text = text[: rng.randrange(0, len(text) + 1)]  # cut short
+            lines.append(text)
+        # Always one invalid operation somewhere, so that no fuzzed commit may be stored at all.
+        bad = _line(
+            "file",
+            path=rng.choice(["/z", "a//b", "..", "x\\y", "data/train-00000-of-00001.parquet/y"]),
+            content=_X,
+        )
+        lines.insert(rng.randrange(min(1, len(lines)), len(lines) + 1), bad)
+        status, _ = _commit_raw(server, "\n".join(lines).encode())
+        statuses.add(status)
+    assert statuses <= {400, 404, 422}, statuses
+    assert _api(server).repo_info("org/r", repo_type="dataset").sha == head
+    assert sorted(p.name for p in (repo / "blobs").iterdir()) == blobs
