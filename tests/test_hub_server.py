@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import json
 import socket
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -13,6 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from spl_hf.hub.server.store import SWEEP_MIN_AGE_S
 from tests.hub_fixtures import TOKEN, HubProcess
 
 
@@ -58,6 +60,16 @@ def _raw(hub, request: bytes) -> socket.socket:
     return sock
 
 
+def _wait_for_partial(tmp: Path) -> list[Path]:
+    """The partial upload files in a repo's ``tmp/`` once the server has begun writing one."""
+    for _ in range(200):
+        found = [p for p in tmp.iterdir() if p.name.startswith("upload-")] if tmp.is_dir() else []
+        if found:
+            return found
+        time.sleep(0.025)
+    return []
+
+
 def _lfs_batch(hub, blob: bytes) -> str | None:
     """The upload URL the LFS batch call hands out for ``blob`` (None when the server has it)."""
     req = urllib.request.Request(
@@ -97,10 +109,14 @@ def test_killed_mid_upload_and_mid_commit_leaves_the_previous_commit(server_proc
         server_process, head.encode() + body.encode()
     )  # body cut short: the server waits for more
     upload_sock = _raw(server_process, upload.encode() + blob[:5000])  # an upload cut off after 5 kB
+    tmp = server_process.root / "repos" / "datasets" / "org" / "r" / "tmp"
+    assert len(_wait_for_partial(tmp)) == 1  # the upload is under way: its partial blob exists
     server_process.kill()
     commit_sock.close()
     upload_sock.close()
+    time.sleep(SWEEP_MIN_AGE_S + 0.2)
     server_process.start()  # same root, new process and port
+    assert list(tmp.iterdir()) == []  # removed at start-up: nothing is left to grow forever
     api = _api(server_process)
     assert api.repo_info("org/r", repo_type="dataset").sha == first
     assert sorted(api.list_repo_files("org/r", repo_type="dataset")) == before
@@ -489,3 +505,146 @@ def test_fuzzed_commits_never_get_500_and_leave_the_store_unchanged(server, hub_
     assert statuses <= {400, 404, 422}, statuses
     assert _api(server).repo_info("org/r", repo_type="dataset").sha == head
     assert sorted(p.name for p in (repo / "blobs").iterdir()) == blobs
+
+
+def test_partial_uploads_are_swept_but_a_running_upload_is_not(tmp_path, hub_client):
+    import os
+
+    from spl_hf.hub.server import RunningServer
+
+    with RunningServer(str(tmp_path / "root"), token=TOKEN, tmp_sweep_interval_s=0.2) as hub:
+        _seed(hub)
+        tmp = tmp_path / "root" / "repos" / "datasets" / "org" / "r" / "tmp"
+        abandoned = tmp / "upload-killed"  # as a killed server process leaves it: nobody holds its lock
+        abandoned.write_bytes(b"p" * 1000)
+        os.utime(abandoned, (time.time() - 60, time.time() - 60))
+        blob = b"z" * 100_000
+        href = urlsplit(_lfs_batch(hub, blob))
+        running = _raw(
+            hub,
+            f"PUT {href.path}?{href.query} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(blob)}\r\n\r\n".encode()
+            + blob[:5000],
+        )
+        for _ in range(100):
+            if not abandoned.exists():
+                break
+            time.sleep(0.05)
+        assert not abandoned.exists()
+        (partial,) = _wait_for_partial(tmp)
+        time.sleep(SWEEP_MIN_AGE_S + 0.5)  # old enough to be swept, had its writer gone
+        assert partial.exists()
+        running.sendall(blob[5000:])
+        running.settimeout(10)
+        assert _status_of(running) == 200
+        running.close()
+        assert list(tmp.iterdir()) == []
+        assert _lfs_batch(hub, blob) is None  # stored whole
+
+
+def test_the_token_comes_from_the_environment_or_a_file_never_from_argv(tmp_path, hub_client):
+    from huggingface_hub.errors import HfHubHTTPError
+
+    env_hub = HubProcess(tmp_path / "a").start()
+    try:
+        cmdline = Path(f"/proc/{env_hub.proc.pid}/cmdline").read_bytes()
+        assert TOKEN.encode() not in cmdline
+        _api(env_hub).create_repo("org/x", repo_type="dataset")
+    finally:
+        env_hub.stop()
+    (tmp_path / "token").write_text("from-a-file-77\n")
+    file_hub = HubProcess(tmp_path / "b", token=None, args=("--token-file", str(tmp_path / "token"))).start()
+    try:
+        _api(file_hub, token="from-a-file-77").create_repo("org/x", repo_type="dataset")
+        with pytest.raises(HfHubHTTPError) as exc:
+            _api(file_hub, token=TOKEN).create_repo("org/y", repo_type="dataset")
+        assert exc.value.response.status_code == 401
+    finally:
+        file_hub.stop()
+    argv_hub = HubProcess(tmp_path / "c", token=None, args=("--token", "argv-token-1")).start()
+    argv_hub.stop()
+    log = argv_hub.log.read_text()
+    assert "visible to other users in the process list" in log and "argv-token-1" not in log
+
+
+def test_the_calls_users_reach_for_first_work_through_the_unmodified_client(server, tmp_path, hub_client):
+    from huggingface_hub import CommitOperationAdd, hf_hub_download
+    from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
+
+    first = _seed(server)
+    api = _api(server)
+    assert api.whoami()["name"] == "local"
+    with pytest.raises(HfHubHTTPError) as exc:
+        _api(server, token="wrong").whoami()
+    assert exc.value.response.status_code == 401
+    # Tags: a release is tagged, read at the tag, and the tag removed.
+    api.create_tag("org/r", tag="v1", repo_type="dataset", tag_message="first release")
+    api.create_commit("org/r", [CommitOperationAdd("b.txt", b"b")], commit_message="b", repo_type="dataset")
+    refs = api.list_repo_refs("org/r", repo_type="dataset")
+    assert [(t.name, t.target_commit) for t in refs.tags] == [("v1", first)]
+    assert "b.txt" not in api.list_repo_files("org/r", repo_type="dataset", revision="v1")
+    path = hf_hub_download(
+        "org/r",
+        "README.md",
+        repo_type="dataset",
+        revision="v1",
+        endpoint=server.url,
+        token=TOKEN,
+        cache_dir=tmp_path,
+    )
+    assert f"/snapshots/{first}/" in path
+    api.delete_tag("org/r", tag="v1", repo_type="dataset")
+    with pytest.raises(RevisionNotFoundError):
+        api.repo_info("org/r", repo_type="dataset", revision="v1")
+    # Branches: created and deleted (CI cleanup); main cannot be.
+    api.create_branch("org/r", branch="ci-1", repo_type="dataset")
+    api.delete_branch("org/r", branch="ci-1", repo_type="dataset")
+    assert [b.name for b in api.list_repo_refs("org/r", repo_type="dataset").branches] == ["main"]
+    # cardData from the README's YAML; list_datasets by author; HEAD on the repo (olah's check).
+    assert api.dataset_info("org/r").card_data.license == "mit"
+    _seed(server, "other/s")
+    assert [d.id for d in api.list_datasets(author="org")] == ["org/r"]
+    head = urllib.request.urlopen(urllib.request.Request(f"{server.url}/api/datasets/org/r", method="HEAD"))
+    assert head.status == 200 and head.read() == b""
+    # Visibility through the settings route: private now hidden from anyone without the token.
+    api.update_repo_settings("org/r", private=True, repo_type="dataset")
+    with pytest.raises(RepositoryNotFoundError):
+        _api(server, token=False).repo_info("org/r", repo_type="dataset")
+    assert [d.id for d in _api(server, token=False).list_datasets(author="org")] == []
+    # delete_repo, and a route the server lacks answers in the Hub's JSON shape (never an HTML page).
+    api.delete_repo("org/r", repo_type="dataset")
+    with pytest.raises(RepositoryNotFoundError):
+        api.repo_info("org/r", repo_type="dataset")
+    with pytest.raises(HfHubHTTPError) as exc:
+        api.move_repo("other/s", "other/t", repo_type="dataset")
+    assert exc.value.response.status_code == 404 and "no route" in exc.value.response.json()["error"]
+    for method in ("PATCH", "DELETE", "OPTIONS"):
+        status, headers, body = _exchange(
+            server, f"{method} /api/spaces/x HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+        )
+        assert status in (404, 405) and "error" in json.loads(body)
+        assert dict(headers)["Content-Type"].startswith("application/json")
+    status, _, body = _exchange(server, b"BREW / HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert status == 501 and "Unsupported method" in json.loads(body)["error"]
+
+
+def test_an_upload_without_disabling_xet_fails_with_the_instruction(server, monkeypatch):
+    """hf_xet is installed, so the unmodified client uploads through Xet (it asks the server for
+    nothing first, so no answer can turn it to LFS): the failure it shows names the setting."""
+    import huggingface_hub.constants
+
+    pytest.importorskip("hf_xet")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_DISABLE_XET", False)
+    api = _api(server)
+    api.create_repo("org/x", repo_type="dataset")
+    with pytest.raises(Exception) as exc:
+        api.upload_file(
+            path_or_fileobj=b"\0" * 20_000, path_in_repo="x.parquet", repo_id="org/x", repo_type="dataset"
+        )
+    assert "HF_HUB_DISABLE_XET=1" in str(exc.value)
+    assert "x.parquet" not in api.list_repo_files("org/x", repo_type="dataset")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_DISABLE_XET", True)  # as the message says
+    api.upload_file(
+        path_or_fileobj=b"\0" * 20_000, path_in_repo="x.parquet", repo_id="org/x", repo_type="dataset"
+    )
+    assert "x.parquet" in api.list_repo_files("org/x", repo_type="dataset")
