@@ -145,6 +145,7 @@ class HubHandler(BaseHTTPRequestHandler):
         self.query = parse_qs(url.query)
         self._body_read = False
         self._body_cap: str | None = None
+        self._anonymous_limit: int | None = None
         try:
             handler, groups = self._route(method, url.path)
             getattr(self, handler)(*groups)
@@ -189,12 +190,16 @@ class HubHandler(BaseHTTPRequestHandler):
     def _admit(self, access: str, cap: str | None) -> None:
         """Authenticate, then check the declared size, both before a byte of the body is read."""
         authz = self.headers.get("Authorization")
+        authenticated = False
         if access == "write":
             self.auth.check_write(authz)
         elif access == "read":
-            self.auth.authenticated(authz)  # a wrong token is refused whatever the route
+            authenticated = self.auth.authenticated(authz)  # a wrong token is refused whatever the route
         length = self._declared_length()
         limit = self._limit(cap)
+        if access == "read" and limit is not None and self.auth.enabled and not authenticated:
+            # Public reads with a body (paths-info, LFS batch) stay open, with a small body.
+            limit = self._anonymous_limit = min(limit, self.server.config.max_anonymous_body)
         if length and limit is None:
             raise StoreError(400, "this route takes no request body")
         if length is not None and limit is not None and length > limit:
@@ -236,7 +241,7 @@ class HubHandler(BaseHTTPRequestHandler):
 
     def _body_stream(self) -> tuple[BinaryIO, int | None]:
         self._body_read = True
-        limit = self._limit(self._body_cap) or 0
+        limit = self._anonymous_limit or self._limit(self._body_cap) or 0
         what = "request body"
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
             return LimitedReader(_Dechunk(self.rfile), limit, what), None

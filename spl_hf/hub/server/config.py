@@ -41,6 +41,12 @@ class HubServeConfig:
             "help": "Largest body, in bytes, of a JSON API call (create repo, paths-info, LFS batch...)."
         },
     )
+    max_anonymous_body: int = field(
+        default=1024 * 1024,
+        metadata={
+            "help": "Largest body, in bytes, of a call without a token where one is allowed (public reads)."
+        },
+    )
     max_commit_body: int = field(
         default=512 * 1024 * 1024,
         metadata={"help": "Largest NDJSON commit body in bytes (small files travel inline, base64)."},
@@ -58,7 +64,7 @@ class HubServeConfig:
             raise ValueError(f"idle_timeout_s must be > 0, got {self.idle_timeout_s}")
         if self.max_connections < 1:
             raise ValueError(f"max_connections must be at least 1, got {self.max_connections}")
-        for name in ("max_json_body", "max_commit_body", "max_upload_bytes"):
+        for name in ("max_json_body", "max_anonymous_body", "max_commit_body", "max_upload_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1 byte, got {getattr(self, name)}")
         if self.tmp_sweep_interval_s <= 0:
