@@ -358,3 +358,40 @@ def test_publish_with_sources_refuses_a_consistent_forgery_and_records_what_it_c
     download["revision"] = sha
     card = Path(hf_hub_download("org/unchecked", "README.md", cache_dir=tmp_path, **download)).read_text()
     assert "Not checked: this release was published without `--sources`" in card
+
+
+def test_an_spl_build_published_with_its_prompt_and_candidate_files(
+    builds, hub, monkeypatch, capsys, hub_client
+):
+    import json
+
+    from spl_hf.build.spl import _sample
+
+    _env(monkeypatch, hub)
+    prompts, candidates = _sample("spl_prompts.jsonl"), _sample("spl_candidates.jsonl")
+    argv = ["publish", str(builds["spl"]), "--repo-id", "org/splsrc", "--json"]
+    assert main([*argv, "--sources", f"prompts={prompts}", f"candidates={candidates}"]) == 0
+    record = json.loads(capsys.readouterr().out)["provenance"]
+    assert record["checked"] and record["rows_differing"] == 0 and record["rows_checked"] > 0
+    assert [(s["key"], s["file"]) for s in record["sources"]] == [
+        ("prompts", "spl_prompts.jsonl"),
+        ("candidates", "spl_candidates.jsonl"),
+    ]
+    # Sources that are not this build's (the prompts given as candidates too): refused, nothing pushed.
+    assert main([*argv, "--sources", f"prompts={prompts}", f"candidates={prompts}"]) == 2
+    assert "does not audit clean" in capsys.readouterr().err
+
+
+def test_hf_auth_whoami_answers_with_the_servers_token(hub, tmp_path):
+    import subprocess
+    import sys
+
+    env = client_env(hub, tmp_path / "home")
+    hf = str(Path(sys.executable).with_name("hf"))
+    ok = subprocess.run([hf, "auth", "whoami"], env=env, capture_output=True, text=True)
+    assert ok.returncode == 0 and "local" in ok.stdout, ok.stdout + ok.stderr
+    assert TOKEN not in ok.stdout + ok.stderr
+    bad = subprocess.run(
+        [hf, "auth", "whoami"], env={**env, "HF_TOKEN": "wrong"}, capture_output=True, text=True
+    )
+    assert bad.returncode != 0 and "Invalid user token" in bad.stdout + bad.stderr
