@@ -651,3 +651,20 @@ def test_an_upload_without_disabling_xet_fails_with_the_instruction(server, monk
         path_or_fileobj=b"\0" * 20_000, path_in_repo="x.parquet", repo_id="org/x", repo_type="dataset"
     )
     assert "x.parquet" in api.list_repo_files("org/x", repo_type="dataset")
+
+
+def test_a_chunked_body_over_its_cap_is_cut_off_with_413(tmp_path):
+    from spl_hf.hub.server import RunningServer
+
+    with RunningServer(str(tmp_path / "root"), token=TOKEN, max_json_body=1000) as hub:
+        chunk = b"{" + b" " * 4999
+        request = (
+            f"POST /api/repos/create HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+            "Transfer-Encoding: chunked\r\n\r\n".encode()
+            + b"%x\r\n" % len(chunk)
+            + chunk
+            + b"\r\n0\r\n\r\n"
+        )
+        status, headers, body = _exchange(hub, request)
+        assert status == 413 and ("Connection", "close") in headers
+        assert json.loads(body)["error"] == "request body is larger than 1000 bytes"

@@ -240,7 +240,8 @@ class HubHandler(BaseHTTPRequestHandler):
             self.wfile.write(data)
 
     def _body_stream(self) -> tuple[BinaryIO, int | None]:
-        self._body_read = True
+        """The body reader; ``_body_read`` is set only once all of it is read: an error before then
+        ends the connection, since the rest of the body would be taken for the next request."""
         limit = self._anonymous_limit or self._limit(self._body_cap) or 0
         what = "request body"
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
@@ -252,6 +253,7 @@ class HubHandler(BaseHTTPRequestHandler):
         data = stream.read() if length is None else stream.read(length)
         if length is not None and len(data) < length:
             raise StoreError(400, f"request body ended after {len(data)} of {length} bytes")
+        self._body_read = True
         return data
 
     def _json_body(self) -> dict:
@@ -641,6 +643,7 @@ class HubHandler(BaseHTTPRequestHandler):
             raise StoreError(400, f"upload of {oid} announced {size} bytes but sends {length}")
         stream, _ = self._body_stream()
         self.store.put_blob(repo_type, repo_id, oid, size, stream)
+        self._body_read = True
         self._json({}, 200, {"ETag": f'"{oid}"'})
 
     def lfs_verify(self, prefix: str | None, org: str, name: str) -> None:
