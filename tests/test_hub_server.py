@@ -365,6 +365,25 @@ def test_a_stalled_connection_is_closed_after_the_idle_timeout(tmp_path):
         assert time.monotonic() - start < 5
 
 
+def test_headers_trickled_a_byte_at_a_time_are_cut_off_at_the_header_deadline(tmp_path):
+    from spl_hf.hub.server import RunningServer
+
+    with RunningServer(str(tmp_path / "root"), token=TOKEN, header_timeout_s=1.0, idle_timeout_s=30) as hub:
+        sock = _raw(hub, b"G")
+        start, closed = time.monotonic(), False
+        for byte in b"ET /api/datasets/org/r HTTP/1.1\r\nX-Slow: " + b"a" * 100:  # never idle 30 s
+            time.sleep(0.1)
+            try:
+                sock.sendall(bytes([byte]))
+            except OSError:
+                closed = True
+                break
+        sock.settimeout(5)
+        closed = closed or sock.recv(4096) == b""
+        sock.close()
+        assert closed and time.monotonic() - start < 5
+
+
 def test_stalled_connections_do_not_grow_threads_past_the_bound(tmp_path):
     import threading
 

@@ -102,6 +102,13 @@ class HubHandler(BaseHTTPRequestHandler):
         self.timeout = self.server.config.idle_timeout_s  # every recv and send on this socket
         super().setup()
 
+    def handle_one_request(self) -> None:
+        self.server.expect_headers(self.connection)
+        try:
+            super().handle_one_request()
+        finally:
+            self.server.headers_received(self.connection)
+
     def do_GET(self) -> None:
         self._dispatch("GET")
 
@@ -141,6 +148,7 @@ class HubHandler(BaseHTTPRequestHandler):
         self._error(code, f"{reason}: {message}" if message else reason)
 
     def _dispatch(self, method: str) -> None:
+        self.server.headers_received(self.connection)  # the header deadline is met
         url = urlsplit(self.path)
         self.query = parse_qs(url.query)
         self._body_read = False
@@ -744,7 +752,9 @@ class HubHTTPServer(BoundedThreadingServer):
         self.auth = Auth(token)
         self.verbose = config.verbose
         self.store.sweep_partial_uploads()  # left by a killed server or upload
-        super().__init__((config.host, config.port), HubHandler, config.max_connections)
+        super().__init__(
+            (config.host, config.port), HubHandler, config.max_connections, config.header_timeout_s
+        )
         self._sweeper = threading.Thread(target=self._sweep, name="spl-hf-hub-sweep", daemon=True)
         self._stopped = threading.Event()
         self._sweeper.start()

@@ -3,7 +3,8 @@
 The token is never a default nor an argument shown by ``ps``: it comes from ``$SPL_HF_HUB_TOKEN`` or
 from ``token_file`` (one line, read at start). The limits bound what one client can make the server
 hold: a body larger than its route's cap is refused with 413 before it is read, a connection idle
-for ``idle_timeout_s`` is closed, and at most ``max_connections`` are served at once (the rest get 503).
+for ``idle_timeout_s``, or still sending a request's headers after ``header_timeout_s``, is closed,
+and at most ``max_connections`` are served at once (the rest get 503).
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ class HubServeConfig:
     idle_timeout_s: float = field(
         default=60.0,
         metadata={"help": "Close a connection that sends nothing for this many seconds (headers or body)."},
+    )
+    header_timeout_s: float = field(
+        default=30.0,
+        metadata={"help": "The request line and headers must arrive within this many seconds in all."},
     )
     max_connections: int = field(
         default=64, metadata={"help": "Connections served at once; further ones are answered 503 and closed."}
@@ -62,6 +67,8 @@ class HubServeConfig:
     def __post_init__(self) -> None:
         if self.idle_timeout_s <= 0:
             raise ValueError(f"idle_timeout_s must be > 0, got {self.idle_timeout_s}")
+        if self.header_timeout_s <= 0:
+            raise ValueError(f"header_timeout_s must be > 0, got {self.header_timeout_s}")
         if self.max_connections < 1:
             raise ValueError(f"max_connections must be at least 1, got {self.max_connections}")
         for name in ("max_json_body", "max_anonymous_body", "max_commit_body", "max_upload_bytes"):

@@ -4,15 +4,18 @@
   a revision, an error message quoting them) can add a header or end the header block.
 - :class:`LimitedReader`: a request body read through it can never exceed its route's cap.
 - :class:`BoundedThreadingServer`: at most ``max_connections`` handler threads; a connection
-  beyond that gets a 503 in the Hub's JSON error shape and is closed, never queued on a thread.
+  beyond that gets a 503 in the Hub's JSON error shape and is closed, never queued on a thread;
+  a request whose line and headers are not in within ``header_timeout_s`` is cut off.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
 import threading
+import time
 from http.server import ThreadingHTTPServer
 from typing import BinaryIO
 
@@ -62,10 +65,42 @@ class BoundedThreadingServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], handler: type, max_connections: int) -> None:
+    def __init__(
+        self, address: tuple[str, int], handler: type, max_connections: int, header_timeout_s: float
+    ) -> None:
         self._slots = threading.BoundedSemaphore(max_connections)
         self.max_connections = max_connections
+        self.header_timeout_s = header_timeout_s
+        self._deadlines: dict[socket.socket, float] = {}
+        self._deadlines_lock = threading.Lock()
+        self._closing = threading.Event()
         super().__init__(address, handler)
+        threading.Thread(target=self._watch, name="spl-hf-hub-deadlines", daemon=True).start()
+
+    # A client that trickles its request line and headers a byte at a time never trips the idle
+    # timeout; one watchdog thread cuts off every connection whose headers are not in by the deadline.
+    def expect_headers(self, conn: socket.socket) -> None:
+        with self._deadlines_lock:
+            self._deadlines[conn] = time.monotonic() + self.header_timeout_s
+
+    def headers_received(self, conn: socket.socket) -> None:
+        with self._deadlines_lock:
+            self._deadlines.pop(conn, None)
+
+    def _watch(self) -> None:
+        while not self._closing.wait(min(0.25, self.header_timeout_s / 4)):
+            now = time.monotonic()
+            with self._deadlines_lock:
+                late = [c for c, t in self._deadlines.items() if t < now]
+                for conn in late:
+                    del self._deadlines[conn]
+            for conn in late:
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)  # its handler's read ends; the handler closes it
+
+    def server_close(self) -> None:
+        self._closing.set()
+        super().server_close()
 
     def process_request(self, request: socket.socket, client_address: object) -> None:
         if not self._slots.acquire(blocking=False):
