@@ -316,7 +316,11 @@ class SPLRelease:
         return self._finish(runner, written)
 
     def _prompt_settings(self) -> dict[str, Any]:
-        return {"sources": {s.source: s.identity() for s in self.sources}, "reads": "whole"}
+        return {
+            "sources": {s.source: s.identity() for s in self.sources},
+            "reads": "whole",
+            **({"accept_partial": True} if self.cfg.accept_partial else {}),
+        }
 
     def _prompts(self, out: Path) -> dict[str, Any]:
         """Every prompt of every source; the per-source sample is drawn after decontamination."""
@@ -329,7 +333,8 @@ class SPLRelease:
         tables, quarantine, reports = [], [], []
         counts: dict[str, Any] = {"per_source": {}, "quarantined": {}}
         for spec in self.sources:
-            result = read_prompt_pool(spec.source, spec.location, SourceOptions(revision=spec.revision))
+            options = SourceOptions(revision=spec.revision, accept_partial=self.cfg.accept_partial)
+            result = read_prompt_pool(spec.source, spec.location, options)
             table = result.prompts.data.table
             counts["per_source"][spec.source] = table.num_rows
             counts["quarantined"][spec.source] = len(result.quarantine)

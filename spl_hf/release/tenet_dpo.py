@@ -163,6 +163,7 @@ class TenetRelease:
             "pools": {p.source: p.identity() for p in self.pools},
             "clip_chars": self.cfg.clip_chars,
             "pku_preference": self.cfg.pku_preference,
+            **({"accept_partial": True} if self.cfg.accept_partial else {}),
         }
 
     def _read(self, out: Path) -> dict[str, Any]:
@@ -172,7 +173,11 @@ class TenetRelease:
 
         counts: dict[str, Any] = {"rows": 0, "per_source": {}, "quarantined": {}}
         tables, quarantine, reports = [], [], []
-        opts = {"pku_preference": self.cfg.pku_preference, "progress": True}
+        opts = {
+            "pku_preference": self.cfg.pku_preference,
+            "progress": True,
+            "accept_partial": self.cfg.accept_partial,
+        }
         if self.cfg.clip_chars is not None:
             opts["clip_chars"] = self.cfg.clip_chars
         for spec in _registry_order(self.pools):
