@@ -77,6 +77,7 @@ class HeldoutIndex:
         """Short held-out prompts by their word tuple, and the lengths that start with each word pair."""
         self.short: dict[tuple[str, ...], int] = {}
         self.heads: dict[tuple[str, str], tuple[int, ...]] = {}
+        self.first_words: frozenset[str] = frozenset()
         if not config.containment_max_words:
             return
         heads: dict[tuple[str, str], set[int]] = {}
@@ -86,6 +87,7 @@ class HeldoutIndex:
                 self.short.setdefault(words, k)
                 heads.setdefault((words[0], words[1]), set()).add(len(words))
         self.heads = {pair: tuple(sorted(lengths)) for pair, lengths in heads.items()}
+        self.first_words = frozenset(first for first, _ in self.heads)
 
     def text_of(self, prompt_id: str, name: str) -> str:
         """The held-out prompt text of (set, prompt id), as read."""
@@ -98,9 +100,13 @@ class HeldoutIndex:
         if not self.heads:
             return None
         words = normal.split()
+        starts = self.first_words.intersection(words)  # in C: most texts share no first word
+        if not starts:
+            return None
         found: int | None = None
-        for i, pair in enumerate(itertools.pairwise(words)):
-            lengths = self.heads.get(pair)
+        last = len(words) - 1
+        for i in [i for i, w in enumerate(words) if w in starts and i < last]:
+            lengths = self.heads.get((words[i], words[i + 1]))
             if lengths is None:
                 continue
             for n in lengths:
