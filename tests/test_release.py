@@ -149,11 +149,17 @@ def test_tenet_release_decontaminates_resumes_and_recomputes_only_what_changed(
     assert counts["audit"]["ok"] and counts["assign"]["tenets_kept"] == 3
     record = json.loads((tmp_path / "ds" / "decontamination.json").read_text())
     assert [r["prompt_id"] for r in record["removed"]] == [pid]
-    assert (
-        json.loads((tmp_path / "ds" / "build_report.json").read_text())["decontamination"]["rows_removed"]
-        == 1
-    )
-    assert "## Decontamination" in (tmp_path / "ds" / "README.md").read_text()
+    decon = json.loads((tmp_path / "ds" / "build_report.json").read_text())["decontamination"]
+    assert decon["rows_removed"] == 1 and decon["heldout_prompts"] == {"or_bench_hard_1k": 2}
+    # every source file's read report (real-data review D9): counts, quarantine, sha256, by file name
+    from spl_hf.sources import sample_paths
+
+    reads = {(r["source"], r["role"]): r for r in decon["sources"]}
+    assert set(reads) == {*((s, "source") for s in sample_paths()), ("or_bench_hard_1k", "heldout")}
+    assert all(len(r["sha256"]) == 64 and "/" not in r["origin"] for r in reads.values())
+    card = (tmp_path / "ds" / "README.md").read_text()
+    assert "## Decontamination" in card and "### Source files read" in card
+    assert "| or_bench_hard_1k | 2 | 1 |" in card
     built = _files(tmp_path / "ds")
 
     assert main(_tenet_args(tmp_path, tiny_model_dir, heldout_csv)) == 0
