@@ -366,6 +366,7 @@ def test_a_short_held_out_prompt_inside_a_longer_training_prompt_is_removed():
     assert {r["heldout_prompt"] for r in removed} == {"How can I kill a Python process?", "Tell me a joke"}
     assert all(r["match"] == "contained" and r["overlap"] == 1.0 for r in removed)
     assert recheck(rows, result.removed, held, config).ok
+    assert recheck(rows, result.removed.drop_columns(["heldout_prompt"]), held, config).ok  # older records
     # a setting: off, or a longer minimum, keeps them
     off = decontaminate(rows, held, DecontamConfig(heldout=["xstest"], containment_max_words=0))
     assert off.removed.num_rows == 0

@@ -267,12 +267,14 @@ def recheck(
     are not among `rows` are counted as unchecked, not failed.
     """
     config = config or DecontamConfig()
-    missing = [c for c in REMOVED_SCHEMA.names if c not in removed.column_names]
+    # heldout_prompt only shows the matched text (and tables written before it lack it)
+    needed = [c for c in REMOVED_SCHEMA.names if c != "heldout_prompt"]
+    missing = [c for c in needed if c not in removed.column_names]
     if missing:
         raise ValueError(f"removed-prompts table lacks columns {missing}")
     index = HeldoutIndex(heldout, config)
     ids, decided = _matches(rows, index, source, progress=False)
-    recorded = {r["prompt_id"]: r for r in removed.select(REMOVED_SCHEMA.names).to_pylist()}
+    recorded = {r["prompt_id"]: r for r in removed.select(needed).to_pylist()}
     failures: list[str] = []
     confirmed = 0
     for pid in sorted(decided):
