@@ -151,6 +151,8 @@ def _read(args: argparse.Namespace) -> int:
         )
         for reason, count in sorted(report.quarantined.items()):
             print(f"  quarantined {reason}: {count}")
+        if report.partial:  # CLI-MERGE (say it where the user looks, not only in the JSON report)
+            print("  partial file: only the part before the break was read (--accept-partial)")
     return 0
 
 
