@@ -59,18 +59,47 @@ def refuse_dangerous(path: str | Path, inputs: Iterable[str | Path] = ()) -> Pat
 
 
 def owned_by_spl_hf(folder: str | Path) -> bool:
-    """Whether every file in ``folder`` was written by spl_hf (manifest build or marked output)."""
+    """Whether every entry in ``folder`` was written by spl_hf (manifest build or marked output)."""
     folder = Path(folder)
     if (folder / MARKER).is_file():
         return True
+    foreign = foreign_entries(folder)
+    return foreign is not None and not foreign
+
+
+def foreign_entries(folder: str | Path) -> list[str] | None:
+    """What in a manifest build spl_hf did not write (None when ``folder`` has no readable manifest).
+
+    A build holds only regular files its manifest lists and the folders leading to them; a symlink
+    (to anything), an empty folder or an unlisted file is a user's, and replacing the build would
+    delete it. Walked without following links, so a link's target is never looked into.
+    """
+    folder = Path(folder)
+    if (folder / MANIFEST).is_symlink():
+        return None
     try:
         manifest = read_manifest(folder)
     except OSError:
-        return False
+        return None
     if manifest is None or manifest.problems:  # a manifest that breaks the rules vouches for nothing
-        return False
-    present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
-    return present - {MANIFEST} <= manifest.entries.keys()
+        return None
+    listed = manifest.entries.keys()
+    foreign: list[str] = []
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        base = Path(root)
+        for name in sorted(dirs):
+            path = base / name
+            if path.is_symlink() or not any(path.iterdir()):
+                foreign.append(path.relative_to(folder).as_posix() + ("" if path.is_symlink() else "/"))
+        dirs[:] = [d for d in dirs if not (base / d).is_symlink()]
+        for name in sorted(files):
+            path = base / name
+            rel = path.relative_to(folder).as_posix()
+            if rel == MANIFEST:
+                continue
+            if path.is_symlink() or not path.is_file() or rel not in listed:
+                foreign.append(rel)
+    return sorted(foreign)
 
 
 def guard_dir(path: str | Path, *, overwrite: bool = False, inputs: Iterable[str | Path] = ()) -> Path:
@@ -86,7 +115,8 @@ def guard_dir(path: str | Path, *, overwrite: bool = False, inputs: Iterable[str
         raise OutputError(f"{path}: exists and is not a folder")
     if out.is_dir() and any(out.iterdir()):
         if not owned_by_spl_hf(out):
-            sample = sorted(p.name for p in out.iterdir())[:5]
+            # name the user's entries where a manifest tells them apart from the build's
+            sample = (foreign_entries(out) or sorted(p.name for p in out.iterdir()))[:5]
             raise OutputError(
                 f"{path}: holds files spl_hf did not write ({', '.join(sample)}); "
                 "refusing to replace them — choose a new or empty folder"

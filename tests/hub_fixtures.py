@@ -21,24 +21,41 @@ TOKEN = "hub-test-token-5d1f"  # the test server's token; tests assert it never 
 class HubProcess:
     """``spl-hf hub serve`` on a root folder; restartable (a restart gets a new port)."""
 
-    def __init__(self, root: Path, token: str | None = TOKEN) -> None:
-        self.root, self.token = root, token
+    def __init__(self, root: Path, token: str | None = TOKEN, args: tuple[str, ...] = ()) -> None:
+        self.root, self.token, self.args = root, token, args
         self.proc: subprocess.Popen | None = None
         self.url = ""
 
     def start(self) -> HubProcess:
-        cmd = [sys.executable, "-m", "spl_hf.cli", "hub", "serve", "--root", str(self.root), "--port", "0"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "spl_hf.cli",
+            "hub",
+            "serve",
+            "--root",
+            str(self.root),
+            "--port",
+            "0",
+            *self.args,
+        ]
+        # The token through the environment, as documented: never in argv, where `ps` shows it.
+        env = {k: v for k, v in os.environ.items() if k != "SPL_HF_HUB_TOKEN"}
         if self.token:
-            cmd += ["--token", self.token]
-        log = self.root.with_name(self.root.name + ".log")  # a file: a pipe nobody reads could fill up
+            env["SPL_HF_HUB_TOKEN"] = self.token
+        log = self.log  # a file: a pipe nobody reads could fill up
         with open(log, "a") as err:
-            self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
+            self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
         line = self.proc.stdout.readline().strip()
         if not line.startswith("serving on http://127.0.0.1:"):
             self.proc.kill()
             raise RuntimeError(f"server did not start: {line!r} {log.read_text()[-2000:]}")
         self.url = line.removeprefix("serving on ")
         return self
+
+    @property
+    def log(self) -> Path:
+        return self.root.with_name(self.root.name + ".log")
 
     def kill(self) -> None:
         """SIGKILL: no cleanup handlers run, as in a crash."""

@@ -191,3 +191,34 @@ def test_a_consistent_forgery_of_judge_probabilities_is_caught_only_by_the_verdi
     assert fields == {"judge.probs_a"} and all(
         d["config"] == "judge_derivations" for d in out["provenance"]["differences"]
     )
+
+
+def test_a_different_pool_file_is_named_before_its_rows(built_tenets, tmp_path, capsys):
+    # real-data review D8: a different pool file only showed as row differences
+    from spl_hf.filehash import sha256_file
+
+    folder = copy_build(built_tenets, tmp_path / "recorded")
+    released = sorted({r["source"] for f in tenet_files(folder) for r in pq.read_table(f).to_pylist()})
+    name = released[0]
+    original = sample_paths()[name]
+    report = json.loads((folder / "build_report.json").read_text())
+    report["decontamination"] = {
+        "sources": [{"source": name, "role": "source", "sha256": sha256_file(original)}]
+    }
+    (folder / "build_report.json").write_text(json.dumps(report))
+    reseal(folder)
+    code, out = _audit(capsys, str(folder), "--sources", *_pool_specs())
+    assert code == 0, out["provenance"]
+    other = tmp_path / original.name
+    other.write_bytes(original.read_bytes() + (b"\n" if not original.name.endswith(".gz") else b""))
+    if original.name.endswith(".gz"):
+        import gzip
+
+        other.write_bytes(gzip.compress(gzip.decompress(original.read_bytes()) + b"\n", mtime=1))
+    specs = [s if not s.startswith(f"{name}=") else f"{name}={other}" for s in _pool_specs()]
+    code, out = _audit(capsys, str(folder), "--sources", *specs)
+    assert code == 1
+    [first, *_] = out["provenance"]["failures"]
+    assert first.startswith(
+        f"--sources {name}={other}: different file (sha256 {sha256_file(other)}, build recorded "
+    )

@@ -294,3 +294,35 @@ def test_generation_stops_at_the_models_end_of_turn_tokens(tiny_backend, monkeyp
     assert first in stop_token_ids(tiny_backend)
     stopped = generate_batch(tiny_backend, [text, text], 6)
     assert all(g.n_tokens == 1 and not g.hit_limit for g in stopped)
+
+
+def test_a_broken_adapter_folder_is_named_before_any_model_loads(tmp_path: Path, monkeypatch) -> None:
+    # reliability review F16: junk adapter_config.json was found only after the base model loaded
+    import spl_hf.backends.loading as loading
+    from spl_hf.evaluation.model import load_policy
+
+    monkeypatch.setattr(loading, "load_model", lambda *a, **k: pytest.fail("model loaded"))
+    folder = tmp_path / "adapter"
+    folder.mkdir()
+    (folder / "adapter_config.json").write_text("junk")
+    with pytest.raises(ValueError, match=r"adapter/adapter_config\.json: not valid JSON"):
+        load_policy("hf", "m", folder)
+    (folder / "adapter_config.json").write_text("[]")
+    with pytest.raises(ValueError, match=r"adapter_config\.json: not a PEFT adapter config"):
+        load_policy("hf", "m", folder)
+    (folder / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA"}))
+    with pytest.raises(FileNotFoundError, match=r"adapter: no adapter weights \(adapter_model\.safetensors"):
+        load_policy("hf", "m", folder)
+    (folder / "adapter_model.safetensors").write_bytes(b"")
+    with pytest.raises(ValueError, match=r"adapter_model\.safetensors: empty file"):
+        load_policy("hf", "m", folder)
+
+
+def test_a_negative_or_zero_limit_is_refused(tmp_path: Path, capsys) -> None:
+    # reliability review F16: --limit -1 silently dropped the last prompt ("refusal 0/7" of 8)
+    for bad in (-1, 0):
+        with pytest.raises(ValueError, match=f"limit must be a number of prompts of at least 1, got {bad}"):
+            load_prompt_set("or_bench_hard_1k", "sample", limit=bad)
+    cmd = ["eval", "refusal", "--samples", "--prompts", "or_bench_hard_1k", "--limit", "-1"]
+    assert main([*cmd, "--out", str(tmp_path / "o9")]) == 2
+    assert "limit must be" in capsys.readouterr().err

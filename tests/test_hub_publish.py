@@ -6,6 +6,7 @@ import contextlib
 import io
 import shutil
 import threading
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -90,12 +91,21 @@ def test_two_builds_pushed_concurrently_load_back_identical(published, remote, l
     sha = published["tenets_sha"]
     assert f'load_dataset("org/tenets", "all", split="train", revision="{sha}")' in out
     spl = published["spl"]
-    assert spl.files == build_files(builds["spl"]) and spl.configs == ["preferences", "derivations"]
+    assert spl.files == sorted([*build_files(builds["spl"]), "provenance.json"])
+    assert spl.configs == ["preferences", "derivations"]
     assert (
         spl.load_line()
         == f'load_dataset("org/spl", "preferences", split="train", revision="{spl.commit_sha}")'
     )
-    assert set(spl.to_json()) == {"repo_id", "commit_sha", "files", "configs"}
+    assert set(spl.to_json()) == {
+        "repo_id",
+        "commit_sha",
+        "files",
+        "configs",
+        "changed",
+        "private",
+        "provenance",
+    }
     # Every config and split: same Features, same rows in the same order as the local folder.
     assert remote[0] == local["spl"] and remote[1] == local["tenets"]
     assert {"preferences/train", "derivations/xstest"} <= set(remote[0]) and "all/train" in remote[1]
@@ -114,7 +124,7 @@ def test_republish_reshaped_removes_stale_files_and_old_commit_still_loads(
     old, new = published["spl"], published["reshaped"]
     api = HfApi(endpoint=hub.url, token=TOKEN)
     at_main = api.list_repo_files("org/spl", repo_type="dataset")
-    assert sorted(at_main) == sorted(build_files(builds["spl_reshaped"]))
+    assert sorted(at_main) == sorted([*build_files(builds["spl_reshaped"]), "provenance.json"])
     gone = set(build_files(builds["spl"])) - set(at_main)
     assert (
         "preferences/xstest-00000-of-00001.parquet" in gone
@@ -236,3 +246,152 @@ def test_audit_by_repo_id_passes_the_release_and_reports_the_tampered_commit(
     tampered = run_cli(["audit", "org/tenets", "--revision", info.oid, "--json"], env)
     assert tampered.returncode == 1, tampered.stdout[-2000:] + tampered.stderr[-2000:]
     assert rel in tampered.stdout and "score" in tampered.stdout
+
+
+def _env(monkeypatch, hub) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", hub.url)
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+
+
+def test_private_onto_an_existing_public_repo_makes_it_private(builds, hub, monkeypatch, capsys, hub_client):
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    _env(monkeypatch, hub)
+    HfApi(endpoint=hub.url, token=TOKEN).create_repo("org/vis", repo_type="dataset")  # public
+    assert main(["publish", str(builds["tenets"]), "--repo-id", "org/vis", "--private"]) == 0
+    assert "was public: made private" in capsys.readouterr().out
+    with pytest.raises(RepositoryNotFoundError):
+        HfApi(endpoint=hub.url, token=False).repo_info("org/vis", repo_type="dataset")
+    # Without --private a private repo stays private: nothing asked to make it public.
+    assert main(["publish", str(builds["tenets"]), "--repo-id", "org/vis"]) == 0
+    assert HfApi(endpoint=hub.url, token=TOKEN).repo_info("org/vis", repo_type="dataset").private is True
+
+
+def test_private_is_refused_when_the_visibility_cannot_be_changed(builds, hub, monkeypatch, hub_client):
+    from huggingface_hub import HfApi
+
+    _env(monkeypatch, hub)
+    HfApi(endpoint=hub.url, token=TOKEN).create_repo("org/stuck", repo_type="dataset")
+    import spl_hf.hub.publish as pub
+
+    def refuse(self, *args, **kwargs):  # a Hub that does not let this token change settings
+        import httpx2
+        from huggingface_hub.errors import HfHubHTTPError
+
+        request = httpx2.Request("PUT", f"{hub.url}/api/datasets/org/stuck/settings")
+        raise HfHubHTTPError(
+            "403 Forbidden: settings are read-only", response=httpx2.Response(403, request=request)
+        )
+
+    monkeypatch.setattr(HfApi, "update_repo_settings", refuse)
+    with pytest.raises(ValueError, match="is public, and its visibility could not be changed"):
+        pub.publish(builds["tenets"], "org/stuck", private=True)
+    assert HfApi(endpoint=hub.url, token=TOKEN).list_repo_files("org/stuck", repo_type="dataset") == []
+
+
+def test_create_pr_with_nothing_to_change_says_nothing_changed(builds, hub, monkeypatch, capsys, hub_client):
+    from huggingface_hub import HfApi
+
+    _env(monkeypatch, hub)
+    assert main(["publish", str(builds["tenets"]), "--repo-id", "org/same"]) == 0
+    first = capsys.readouterr().out
+    assert "published" in first
+    assert main(["publish", str(builds["tenets"]), "--repo-id", "org/same", "--create-pr"]) == 0
+    out = capsys.readouterr().out
+    assert "nothing changed" in out and "no pull request opened" in out and "published" not in out
+    refs = HfApi(endpoint=hub.url, token=TOKEN).list_repo_refs(
+        "org/same", repo_type="dataset", include_pull_requests=True
+    )
+    assert refs.pull_requests == []
+
+
+def test_publish_with_sources_refuses_a_consistent_forgery_and_records_what_it_checked(
+    built_tenets, hub, tmp_path, monkeypatch, capsys, hub_client
+):
+    import hashlib
+    import json
+
+    from huggingface_hub import HfApi, hf_hub_download
+
+    from spl_hf.sources import sample_paths
+    from tests.audit_fixtures import copy_build, tenet_files
+    from tests.test_audit_provenance import _forge_tenet_row
+
+    _env(monkeypatch, hub)
+    specs = [f"{name}={path}" for name, path in sample_paths().items()]
+    forged = copy_build(built_tenets, tmp_path / "forged")
+    first = pq.read_table(tenet_files(forged)[0]).to_pylist()[0]
+    _forge_tenet_row(forged, first["derivation"]["pair_id"], first["tenet"], "A forged reply.")
+    assert main(["audit", str(forged)]) == 0  # self-consistent: digests, certificate, manifest agree
+    capsys.readouterr()
+    assert main(["publish", str(forged), "--repo-id", "org/forged", "--sources", *specs]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "does not audit clean" in err
+        and "differ from --sources" in err
+        and first["derivation"]["pair_id"] in err
+    )
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    assert not api.repo_exists("org/forged", repo_type="dataset")
+    # The real build passes, and the release says what was checked, by sha256, in the card too.
+    assert (
+        main(["publish", str(built_tenets), "--repo-id", "org/checked", "--sources", *specs, "--json"]) == 0
+    )
+    result = json.loads(capsys.readouterr().out)
+    download = dict(repo_type="dataset", revision=result["commit_sha"], endpoint=hub.url, token=TOKEN)
+    record = json.loads(
+        Path(hf_hub_download("org/checked", "provenance.json", cache_dir=tmp_path, **download)).read_text()
+    )
+    want = {
+        (name, Path(path).name, hashlib.sha256(Path(path).read_bytes()).hexdigest())
+        for name, path in sample_paths().items()
+    }
+    assert record["checked"] is True and record["rows_differing"] == 0 and record["rows_checked"] > 0
+    assert {(s["key"], s["file"], s["sha256"]) for s in record["sources"]} == want
+    card = Path(hf_hub_download("org/checked", "README.md", cache_dir=tmp_path, **download)).read_text()
+    assert "## Provenance check at publication" in card and all(sha in card for *_, sha in want)
+    assert str(Path(next(iter(sample_paths().values()))).parent) not in card  # no local paths
+    # Without --sources the release says it was not checked.
+    assert main(["publish", str(built_tenets), "--repo-id", "org/unchecked", "--json"]) == 0
+    sha = json.loads(capsys.readouterr().out)["commit_sha"]
+    download["revision"] = sha
+    card = Path(hf_hub_download("org/unchecked", "README.md", cache_dir=tmp_path, **download)).read_text()
+    assert "Not checked: this release was published without `--sources`" in card
+
+
+def test_an_spl_build_published_with_its_prompt_and_candidate_files(
+    builds, hub, monkeypatch, capsys, hub_client
+):
+    import json
+
+    from spl_hf.build.spl import _sample
+
+    _env(monkeypatch, hub)
+    prompts, candidates = _sample("spl_prompts.jsonl"), _sample("spl_candidates.jsonl")
+    argv = ["publish", str(builds["spl"]), "--repo-id", "org/splsrc", "--json"]
+    assert main([*argv, "--sources", f"prompts={prompts}", f"candidates={candidates}"]) == 0
+    record = json.loads(capsys.readouterr().out)["provenance"]
+    assert record["checked"] and record["rows_differing"] == 0 and record["rows_checked"] > 0
+    assert [(s["key"], s["file"]) for s in record["sources"]] == [
+        ("prompts", "spl_prompts.jsonl"),
+        ("candidates", "spl_candidates.jsonl"),
+    ]
+    # Sources that are not this build's (the prompts given as candidates too): refused, nothing pushed.
+    assert main([*argv, "--sources", f"prompts={prompts}", f"candidates={prompts}"]) == 2
+    assert "does not audit clean" in capsys.readouterr().err
+
+
+def test_hf_auth_whoami_answers_with_the_servers_token(hub, tmp_path):
+    import subprocess
+    import sys
+
+    env = client_env(hub, tmp_path / "home")
+    hf = str(Path(sys.executable).with_name("hf"))
+    ok = subprocess.run([hf, "auth", "whoami"], env=env, capture_output=True, text=True)
+    assert ok.returncode == 0 and "local" in ok.stdout, ok.stdout + ok.stderr
+    assert TOKEN not in ok.stdout + ok.stderr
+    bad = subprocess.run(
+        [hf, "auth", "whoami"], env={**env, "HF_TOKEN": "wrong"}, capture_output=True, text=True
+    )
+    assert bad.returncode != 0 and "Invalid user token" in bad.stdout + bad.stderr

@@ -144,6 +144,27 @@ def test_owned_folders_need_overwrite(tmp_path):
     assert owned_by_spl_hf(tmp_path / "marked")
 
 
+def test_a_users_symlink_empty_folder_or_file_inside_an_old_build_is_refused_and_named(tmp_path):
+    # reliability review F12: --overwrite deleted a user's symlink or empty folder inside a build
+    target = tmp_path / "userdir"
+    target.mkdir()
+    (target / "keep.txt").write_text("user data")
+    for name, make in [
+        ("evil_link", lambda p: p.symlink_to(target, target_is_directory=True)),
+        ("file_link", lambda p: p.symlink_to(target / "keep.txt")),
+        ("empty_dir", lambda p: p.mkdir()),
+        ("mynotes.txt", lambda p: p.write_text("notes")),
+    ]:
+        out = tmp_path / f"ds_{name}"
+        write_dataset_folder(out, configs(), "# card\n")
+        make(out / name)
+        assert not owned_by_spl_hf(out), name
+        with pytest.raises(OutputError, match=rf"holds files spl_hf did not write \({name}/?\)"):
+            guard_dir(out, overwrite=True)
+        assert os.path.lexists(out / name)
+    assert (target / "keep.txt").read_text() == "user data"
+
+
 # --- write_dataset_folder ---------------------------------------------------------------------
 
 

@@ -149,11 +149,17 @@ def test_tenet_release_decontaminates_resumes_and_recomputes_only_what_changed(
     assert counts["audit"]["ok"] and counts["assign"]["tenets_kept"] == 3
     record = json.loads((tmp_path / "ds" / "decontamination.json").read_text())
     assert [r["prompt_id"] for r in record["removed"]] == [pid]
-    assert (
-        json.loads((tmp_path / "ds" / "build_report.json").read_text())["decontamination"]["rows_removed"]
-        == 1
-    )
-    assert "## Decontamination" in (tmp_path / "ds" / "README.md").read_text()
+    decon = json.loads((tmp_path / "ds" / "build_report.json").read_text())["decontamination"]
+    assert decon["rows_removed"] == 1 and decon["heldout_prompts"] == {"or_bench_hard_1k": 2}
+    # every source file's read report (real-data review D9): counts, quarantine, sha256, by file name
+    from spl_hf.sources import sample_paths
+
+    reads = {(r["source"], r["role"]): r for r in decon["sources"]}
+    assert set(reads) == {*((s, "source") for s in sample_paths()), ("or_bench_hard_1k", "heldout")}
+    assert all(len(r["sha256"]) == 64 and "/" not in r["origin"] for r in reads.values())
+    card = (tmp_path / "ds" / "README.md").read_text()
+    assert "## Decontamination" in card and "### Source files read" in card
+    assert "| or_bench_hard_1k | 2 | 1 |" in card
     built = _files(tmp_path / "ds")
 
     assert main(_tenet_args(tmp_path, tiny_model_dir, heldout_csv)) == 0
@@ -233,3 +239,83 @@ def test_spl_release_writes_the_judge_comparison_from_recorded_verdicts(tmp_path
     # A recorded verdict file needs recorded attributes; the verdict stage judges generated candidates.
     assert main([*base, "--verdict_judge", "true"]) == 2
     assert "verdict_judge judges generated candidates" in capsys.readouterr().err
+
+
+SOURCES = REPO / "tests" / "fixtures" / "sources"
+
+
+def _spl_args(tmp_path: Path, **over: str) -> list[str]:
+    args = {
+        "prompt_sources": f"harmbench={SOURCES / 'harmbench_behaviors_text_all.csv'},xstest={SOURCES / 'xstest.jsonl'}",
+        "model": "/nonexistent/model",  # the stages under test stop before any model
+        "heldout": "harmbench",
+        "heldout_files": f"harmbench={SOURCES / 'harmbench_behaviors_text_all.csv'}",
+        "run_dir": str(tmp_path / "run"),
+        "output_dir": str(tmp_path / "ds"),
+        **over,
+    }
+    return ["release", "spl", *[x for k, v in args.items() for x in (f"--{k}", v)]]
+
+
+def test_spl_release_draws_after_decontamination_and_names_an_emptied_source(tmp_path, monkeypatch):
+    # real-data review D7: pool_sizes was drawn before decontamination, leaving harmbench 0 of 2 unsaid
+    import spl_hf.release.spl_safety as spl_safety
+
+    monkeypatch.setattr(spl_safety, "load_backend", lambda cfg: pytest.fail("model loaded"))
+    from spl_hf.decontam import DecontamConfig
+    from spl_hf.release.spl_safety import SPLReleaseConfig, make_release
+
+    cfg = SPLReleaseConfig(
+        prompt_sources=[
+            f"harmbench={SOURCES / 'harmbench_behaviors_text_all.csv'}",
+            f"xstest={SOURCES / 'xstest.jsonl'}",
+        ],
+        pool_sizes=["harmbench=2", "xstest=2"],
+        heldout_files=[f"harmbench={SOURCES / 'harmbench_behaviors_text_all.csv'}"],
+        run_dir=str(tmp_path / "run"),
+        output_dir=str(tmp_path / "ds"),
+    )
+    from spl_hf.backends.generate import GenerationConfig
+
+    release = make_release(cfg, GenerationConfig(), DecontamConfig(heldout=["harmbench"]))
+    read, clean = tmp_path / "prompts", tmp_path / "clean"
+    read.mkdir()
+    clean.mkdir()
+    counts = release._prompts(read)
+    assert counts["per_source"]["harmbench"] == 2  # a training source keeps its default filter
+    summary = release._decontaminate(read, clean)
+    kept = pq.read_table(clean / "prompts.parquet")
+    assert summary["drawn"] == {"harmbench": 0, "xstest": 2} and summary["empty_sources"] == ["harmbench"]
+    assert kept.column("source").to_pylist() == ["xstest", "xstest"]
+    assert summary["heldout_prompts"] == {"harmbench": 4}  # the held-out file is read whole
+    roles = {(r["source"], r["role"]) for r in summary["sources"]}
+    assert roles == {("harmbench", "source"), ("xstest", "source"), ("harmbench", "heldout")}
+    record = json.loads((clean / "decontamination.json").read_text())
+    assert record["summary"]["empty_sources"] == ["harmbench"]
+    assert all(r["heldout_prompt"] for r in record["removed"])
+    # the card names the emptied source and shows every held-out set's prompt count
+    from spl_hf.hub.card import render_card
+
+    card = render_card(
+        "spl_dataset.md.j2", [], license="mit", pretty_name="t", tags=[], decontamination=summary
+    )
+    assert "Sources left without prompts after decontamination:** harmbench" in card
+    assert "| harmbench | 4 | 2 |" in card
+
+
+def test_a_release_whose_decontamination_removes_everything_stops_before_any_model(
+    tmp_path, capsys, monkeypatch
+):
+    # real-data review D2: the SPL release loaded the model for an empty stage, then a KeyError
+    import spl_hf.release.spl_safety as spl_safety
+
+    monkeypatch.setattr(spl_safety, "load_backend", lambda cfg: pytest.fail("model loaded"))
+    args = _spl_args(
+        tmp_path,
+        prompt_sources=f"xstest={SOURCES / 'xstest.jsonl'}",
+        heldout="xstest",
+        heldout_files=f"xstest={SOURCES / 'xstest.jsonl'}",
+    )
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "decontamination removed all" in err and "xstest" in err and "Traceback" not in err

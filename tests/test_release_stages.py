@@ -72,3 +72,48 @@ def test_keys_and_fingerprints_are_content_based(tmp_path):
     assert fingerprint(d) != before
     with pytest.raises(FileNotFoundError, match="nosuch"):
         fingerprint(tmp_path / "nosuch")
+
+
+def test_held_out_sets_are_read_whole_and_each_set_counted(tmp_path):
+    # real-data review D1: a held-out HarmBench file was cut to its standard behaviours
+    import pyarrow as pa
+
+    from spl_hf.decontam import DecontamConfig
+    from spl_hf.release.decontam_stage import decontaminate_rows, heldout_table
+    from spl_hf.release.pools import SourceSpec
+    from spl_hf.sources import read_prompt_pool
+
+    csv = Path(__file__).parent / "fixtures" / "sources" / "harmbench_behaviors_text_all.csv"
+    specs = [SourceSpec("harmbench", str(csv), None)]
+    table, [report] = heldout_table(specs, ["harmbench"], DecontamConfig(heldout=["harmbench"]))
+    assert table.num_rows == 4 and report["filtered"] == {} and report["role"] == "heldout"
+    narrowed = DecontamConfig(heldout=["harmbench"], heldout_harmbench_categories=["standard"])
+    assert heldout_table(specs, ["harmbench"], narrowed)[0].num_rows == 2
+    # training rows: all four behaviours, as a training source reads them with every category
+    train = read_prompt_pool("harmbench", csv, harmbench_categories=("standard", "contextual", "copyright"))
+    other = read_prompt_pool("xstest", Path(__file__).parent / "fixtures" / "sources" / "xstest.jsonl")
+    rows = pa.concat_tables([train.prompts.data.table, other.prompts.data.table])
+    kept, summary = decontaminate_rows(rows, specs, DecontamConfig(heldout=["harmbench"]), tmp_path, print)
+    assert summary["rows_removed"] == 4 and set(kept.column("source").to_pylist()) == {"xstest"}
+    assert summary["heldout_prompts"] == {"harmbench": 4}
+    [held] = summary["sources"]
+    assert held["origin"] == csv.name and len(held["sha256"]) == 64
+
+
+def test_decontamination_that_removes_everything_stops_naming_the_cause(tmp_path):
+    from spl_hf.decontam import DecontamConfig
+    from spl_hf.release.decontam_stage import decontaminate_rows
+    from spl_hf.release.pools import SourceSpec
+    from spl_hf.sources import read_prompt_pool
+
+    xstest = Path(__file__).parent / "fixtures" / "sources" / "xstest.jsonl"
+    rows = read_prompt_pool("xstest", xstest).prompts.data.table
+    with pytest.raises(ValueError, match=r"decontamination removed all \d+ training rows .* xstest"):
+        decontaminate_rows(
+            rows,
+            [SourceSpec("xstest", str(xstest), None)],
+            DecontamConfig(heldout=["xstest"]),
+            tmp_path,
+            print,
+        )
+    assert not (tmp_path / "decontamination.json").exists()

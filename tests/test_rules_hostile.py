@@ -103,6 +103,30 @@ def test_limits_on_size_are_explicit(monkeypatch) -> None:
         parse_rulebase(base(verdicts=f"  good: {-MAX_RANK - 1}\n  bad: 0\n"), "x.yaml")
 
 
+def test_aliases_count_the_text_they_repeat(tmp_path, capsys) -> None:
+    # reliability review F1: 2,000 rules aliasing one 9.9k-character condition, 117 KB on disk,
+    # ran past 150 s; the limit now counts the expanded text and refuses it before any parse.
+    import time
+
+    cond = " or ".join(["(refusal and partial)"] * 400)
+    assert 9_000 < len(cond) < 10_000
+    rules = f"  - {{id: R0, when: &e '{cond}', verdict: good}}\n" + "".join(
+        f"  - {{id: R{i}, when: *e, verdict: good}}\n" for i in range(1, 2000)
+    )
+    path = tmp_path / "alias_2000.yaml"
+    path.write_text(base(rules))
+    assert path.stat().st_size < 200_000
+    start = time.perf_counter()
+    assert main(["rules", "check", "--rulebase", str(path)]) == 2
+    assert time.perf_counter() - start < 30
+    err = capsys.readouterr().err
+    assert "alias_2000.yaml" in err and "aliases (*name) expand the rule base past" in err
+    # a few aliases of a short condition are fine, and load like the written-out text
+    small = base("  - {id: A, when: &c refusal, verdict: good}\n  - {id: B, when: *c, verdict: bad}\n")
+    written = base("  - {id: A, when: refusal, verdict: good}\n  - {id: B, when: refusal, verdict: bad}\n")
+    assert parse_rulebase(small).hash == parse_rulebase(written).hash
+
+
 def test_a_non_utf8_file_is_named(tmp_path) -> None:
     path = tmp_path / "latin1.yaml"
     path.write_bytes(b"id: t\n# caf\xe9\nverdicts: {good: 1}\nrules:\n" + RULE.encode())

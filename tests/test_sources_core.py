@@ -8,6 +8,8 @@ import json
 import unicodedata
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -251,12 +253,24 @@ def test_hub_ids_are_told_apart_from_paths(tmp_path):
     assert not is_hub_id(str(tmp_path / "org"))
 
 
-def test_empty_file_yields_empty_typed_dataset(tmp_path):
-    path = tmp_path / "empty.jsonl"
-    path.write_text("")
-    result = read_pool("wf_mt", path)
-    assert len(result.pairs) == 0 and result.pairs.features == PAIR_FEATURES
-    assert result.report.records_read == 0
+def test_a_file_without_records_is_an_error_naming_it(tmp_path):
+    # An empty download must not pass for an empty pool (reliability review 2026-12b, F9).
+    cases = {
+        "empty.jsonl": b"",
+        "blank.jsonl": b"\n\n",
+        "empty.json": b"[]",
+        "header.csv": b"prompt\n",
+    }
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(ValueError, match=rf"malicious_instruct: .*{name}: holds no records"):
+            read_prompt_pool("malicious_instruct", tmp_path / name)
+    pq.write_table(pa.table({"prompt": pa.array([], pa.string())}), tmp_path / "none.parquet")
+    with pytest.raises(ValueError, match=r"none\.parquet: holds no records"):
+        read_prompt_pool("malicious_instruct", tmp_path / "none.parquet")
+    (tmp_path / "bad.jsonl").write_text("{not json\n[1, 2\n")
+    with pytest.raises(ValueError, match=r"bad\.jsonl: none of its 2 record\(s\) could be read"):
+        read_pool("wf_mt", tmp_path / "bad.jsonl")
 
 
 # --- registry, report and determinism ----------------------------------------------------------

@@ -99,6 +99,9 @@ def test_hh_native_transcript_and_edge_cases():
         5: ["hh_no_assistant_turn"],
         6: ["wrong_type"],
     }
+    # the transcript is not empty, its final reply is: the detail says which (real-data review D6)
+    [empty] = [q for q in result.quarantine if q.record_index == 3]
+    assert empty.detail == "the final assistant reply of 'rejected' is empty"
     accounted(result, 8)
 
 

@@ -9,8 +9,7 @@ MAX_LINES = 80
 PENDING = {
     "spl_hf/agreement/panel.py:panel_agreement": 89,
     "spl_hf/cli/eval.py:add_parser": 82,
-    "spl_hf/release/spl_safety.py:run": 84,
-    "spl_hf/rules/rulebase.py:parse_rulebase": 99,
+    "spl_hf/release/spl_safety.py:run": 86,
 }
 
 

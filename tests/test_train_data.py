@@ -277,3 +277,18 @@ def test_same_named_folders_with_equal_cards_do_not_share_a_cache(tmp_path):
     for folder, ids in ((a, ["p0", "p1", "p2"]), (b, ["p3", "p4", "p5"])):
         ds, _ = load_split(str(folder), "pairs", "train")
         assert ds["pair_id"] == ids
+
+
+def test_an_unreachable_hub_id_is_one_clear_error_before_any_model(monkeypatch):
+    # reliability review F15: train.py ended in a ConnectionError traceback on an offline box
+    import datasets
+    import huggingface_hub.constants as hub_constants
+
+    from spl_hf.train.data import load_split
+
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(hub_constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(
+        ValueError, match=r"^nobody/nothing: not a local dataset folder, and the Hub could not"
+    ):
+        load_split("nobody/nothing", None, "train")

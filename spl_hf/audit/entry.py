@@ -68,10 +68,30 @@ class AuditReport:
             out["unlisted_files"] = self.manifest.unlisted
         return out
 
+    @property
+    def provenance_ok(self) -> bool:
+        """Every row holds the text of the source record it names (True when no sources were given)."""
+        prov = self.provenance
+        return prov is None or (prov["differing"] == 0 and not prov["failures"])
+
+    @property
+    def checks_ok(self) -> bool:
+        """The build's own checks (rows, certificate, files, manifest) passed, provenance aside."""
+        return self.result.ok
+
     def describe_failure(self) -> str:
         """One line saying why the audit failed ("" when it passed)."""
         if self.ok:
             return ""
+        if self.checks_ok:  # only the rows against their sources
+            prov = self.provenance
+            shown = "; ".join(
+                f"{d['config']}/{d['split']} row {d['row']} ({d['pair_id']}): {', '.join(d['fields'])}"
+                for d in prov["differences"][:3]
+            )
+            return (
+                f"{prov['differing']} rows differ from --sources: {shown or '; '.join(prov['failures'][:3])}"
+            )
         if self.manifest is not None and not self.manifest.ok:
             bad = self.manifest.mismatched + self.manifest.unlisted + self.manifest.problems
             return f"files differ from {MANIFEST}: {(bad or [MANIFEST + ' is missing'])[:5]}"
@@ -159,7 +179,7 @@ def _add_provenance(report: AuditReport, built, sources, max_report: int, own: R
         report.notes.append(NO_SOURCES_NOTE)
         return
     report.provenance = _provenance(built, sources, max_report, own)
-    report.ok = report.ok and report.provenance["differing"] == 0 and not report.provenance["failures"]
+    report.ok = report.ok and report.provenance_ok
 
 
 def _rulebases(built: BuiltFolder, rulebase) -> tuple[RuleBase, str, RuleBase]:

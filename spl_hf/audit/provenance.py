@@ -88,6 +88,40 @@ def _read_rows_file(path: str) -> pa.Table:
     return pa.Table.from_pylist(read_rows(path))
 
 
+def recorded_sha256(folder: Path) -> dict[str, str]:
+    """sha256 of each training source file the build read (source -> digest), from its build report.
+
+    A release records every source file's read report under ``decontamination.sources``; builds
+    made without one record none, and then only the rows are compared.
+    """
+    from spl_hf.audit.load import read_build_report
+
+    decon = read_build_report(Path(folder)).get("decontamination") or {}
+    reports = decon.get("sources") if isinstance(decon, dict) else None
+    out: dict[str, str] = {}
+    for r in reports if isinstance(reports, list) else []:
+        if isinstance(r, dict) and r.get("role") == "source" and isinstance(r.get("sha256"), str):
+            out[str(r.get("source"))] = r["sha256"]
+    return out
+
+
+def different_files(folder: Path, specs: list[str]) -> list[str]:
+    """One failure per ``POOL=PATH`` whose file is not the one the build read (checked before rows)."""
+    from spl_hf.filehash import sha256_file
+
+    recorded = recorded_sha256(folder)
+    out = []
+    for key, value in parse_specs(specs):
+        if key in recorded and Path(value).is_file():
+            digest = sha256_file(value)
+            if digest != recorded[key]:
+                out.append(
+                    f"--sources {key}={value}: different file (sha256 {digest}, build recorded "
+                    f"{recorded[key]}); its rows are compared below, but they come from another file"
+                )
+    return out
+
+
 def tenet_sources(specs: list[str]) -> tuple[pa.Table, list[str]]:
     """The pool rows named by ``specs`` (columns ``SOURCE_COLUMNS``), and a description of each spec."""
     from spl_hf.sources import ADAPTERS, read_pool
@@ -181,7 +215,7 @@ def _message_differs(messages: pa.Array, text: pa.Array) -> np.ndarray:
 
 def check_tenet_provenance(built: BuiltFolder, specs: list[str], max_report: int = 1000) -> ProvenanceReport:
     source, described = tenet_sources(specs)
-    report = ProvenanceReport(sources=described)
+    report = ProvenanceReport(sources=described, failures=different_files(built.path, specs))
     splits = [
         s
         for s in built.splits

@@ -18,12 +18,30 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("path", help="dataset folder written by an spl-hf build")
     p.add_argument("--repo-id", required=True, help="ORG/NAME of the dataset repo")
     p.add_argument("--revision", default=None, help="branch to commit to (default main; created if missing)")
-    p.add_argument("--private", action="store_true", help="create the repo private (if it does not exist)")
+    p.add_argument(
+        "--private",
+        action="store_true",
+        help="the repo must be private: created private, or an existing public repo made private through "
+        "its settings (refused with exit 2 when that is not possible); a private repo is never made public",
+    )
+    p.add_argument(  # CLI-MERGE: publish sources (as `spl-hf audit --sources`)
+        "--sources",
+        nargs="+",
+        default=None,
+        metavar="SPEC",
+        help="check every row against its source records before publishing, as `spl-hf audit --sources` "
+        "does (tenet builds POOL=FILE, POOL=ORG/NAME@REVISION or a unified pairs file; SPL builds "
+        "prompts=FILE candidates=FILE); the release records the files checked by sha256 (provenance.json, card)",
+    )
     p.add_argument(
         "--create-pr", action="store_true", help="open a pull request instead of committing to the branch"
     )
     p.add_argument("--message", default=None, help="commit message")
-    p.add_argument("--json", action="store_true", help='print {"repo_id","commit_sha","files","configs"}')
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"repo_id","commit_sha","files","configs","changed","private","provenance"}',
+    )
     p.set_defaults(func=run)
 
 
@@ -41,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
             private=args.private,
             create_pr=args.create_pr,
             message=args.message,
+            sources=args.sources,
         )
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else "no response"
@@ -53,8 +72,22 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
         return 0
-    where = f"pull request {result.pr_url}" if result.pr_url else f"{result.repo_id}@{result.revision}"
-    print(f"published {len(result.files)} files ({len(result.deleted)} stale removed) to {where}")
+    if result.visibility_changed:
+        print(f"{result.repo_id} was public: made private, as --private asks")
+    if not result.changed:
+        pr = "; no pull request opened" if args.create_pr else ""
+        print(
+            f"nothing changed: {result.repo_id}@{result.revision} already holds these {len(result.files)} "
+            f"files{pr}"
+        )
+    else:
+        where = f"pull request {result.pr_url}" if result.pr_url else f"{result.repo_id}@{result.revision}"
+        print(f"published {len(result.files)} files ({len(result.deleted)} stale removed) to {where}")
+    prov = result.provenance
+    if prov.get("checked"):
+        print(f"provenance: {prov['rows_checked']} rows checked against {len(prov['sources'])} source(s)")
+    else:
+        print("provenance: not checked (no --sources); the card says so")
     print(f"commit {result.commit_sha}")
     print(result.load_line())
     return 0

@@ -66,6 +66,9 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
     )
     read.add_argument("--split", default=None, help="Hub split to read instead of the adapter's")
     read.add_argument("--revision", default=None, help="Hub revision to pin")
+    read.add_argument(  # CLI-MERGE
+        "--accept-partial", action="store_true", help="keep the readable part of a truncated file"
+    )
     read.add_argument(
         "--out", required=True, type=Path, help="output directory (new, empty, or an earlier output)"
     )
@@ -88,6 +91,7 @@ def _options(args: argparse.Namespace) -> Any:
         "split": args.split,
         "revision": args.revision,
         "pku_drop_both_unsafe": args.pku_drop_both_unsafe,
+        "accept_partial": args.accept_partial,
     }
     if args.harmbench_category:
         kwargs["harmbench_categories"] = tuple(dict.fromkeys(args.harmbench_category))
@@ -147,6 +151,8 @@ def _read(args: argparse.Namespace) -> int:
         )
         for reason, count in sorted(report.quarantined.items()):
             print(f"  quarantined {reason}: {count}")
+        if report.partial:  # CLI-MERGE (say it where the user looks, not only in the JSON report)
+            print("  partial file: only the part before the break was read (--accept-partial)")
     return 0
 
 

@@ -10,10 +10,11 @@ from spl_hf.decontam.decontaminate import (
     transcript_user_turns,
     user_turns,
 )
-from spl_hf.decontam.index import EXACT, NEAR, HeldoutIndex, Match
+from spl_hf.decontam.index import CONTAINED, EXACT, NEAR, HeldoutIndex, Match
 from spl_hf.decontam.normalize import ngrams, normalize_prompt
 
 __all__ = [
+    "CONTAINED",
     "DEFAULT_HELDOUT",
     "EXACT",
     "NEAR",

@@ -34,6 +34,30 @@ class DecontamConfig:
         },
     )
 
+    containment_max_words: int = field(
+        default=8,
+        metadata={
+            "help": "Held-out prompts of at most this many words (normalised) also match when they occur "
+            "inside a longer training prompt on word boundaries ('Please answer: <held-out prompt>'); such "
+            "a text is one n-gram, so the near-duplicate pass cannot see it. 0 turns this off."
+        },
+    )
+    containment_min_words: int = field(
+        default=3,
+        metadata={
+            "help": "Shortest held-out prompt (words) matched by containment: a one- or two-word prompt "
+            "occurs inside too many unrelated texts."
+        },
+    )
+    heldout_harmbench_categories: list[str] = field(
+        default_factory=lambda: ["standard", "contextual", "copyright"],
+        metadata={
+            "help": "HarmBench FunctionalCategory values a held-out HarmBench file contributes. Held-out "
+            "sets are read whole by default (a source's training-time filter would leave evaluation "
+            "prompts uncompared); narrow this only when the evaluation itself uses fewer."
+        },
+    )
+
     def __post_init__(self) -> None:
         if isinstance(self.heldout, str) or not all(isinstance(h, str) and h for h in self.heldout):
             raise ValueError(f"heldout must be a list of set names, got {self.heldout!r}")
@@ -43,6 +67,12 @@ class DecontamConfig:
             raise ValueError(f"heldout names a set twice: {self.heldout!r}")
         if isinstance(self.ngram_size, bool) or not isinstance(self.ngram_size, int) or self.ngram_size < 1:
             raise ValueError(f"ngram_size must be a positive integer, got {self.ngram_size!r}")
+        for name in ("containment_max_words", "containment_min_words"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
+        if self.containment_min_words < 2:
+            raise ValueError(f"containment_min_words must be at least 2, got {self.containment_min_words!r}")
         if not 0.0 < float(self.overlap_threshold) <= 1.0:
             raise ValueError(f"overlap_threshold must be in (0, 1], got {self.overlap_threshold!r}")
 

@@ -10,6 +10,7 @@ no kept row matches.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ import pyarrow.compute as pc
 from tqdm.auto import tqdm
 
 from spl_hf.decontam.config import DecontamConfig
-from spl_hf.decontam.index import EXACT, NEAR, HeldoutIndex, Match
+from spl_hf.decontam.index import CONTAINED, EXACT, NEAR, HeldoutIndex, Match
 
 REMOVED_SCHEMA = pa.schema(
     [
@@ -29,6 +30,7 @@ REMOVED_SCHEMA = pa.schema(
         ("heldout_prompt_id", pa.string()),
         ("match", pa.string()),
         ("overlap", pa.float64()),
+        ("heldout_prompt", pa.string()),  # the matched held-out text, so a removal can be judged by eye
     ]
 )
 
@@ -41,8 +43,9 @@ class DecontamResult:
     removed_rows: int
     by_source: dict[str, int]  # removed rows per training source (every source of the input)
     by_heldout: dict[str, int]  # removed prompts per held-out set (every configured set)
-    by_match: dict[str, int]  # removed prompts per match kind ("exact", "near")
+    by_match: dict[str, int]  # removed prompts per match kind ("exact", "contained", "near")
     config: DecontamConfig = field(default_factory=DecontamConfig)
+    heldout_prompts: dict[str, int] = field(default_factory=dict)  # prompts each held-out set contributed
 
     @property
     def removed_ids(self) -> tuple[str, ...]:
@@ -58,8 +61,31 @@ class DecontamResult:
             "removed_by_source": dict(self.by_source),
             "removed_by_heldout": dict(self.by_heldout),
             "removed_by_match": dict(self.by_match),
+            "near_by_score": near_by_score(self.removed, self.config.overlap_threshold),
+            "heldout_prompts": dict(self.heldout_prompts),
             "config": self.config.to_dict(),
         }
+
+
+def near_by_score(removed: pa.Table, threshold: float) -> dict[str, int]:
+    """Near-duplicate removals per overlap band of 0.1 from the threshold up: what the threshold costs.
+
+    Every band from the threshold to 1 is listed (the last one closed), so a reader sees where the
+    removals concentrate and how many a higher threshold would keep.
+    """
+    lows = [
+        round(float(threshold) + 0.1 * i, 6) for i in range(10) if float(threshold) + 0.1 * i < 1.0 - 1e-9
+    ]
+    if not lows:
+        names = ["[1, 1]"]
+        lows = [1.0]
+    else:
+        names = [f"[{lo:g}, {hi:g})" for lo, hi in itertools.pairwise(lows)] + [f"[{lows[-1]:g}, 1]"]
+    bands = dict.fromkeys(names, 0)
+    for kind, overlap in zip(removed.column("match").to_pylist(), removed.column("overlap").to_pylist()):
+        if kind == NEAR:
+            bands[names[max(i for i, lo in enumerate(lows) if overlap >= lo - 1e-9)]] += 1
+    return bands
 
 
 @dataclass(frozen=True)
@@ -199,7 +225,7 @@ def decontaminate(
     hits = sorted((pid, m) for pid, m in decided.items() if m is not None)
     by_heldout = dict.fromkeys(config.heldout, 0)
     by_heldout.update(Counter(m.heldout for _, m in hits))
-    by_match = {EXACT: 0, NEAR: 0}
+    by_match = {EXACT: 0, CONTAINED: 0, NEAR: 0}
     by_match.update(Counter(m.kind for _, m in hits))
     removed = pa.table(
         {
@@ -208,6 +234,7 @@ def decontaminate(
             "heldout_prompt_id": [m.heldout_prompt_id for _, m in hits],
             "match": [m.kind for _, m in hits],
             "overlap": [m.overlap for _, m in hits],
+            "heldout_prompt": [index.text_of(m.heldout_prompt_id, m.heldout) for _, m in hits],
         },
         schema=REMOVED_SCHEMA,
     )
@@ -220,6 +247,7 @@ def decontaminate(
         by_heldout=by_heldout,
         by_match=by_match,
         config=config,
+        heldout_prompts={name: index.sizes.get(name, 0) for name in config.heldout},
     )
 
 
@@ -239,12 +267,14 @@ def recheck(
     are not among `rows` are counted as unchecked, not failed.
     """
     config = config or DecontamConfig()
-    missing = [c for c in REMOVED_SCHEMA.names if c not in removed.column_names]
+    # heldout_prompt only shows the matched text (and tables written before it lack it)
+    needed = [c for c in REMOVED_SCHEMA.names if c != "heldout_prompt"]
+    missing = [c for c in needed if c not in removed.column_names]
     if missing:
         raise ValueError(f"removed-prompts table lacks columns {missing}")
     index = HeldoutIndex(heldout, config)
     ids, decided = _matches(rows, index, source, progress=False)
-    recorded = {r["prompt_id"]: r for r in removed.select(REMOVED_SCHEMA.names).to_pylist()}
+    recorded = {r["prompt_id"]: r for r in removed.select(needed).to_pylist()}
     failures: list[str] = []
     confirmed = 0
     for pid in sorted(decided):

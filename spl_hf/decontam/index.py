@@ -1,9 +1,10 @@
 """An index of held-out prompts: exact normal forms and word n-gram postings.
 
-Matching a training text costs one dictionary lookup for the exact pass and one lookup per distinct
-n-gram of the text for the near-duplicate pass (only held-out prompts sharing a gram are ever
-counted), so a pass over N training prompts against H held-out prompts is linear in their total
-size, never N × H comparisons.
+Matching a training text costs one dictionary lookup for the exact pass, one lookup per word pair
+of the text for the containment pass (short held-out prompts are indexed by their first two words,
+and only a pair that starts one is followed up), and one lookup per distinct n-gram of the text for
+the near-duplicate pass (only held-out prompts sharing a gram are ever counted), so a pass over N
+training prompts against H held-out prompts is linear in their total size, never N × H comparisons.
 """
 
 from __future__ import annotations
@@ -17,15 +18,15 @@ import pyarrow as pa
 from spl_hf.decontam.config import DecontamConfig
 from spl_hf.decontam.normalize import ngrams, normalize_prompt
 
-EXACT, NEAR = "exact", "near"
+EXACT, CONTAINED, NEAR = "exact", "contained", "near"
 
 
 @dataclass(frozen=True)
 class Match:
     heldout: str  # set name
     heldout_prompt_id: str
-    kind: str  # EXACT or NEAR
-    overlap: float  # shared n-grams / n-grams of the smaller text (1.0 for an exact match)
+    kind: str  # EXACT, CONTAINED or NEAR
+    overlap: float  # shared n-grams / n-grams of the smaller text (1.0 for an exact or contained match)
 
 
 class HeldoutIndex:
@@ -69,12 +70,57 @@ class HeldoutIndex:
             for g in grams:
                 self.postings.setdefault(g, []).append(k)
         self.sizes = Counter(self.names)
+        self.texts: list[str] = [texts[i] for i in rows]
+        self._index_short(config)
+
+    def _index_short(self, config: DecontamConfig) -> None:
+        """Short held-out prompts by their word tuple, and the lengths that start with each word pair."""
+        self.short: dict[tuple[str, ...], int] = {}
+        self.heads: dict[tuple[str, str], tuple[int, ...]] = {}
+        self.first_words: frozenset[str] = frozenset()
+        if not config.containment_max_words:
+            return
+        heads: dict[tuple[str, str], set[int]] = {}
+        for normal, k in self.exact.items():
+            words = tuple(normal.split())
+            if config.containment_min_words <= len(words) <= config.containment_max_words:
+                self.short.setdefault(words, k)
+                heads.setdefault((words[0], words[1]), set()).add(len(words))
+        self.heads = {pair: tuple(sorted(lengths)) for pair, lengths in heads.items()}
+        self.first_words = frozenset(first for first, _ in self.heads)
+
+    def text_of(self, prompt_id: str, name: str) -> str:
+        """The held-out prompt text of (set, prompt id), as read."""
+        if not hasattr(self, "_by_id"):
+            self._by_id = {(n, i): k for k, (n, i) in enumerate(zip(self.names, self.ids))}
+        return self.texts[self._by_id[(name, prompt_id)]]
+
+    def contained(self, normal: str) -> int | None:
+        """The first (by precedence) short held-out prompt inside `normal` on word boundaries, or None."""
+        if not self.heads:
+            return None
+        words = normal.split()
+        starts = self.first_words.intersection(words)  # in C: most texts share no first word
+        if not starts:
+            return None
+        found: int | None = None
+        last = len(words) - 1
+        for i in [i for i, w in enumerate(words) if w in starts and i < last]:
+            lengths = self.heads.get((words[i], words[i + 1]))
+            if lengths is None:
+                continue
+            for n in lengths:
+                k = self.short.get(tuple(words[i : i + n]))
+                if k is not None and (found is None or k < found):
+                    found = k
+        return found
 
     def match(self, texts: list[str]) -> Match | None:
         """Best match of any of `texts` (the user turns of one training prompt), or None.
 
-        Best: an exact match before a near one, then the larger overlap, then the held-out prompt
-        that comes first (configured set order, then prompt id), so the result is deterministic.
+        Best: an exact match, then a contained one, then a near one; then the larger overlap, then
+        the held-out prompt that comes first (configured set order, then prompt id), so the result
+        is deterministic.
         """
         best: tuple | None = None
         for text in texts:
@@ -84,6 +130,10 @@ class HeldoutIndex:
                 cand = (0, -1.0, k)
                 best = cand if best is None or cand < best else best
                 continue
+            k = self.contained(normal)
+            if k is not None:
+                cand = (1, -1.0, k)
+                best = cand if best is None or cand < best else best
             if not self.config.near_duplicates:
                 continue
             grams = ngrams(normal, self.config.ngram_size)
@@ -95,9 +145,10 @@ class HeldoutIndex:
             for k, c in shared.items():
                 overlap = round(c / min(len(grams), len(self.grams[k])), 6)
                 if overlap >= self.config.overlap_threshold:
-                    cand = (1, -overlap, k)
+                    cand = (2, -overlap, k)
                     best = cand if best is None or cand < best else best
         if best is None:
             return None
-        kind, neg, k = best
-        return Match(self.names[k], self.ids[k], EXACT if kind == 0 else NEAR, 1.0 if kind == 0 else -neg)
+        rank, neg, k = best
+        kind = (EXACT, CONTAINED, NEAR)[rank]
+        return Match(self.names[k], self.ids[k], kind, -neg)

@@ -24,6 +24,36 @@ def adapter_hash(adapter: str | Path) -> str:
     return files_sha256((f.name, f) for f in files)
 
 
+ADAPTER_WEIGHTS = ("adapter_model.safetensors", "adapter_model.bin")
+
+
+def check_adapter(adapter: str | Path) -> Path:
+    """A PEFT adapter folder that can load: a JSON-object ``adapter_config.json`` and non-empty weights.
+
+    Checked before the base model is loaded, so a broken folder fails in a second, naming the file.
+    """
+    import json
+
+    folder = Path(adapter)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: no such adapter folder")
+    config = folder / "adapter_config.json"
+    if not config.is_file():
+        raise FileNotFoundError(f"{config}: missing; {folder} is not a PEFT adapter folder")
+    try:
+        data = json.loads(config.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{config}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("peft_type"), str):
+        raise ValueError(f"{config}: not a PEFT adapter config (a JSON object with 'peft_type')")
+    weights = [folder / name for name in ADAPTER_WEIGHTS if (folder / name).is_file()]
+    if not weights:
+        raise FileNotFoundError(f"{folder}: no adapter weights ({' or '.join(ADAPTER_WEIGHTS)})")
+    if weights[0].stat().st_size == 0:
+        raise ValueError(f"{weights[0]}: empty file (a broken copy?)")
+    return folder
+
+
 def with_adapter(info: ModelInfo, adapter: str | Path | None) -> ModelInfo:
     if adapter is None:
         return info
@@ -48,8 +78,8 @@ def load_policy(
     **kw: Any,
 ) -> Any:
     """A generation backend (``hf`` or ``vllm``) for ``model`` with ``adapter`` merged in."""
-    if adapter is not None and not (Path(adapter) / "adapter_config.json").is_file():
-        raise FileNotFoundError(f"{adapter}: not a PEFT adapter folder (adapter_config.json missing)")
+    if adapter is not None:
+        check_adapter(adapter)
     if kind == "hf":
         from spl_hf.backends.hf import HFBackend
         from spl_hf.backends.loading import LoadedModel, load_model

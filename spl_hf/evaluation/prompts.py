@@ -68,6 +68,9 @@ def load_prompt_set(
     from spl_hf.sources.adapter import SourceOptions
     from spl_hf.sources.pools import PROMPT_SOURCES, read_prompt_pool
 
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        # rows[:-1] would silently drop the last prompt and report the rate over the rest
+        raise ValueError(f"limit must be a number of prompts of at least 1, got {limit!r}")
     adapter = PROMPT_SOURCES.get(name)
     if adapter is None:
         raise ValueError(f"unknown prompt set {name!r}; known: {', '.join(PROMPT_SOURCES)}")

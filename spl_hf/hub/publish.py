@@ -9,17 +9,20 @@ fail rather than mix two builds. Endpoint and token come from the environment (`
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from spl_hf.manifest import MANIFEST
+from spl_hf.manifest import MANIFEST, format_manifest, read_manifest
 
 REPO_TYPE = "dataset"
 KEEP = (".gitattributes",)  # repo files a build never holds but the Hub manages
+PROVENANCE = "provenance.json"  # added to the published commit: what the rows were checked against
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -34,6 +37,10 @@ class PublishResult:
     default_config: str | None
     default_split: str | None
     pr_url: str | None = None
+    changed: bool = True  # False: the branch already held exactly these files, no commit was made
+    private: bool | None = None
+    visibility_changed: bool = False
+    provenance: dict = field(default_factory=dict)
 
     def load_line(self) -> str:
         """The ``load_dataset`` call that reads this exact commit."""
@@ -51,18 +58,95 @@ class PublishResult:
             "commit_sha": self.commit_sha,
             "files": self.files,
             "configs": self.configs,
+            "changed": self.changed,
+            "private": self.private,
+            "provenance": self.provenance,
         }
 
 
-def _audit_clean(folder: Path) -> tuple[bool, str]:
-    """Whether a build folder audits clean (manifest included), and why not."""
+def _audit_clean(folder: Path, sources: list[str] | None = None) -> tuple[bool, str, dict | None]:
+    """Whether a build folder audits clean (manifest included), and why not, and with ``sources`` the
+    provenance report (every row against the source files it came from)."""
     from spl_hf.audit import audit
 
     try:
-        report = audit(folder)
+        report = audit(folder, sources=sources or None)
     except (ValueError, KeyError, FileNotFoundError) as exc:
-        return False, f"the audit cannot read it: {exc}"
-    return report.ok, report.describe_failure()
+        return False, f"the audit cannot read it: {exc}", None
+    prov = {**report.provenance, "ok": report.provenance_ok} if report.provenance is not None else None
+    if not report.ok:
+        return False, report.describe_failure(), prov if report.checks_ok else None
+    return True, "", prov
+
+
+def provenance_record(sources: list[str] | None, report: dict | None) -> dict:
+    """What ``provenance.json`` of a release says: whether its rows were checked against their
+    sources, and which: local files by name and sha256 (never their local path), Hub datasets by id
+    and pinned revision."""
+    from spl_hf.audit.provenance import parse_specs
+
+    record: dict = {"checked": bool(sources), "sources": []}
+    for key, value in parse_specs(list(sources or [])):
+        path = Path(value)
+        entry: dict = {"key": key}
+        if path.is_file():
+            entry.update(file=path.name, sha256=_sha256(path), bytes=path.stat().st_size)
+        else:
+            entry["hub_dataset"] = value
+        record["sources"].append(entry)
+    if report is not None:
+        record.update(rows_checked=report["rows_checked"], rows_differing=report["differing"])
+    return record
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def provenance_section(record: dict) -> str:
+    """The card's account of the provenance check (appended to README.md in the published commit)."""
+    lines = ["", "## Provenance check at publication", ""]
+    if not record["checked"]:
+        lines.append(
+            "Not checked: this release was published without `--sources`, so its rows were audited for "
+            "self-consistency only (digests, certificate, manifest), not re-read from their source files."
+        )
+    else:
+        lines.append(
+            f"Every row ({record.get('rows_checked', 0)}) was compared with the source records it names "
+            f"(`spl-hf publish --sources`); {record.get('rows_differing', 0)} differ. Sources:"
+        )
+        lines.append("")
+        for e in record["sources"]:
+            what = (
+                f"`{e['file']}` sha256 `{e['sha256']}`"
+                if "file" in e
+                else f"Hub dataset `{e['hub_dataset']}`"
+            )
+            lines.append(f"- {e['key'] or 'pairs'}: {what}")
+    lines.append("")
+    lines.append(f"The same record is in `{PROVENANCE}`.")
+    return "\n".join(lines) + "\n"
+
+
+def release_files(folder: Path, files: list[str], record: dict) -> dict[str, bytes | str]:
+    """What the commit holds: the build's files, with README.md carrying the provenance section,
+    ``provenance.json`` added, and MANIFEST.sha256 vouching for both (the local folder is untouched)."""
+    out: dict[str, bytes | str] = {f: str(folder / f) for f in files}
+    readme = (folder / "README.md").read_bytes() + provenance_section(record).encode()
+    prov = (json.dumps(record, indent=2, sort_keys=True) + "\n").encode()
+    out["README.md"], out[PROVENANCE] = readme, prov
+    listed = read_manifest(folder)
+    if listed is None or listed.problems:  # the audit passed, so only a concurrent edit gets here
+        raise ValueError(f"{folder / MANIFEST}: changed since the audit; publish again")
+    digests = {**listed.entries, "README.md": hashlib.sha256(readme).hexdigest()}
+    digests[PROVENANCE] = hashlib.sha256(prov).hexdigest()
+    out[MANIFEST] = format_manifest(digests).encode()
+    return out
 
 
 def build_files(folder: Path) -> list[str]:
@@ -102,8 +186,10 @@ def publish(
     private: bool = False,
     create_pr: bool = False,
     message: str | None = None,
+    sources: list[str] | None = None,
 ) -> PublishResult:
-    """Audit ``folder`` and push it to ``repo_id`` as one commit; raises ValueError when it is not clean."""
+    """Audit ``folder`` (and with ``sources`` its rows' provenance) and push it to ``repo_id`` as one
+    commit; raises ValueError when it is not clean or when the repo cannot be made private as asked."""
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
     from huggingface_hub.errors import RevisionNotFoundError
 
@@ -114,14 +200,16 @@ def publish(
         raise ValueError(f"{folder}: no {MANIFEST}; publish takes a folder written by an spl-hf build")
     if not _REPO_ID.match(repo_id):
         raise ValueError(f"--repo-id {repo_id!r}: expected ORG/NAME")
-    ok, reason = _audit_clean(folder)
+    ok, reason, report = _audit_clean(folder, sources)
     if not ok:
         raise ValueError(f"{folder} does not audit clean, nothing published: {reason}")
+    record = provenance_record(sources, report)
 
     # Read at call time, so a caller that sets the environment after import is honoured.
     api = HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None, token=os.environ.get("HF_TOKEN") or None)
     branch = revision or "main"
     api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
+    is_private, changed_visibility = _ensure_visibility(api, repo_id, private)
     try:
         head = api.repo_info(repo_id, repo_type=REPO_TYPE, revision=branch).sha
     except RevisionNotFoundError:
@@ -133,8 +221,11 @@ def publish(
         head = api.repo_info(repo_id, repo_type=REPO_TYPE, revision=branch).sha
     existing = api.list_repo_files(repo_id, repo_type=REPO_TYPE, revision=head)
     files = build_files(folder)
-    stale = sorted(set(existing) - set(files) - set(KEEP))
-    operations: list = [CommitOperationAdd(path_in_repo=f, path_or_fileobj=str(folder / f)) for f in files]
+    content = release_files(folder, files, record)
+    stale = sorted(set(existing) - set(content) - set(KEEP))
+    operations: list = [
+        CommitOperationAdd(path_in_repo=f, path_or_fileobj=c) for f, c in sorted(content.items())
+    ]
     operations += [CommitOperationDelete(path_in_repo=f) for f in stale]
     from spl_hf import __version__
 
@@ -147,5 +238,41 @@ def publish(
         create_pr=create_pr,
         parent_commit=head,
     )
+    # The client skips a commit that changes nothing and answers with the branch head.
+    changed = bool(info.pr_url) or info.oid != head
     configs, default, split = card_configs(folder)
-    return PublishResult(repo_id, info.oid, branch, files, stale, configs, default, split, info.pr_url)
+    return PublishResult(
+        repo_id,
+        info.oid,
+        branch,
+        sorted(content),
+        stale,
+        configs,
+        default,
+        split,
+        info.pr_url,
+        changed=changed,
+        private=is_private,
+        visibility_changed=changed_visibility,
+        provenance=record,
+    )
+
+
+def _ensure_visibility(api, repo_id: str, private: bool) -> tuple[bool, bool]:
+    """Make an existing public repo private when asked (its settings, through the API); refuse when
+    that cannot be done. Returns (private now, changed). A private repo is never made public unasked."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    now = bool(api.repo_info(repo_id, repo_type=REPO_TYPE).private)
+    if not private or now:
+        return now, False
+    try:
+        api.update_repo_settings(repo_id, private=True, repo_type=REPO_TYPE)
+    except HfHubHTTPError as exc:
+        raise ValueError(
+            f"--private: {repo_id} exists and is public, and its visibility could not be changed "
+            f"({str(exc).splitlines()[0]}); nothing published"
+        ) from None
+    if not api.repo_info(repo_id, repo_type=REPO_TYPE).private:
+        raise ValueError(f"--private: {repo_id} is still public after the settings update; nothing published")
+    return True, True

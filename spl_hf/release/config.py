@@ -31,6 +31,13 @@ class ReleaseSettings:
             "(prompt sources such as or_bench_hard_1k, or_bench_toxic, xstest)."
         },
     )
+    accept_partial: bool = field(
+        default=False,
+        metadata={
+            "help": "Build from the readable part of a source file that breaks off (a truncated .gz); "
+            "the card's source table marks it partial. Off: such a file stops the release, naming it."
+        },
+    )
     dry_run: bool = field(
         default=False,
         metadata={"help": "Validate the inputs and print the stage plan without running a model."},

@@ -202,6 +202,8 @@ class SPLRelease:
                 "prompts": content(prompts, "prompts.parquet"),
                 "heldout": {p.source: p.identity() for p in self.heldout},
                 "decontam": asdict(self.decontam),
+                "sizes": self.sizes,
+                "seed": self.cfg.draw_seed,
             },
             lambda d: self._decontaminate(prompts.path, d),
         )
@@ -316,46 +318,72 @@ class SPLRelease:
     def _prompt_settings(self) -> dict[str, Any]:
         return {
             "sources": {s.source: s.identity() for s in self.sources},
-            "sizes": self.sizes,
-            "seed": self.cfg.draw_seed,
+            "reads": "whole",
+            **({"accept_partial": True} if self.cfg.accept_partial else {}),
         }
 
     def _prompts(self, out: Path) -> dict[str, Any]:
+        """Every prompt of every source; the per-source sample is drawn after decontamination."""
         import pyarrow as pa
-        import pyarrow.compute as pc
         import pyarrow.parquet as pq
 
+        from spl_hf.release.decontam_stage import write_source_reports
         from spl_hf.sources import SourceOptions, quarantine_dataset, read_prompt_pool
 
-        tables, quarantine, counts = [], [], {"per_source": {}, "drawn": {}, "quarantined": {}}
+        tables, quarantine, reports = [], [], []
+        counts: dict[str, Any] = {"per_source": {}, "quarantined": {}}
         for spec in self.sources:
-            result = read_prompt_pool(spec.source, spec.location, SourceOptions(revision=spec.revision))
+            options = SourceOptions(revision=spec.revision, accept_partial=self.cfg.accept_partial)
+            result = read_prompt_pool(spec.source, spec.location, options)
             table = result.prompts.data.table
             counts["per_source"][spec.source] = table.num_rows
             counts["quarantined"][spec.source] = len(result.quarantine)
             quarantine.extend(result.quarantine)
-            if spec.source in self.sizes:
-                keep = draw(
-                    table.column("prompt_id").to_pylist(), self.sizes[spec.source], self.cfg.draw_seed
-                )
-                table = table.filter(pc.is_in(table.column("prompt_id"), pa.array(sorted(keep), pa.string())))
-            counts["drawn"][spec.source] = table.num_rows
+            reports.append({**result.report.to_dict(), "role": "source"})
             tables.append(table)
         rows = pa.concat_tables(tables)
         if rows.num_rows == 0:
             raise ValueError("prompt_sources: no prompts were read")
         pq.write_table(rows, out / "prompts.parquet")
         pq.write_table(quarantine_dataset(quarantine).data.table, out / "quarantine.parquet")
+        write_source_reports(out, reports)
         counts["prompts"] = rows.num_rows
         return counts
+
+    def _draw(self, kept: Any) -> tuple[Any, dict[str, Any]]:
+        """The seeded per-source sample of the decontaminated prompts, and which sources ended empty."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        sources = kept.column("source").to_pylist()
+        ids = kept.column("prompt_id").to_pylist()
+        keep = [True] * kept.num_rows
+        for name, n in self.sizes.items():
+            chosen = draw([i for i, s in zip(ids, sources) if s == name], n, self.cfg.draw_seed)
+            keep = [k and (s != name or i in chosen) for k, i, s in zip(keep, ids, sources)]
+        drawn = kept.filter(pa.array(keep, pa.bool_()))
+        left = pc.value_counts(drawn.column("source")).to_pylist() if drawn.num_rows else []
+        per = {str(v["values"]): int(v["counts"]) for v in left}
+        names = [s.source for s in self.sources]
+        counts = {name: per.get(name, 0) for name in names}
+        empty = [name for name in names if not counts[name]]
+        if empty:
+            self.log(f"  warning: no prompt of {', '.join(empty)} is left after decontamination")
+        return drawn, {"drawn": counts, "pool_sizes": dict(self.sizes), "empty_sources": empty}
 
     def _decontaminate(self, prompts_dir: Path, out: Path) -> dict[str, Any]:
         import pyarrow.parquet as pq
 
-        from spl_hf.release.decontam_stage import decontaminate_rows
+        from spl_hf.release.decontam_stage import decontaminate_rows, read_source_reports
 
         kept, counts = decontaminate_rows(
-            pq.read_table(prompts_dir / "prompts.parquet"), self.heldout, self.decontam, out, self.log
+            pq.read_table(prompts_dir / "prompts.parquet"),
+            self.heldout,
+            self.decontam,
+            out,
+            self.log,
+            sources=read_source_reports(prompts_dir),
+            draw=self._draw,
         )
         pq.write_table(kept, out / "prompts.parquet")
         return counts

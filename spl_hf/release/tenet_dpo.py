@@ -163,6 +163,7 @@ class TenetRelease:
             "pools": {p.source: p.identity() for p in self.pools},
             "clip_chars": self.cfg.clip_chars,
             "pku_preference": self.cfg.pku_preference,
+            **({"accept_partial": True} if self.cfg.accept_partial else {}),
         }
 
     def _read(self, out: Path) -> dict[str, Any]:
@@ -171,8 +172,12 @@ class TenetRelease:
         from spl_hf.sources import SourceOptions, read_pool
 
         counts: dict[str, Any] = {"rows": 0, "per_source": {}, "quarantined": {}}
-        tables, quarantine = [], []
-        opts = {"pku_preference": self.cfg.pku_preference, "progress": True}
+        tables, quarantine, reports = [], [], []
+        opts = {
+            "pku_preference": self.cfg.pku_preference,
+            "progress": True,
+            "accept_partial": self.cfg.accept_partial,
+        }
         if self.cfg.clip_chars is not None:
             opts["clip_chars"] = self.cfg.clip_chars
         for spec in _registry_order(self.pools):
@@ -181,11 +186,13 @@ class TenetRelease:
             quarantine.extend(result.quarantine)
             counts["per_source"][spec.source] = result.pairs.num_rows
             counts["quarantined"][spec.source] = len(result.quarantine)
+            reports.append({**result.report.to_dict(), "role": "source"})
             self.log(
                 f"  {spec.source:<24} {result.pairs.num_rows:7d} pairs, {len(result.quarantine)} quarantined"
             )
         import pyarrow as pa
 
+        from spl_hf.release.decontam_stage import write_source_reports
         from spl_hf.sources import quarantine_dataset
 
         rows = pa.concat_tables(tables) if tables else None
@@ -193,6 +200,7 @@ class TenetRelease:
             raise ValueError("pools: no pair rows were read")
         pq.write_table(rows, out / "pairs.parquet")
         pq.write_table(quarantine_dataset(quarantine).data.table, out / "quarantine.parquet")
+        write_source_reports(out, reports)
         counts["rows"] = rows.num_rows
         return counts
 
@@ -202,10 +210,12 @@ class TenetRelease:
     def _decontaminate(self, read_dir: Path, out: Path) -> dict[str, Any]:
         import pyarrow.parquet as pq
 
-        from spl_hf.release.decontam_stage import decontaminate_rows
+        from spl_hf.release.decontam_stage import decontaminate_rows, read_source_reports
 
         pairs = pq.read_table(read_dir / "pairs.parquet")
-        kept, counts = decontaminate_rows(pairs, self.heldout, self.decontam, out, self.log)
+        kept, counts = decontaminate_rows(
+            pairs, self.heldout, self.decontam, out, self.log, sources=read_source_reports(read_dir)
+        )
         pq.write_table(kept, out / "pairs.parquet")
         return counts
 

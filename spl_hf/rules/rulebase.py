@@ -152,16 +152,42 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
         return super().construct_mapping(node, deep)
 
 
+class _TooLarge(yaml.YAMLError):
+    def __init__(self, line: int) -> None:
+        super().__init__(
+            f"line {line}: YAML aliases (*name) expand the rule base past {MAX_TEXT} characters of text "
+            "(the limit counts the text every alias repeats); write shared conditions as predicates"
+        )
+
+
 def _check_depth(text: str) -> None:
-    """Refuse deep nesting from the event stream (an iterative parser) before anything recurses."""
-    depth = 0
+    """Refuse deep nesting and alias-expanded size from the event stream, before anything is built.
+
+    The size counts every scalar's characters, an alias as the text of the node it names: 2,000
+    rules aliasing one 10k-character condition are 20M characters to parse, however small the file.
+    """
+    depth, total = 0, 0
+    sizes: dict[str, int] = {}  # anchor -> expanded characters of its node
+    open_anchors: list[tuple[str | None, int]] = []
     for event in yaml.parse(text, Loader=_BaseLoader):
-        if isinstance(event, yaml.CollectionStartEvent):
+        if isinstance(event, yaml.ScalarEvent):
+            total += len(event.value)
+            if event.anchor:
+                sizes[event.anchor] = len(event.value)
+        elif isinstance(event, yaml.AliasEvent):
+            total += sizes.get(event.anchor, 0)
+        elif isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_YAML_DEPTH:
                 raise _TooDeep(event.start_mark.line + 1)
+            open_anchors.append((event.anchor, total))
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
+            anchor, start = open_anchors.pop()
+            if anchor:
+                sizes[anchor] = total - start
+        if total > MAX_TEXT:
+            raise _TooLarge(event.start_mark.line + 1)
 
 
 def _load_yaml(text: str, source: str) -> tuple[object, yaml.Node | None]:
@@ -175,7 +201,7 @@ def _load_yaml(text: str, source: str) -> tuple[object, yaml.Node | None]:
             data = loader.construct_document(node) if node is not None else None
         finally:
             loader.dispose()
-    except (_DuplicateKey, _TooDeep) as exc:
+    except (_DuplicateKey, _TooDeep, _TooLarge) as exc:
         raise RuleBaseError(f"{source}: {exc}") from exc
     except yaml.YAMLError as exc:
         raise RuleBaseError(f"{source}: not valid YAML: {exc}") from exc
@@ -226,6 +252,21 @@ def _check_id(value: object, what: str, where: str) -> str:
 def parse_rulebase(text: str, source: str = "<memory>", schema: AttributeSchema | None = None) -> RuleBase:
     schema = schema or default_schema()
     data, node = _load_yaml(text, source)
+    rb_id = _check_top(data, source, schema)
+    assert isinstance(data, dict)
+    verdicts = _parse_verdicts(data["verdicts"], node, source)
+    predicates = _parse_predicates(data.get("predicates") or {}, node, source, schema)
+    rules = _parse_rules(data["rules"], node, source, schema, predicates, verdicts)
+    rb = RuleBase(rb_id, schema, predicates, dict(verdicts), tuple(rules), source)
+    try:
+        rb.program  # noqa: B018 -- compile now, so size limits fail at load, naming the file
+    except ValueError as exc:
+        raise RuleBaseError(f"{source}: {exc}") from exc
+    return rb
+
+
+def _check_top(data: object, source: str, schema: AttributeSchema) -> str:
+    """The top-level mapping: known keys, the required ones, the schema it was written for; its id."""
     if not isinstance(data, dict):
         raise RuleBaseError(f"{source}: a rule base must be a mapping")
     unknown = [k for k in data if k not in _TOP_KEYS]
@@ -239,8 +280,11 @@ def parse_rulebase(text: str, source: str = "<memory>", schema: AttributeSchema 
         raise RuleBaseError(f"{source}: written for schema {data['schema']!r}, not {schema.name!r}")
     if not isinstance(data.get("description", ""), str):
         raise RuleBaseError(f"{source}: 'description' must be a string")
+    return rb_id
 
-    verdicts = data["verdicts"]
+
+def _parse_verdicts(verdicts: object, node: yaml.Node | None, source: str) -> dict[str, int]:
+    """The verdict ranking: names to integer ranks within the limits."""
     verdict_lines = _children_lines(node, "verdicts")
     if not isinstance(verdicts, dict) or not verdicts:
         raise RuleBaseError(f"{source}: 'verdicts' must map verdict names to integer ranks")
@@ -253,15 +297,20 @@ def parse_rulebase(text: str, source: str = "<memory>", schema: AttributeSchema 
             raise RuleBaseError(f"{where}: rank must be an integer, got {rank!r}")
         if abs(rank) > MAX_RANK:
             raise RuleBaseError(f"{where}: rank {rank} outside [-{MAX_RANK}, {MAX_RANK}]")
+    return verdicts
 
-    attr_names = set(schema.names())
-    pred_lines = _children_lines(node, "predicates")
-    raw_preds = data.get("predicates") or {}
+
+def _parse_predicates(
+    raw_preds: object, node: yaml.Node | None, source: str, schema: AttributeSchema
+) -> dict[str, Expr]:
+    """Named conditions: valid names not shadowing attributes, each parsed, checked and acyclic."""
     if not isinstance(raw_preds, dict):
         raise RuleBaseError(f"{source}: 'predicates' must map names to conditions")
     if len(raw_preds) > MAX_PREDICATES:
         raise RuleBaseError(f"{source}: more than {MAX_PREDICATES} predicates")
-    pred_lines = {name: pred_lines.get(pos, 0) for pos, name in enumerate(raw_preds)}
+    attr_names = set(schema.names())
+    by_pos = _children_lines(node, "predicates")
+    pred_lines = {name: by_pos.get(pos, 0) for pos, name in enumerate(raw_preds)}
     predicates: dict[str, Expr] = {}
     for name, cond in raw_preds.items():
         where = f"{source}: predicate {name!r} (line {pred_lines[name]})"
@@ -279,8 +328,18 @@ def parse_rulebase(text: str, source: str = "<memory>", schema: AttributeSchema 
         except ExprError as exc:
             raise RuleBaseError(f"{where}: {exc}") from exc
     _check_acyclic(predicates, lambda n: f"{source}: predicate {n!r} (line {pred_lines.get(n, 0)})")
+    return predicates
 
-    raw_rules = data["rules"]
+
+def _parse_rules(
+    raw_rules: object,
+    node: yaml.Node | None,
+    source: str,
+    schema: AttributeSchema,
+    predicates: dict[str, Expr],
+    verdicts: dict[str, int],
+) -> list[Rule]:
+    """The rule list: within the limit, unique ids, each rule checked by :func:`_parse_rule`."""
     if not isinstance(raw_rules, list) or not raw_rules:
         raise RuleBaseError(f"{source}: 'rules' must be a non-empty list")
     if len(raw_rules) > MAX_RULES:
@@ -289,39 +348,48 @@ def parse_rulebase(text: str, source: str = "<memory>", schema: AttributeSchema 
     rules: list[Rule] = []
     seen: dict[str, int] = {}
     for i, raw in enumerate(raw_rules):
-        line = rule_lines.get(i, 0)
-        if not isinstance(raw, dict):
-            raise RuleBaseError(f"{source}: rule #{i + 1} (line {line}): must be a mapping")
-        if "id" not in raw:
-            raise RuleBaseError(f"{source}: rule #{i + 1} (line {line}): missing 'id'")
-        rid = _check_id(raw["id"], "'id'", f"{source}: rule #{i + 1} (line {line})")
-        where = f"{source}: rule {rid!r} (line {line})"
-        extra = [k for k in raw if k not in _RULE_KEYS]
-        if extra:
-            raise RuleBaseError(f"{where}: unknown keys {sorted(map(str, extra))}")
-        if rid in seen:
-            raise RuleBaseError(f"{where}: duplicate rule id (first defined on line {seen[rid]})")
-        seen[rid] = line
-        verdict = raw.get("verdict")
-        if not isinstance(verdict, str) or verdict not in verdicts:
-            raise RuleBaseError(f"{where}: verdict {verdict!r} is not in the verdict ranking")
-        reconstructed = raw.get("reconstructed", False)
-        if not isinstance(reconstructed, bool):
-            raise RuleBaseError(f"{where}: 'reconstructed' must be true or false, got {reconstructed!r}")
-        if not isinstance(raw.get("note", ""), str):
-            raise RuleBaseError(f"{where}: 'note' must be a string")
-        try:
-            when = parse_expr(raw.get("when"))
-            check_expr(when, schema, predicates, raw["when"])
-        except ExprError as exc:
-            raise RuleBaseError(f"{where}: {exc}") from exc
-        rules.append(Rule(rid, when, verdict, reconstructed, line))
-    rb = RuleBase(rb_id, schema, predicates, dict(verdicts), tuple(rules), source)
+        rules.append(_parse_rule(raw, i, rule_lines.get(i, 0), source, schema, predicates, verdicts, seen))
+    return rules
+
+
+def _parse_rule(
+    raw: object,
+    i: int,
+    line: int,
+    source: str,
+    schema: AttributeSchema,
+    predicates: dict[str, Expr],
+    verdicts: dict[str, int],
+    seen: dict[str, int],
+) -> Rule:
+    """One rule: a mapping of known keys with a new id (recorded in `seen`), a ranked verdict and a
+    checked condition."""
+    if not isinstance(raw, dict):
+        raise RuleBaseError(f"{source}: rule #{i + 1} (line {line}): must be a mapping")
+    if "id" not in raw:
+        raise RuleBaseError(f"{source}: rule #{i + 1} (line {line}): missing 'id'")
+    rid = _check_id(raw["id"], "'id'", f"{source}: rule #{i + 1} (line {line})")
+    where = f"{source}: rule {rid!r} (line {line})"
+    extra = [k for k in raw if k not in _RULE_KEYS]
+    if extra:
+        raise RuleBaseError(f"{where}: unknown keys {sorted(map(str, extra))}")
+    if rid in seen:
+        raise RuleBaseError(f"{where}: duplicate rule id (first defined on line {seen[rid]})")
+    seen[rid] = line
+    verdict = raw.get("verdict")
+    if not isinstance(verdict, str) or verdict not in verdicts:
+        raise RuleBaseError(f"{where}: verdict {verdict!r} is not in the verdict ranking")
+    reconstructed = raw.get("reconstructed", False)
+    if not isinstance(reconstructed, bool):
+        raise RuleBaseError(f"{where}: 'reconstructed' must be true or false, got {reconstructed!r}")
+    if not isinstance(raw.get("note", ""), str):
+        raise RuleBaseError(f"{where}: 'note' must be a string")
     try:
-        rb.program  # noqa: B018 -- compile now, so size limits fail at load, naming the file
-    except ValueError as exc:
-        raise RuleBaseError(f"{source}: {exc}") from exc
-    return rb
+        when = parse_expr(raw.get("when"))
+        check_expr(when, schema, predicates, raw["when"])
+    except ExprError as exc:
+        raise RuleBaseError(f"{where}: {exc}") from exc
+    return Rule(rid, when, verdict, reconstructed, line)
 
 
 def _check_acyclic(predicates: dict[str, Expr], where: Callable[[str], str]) -> None:

@@ -33,10 +33,13 @@ generated for twice, so only the first is kept and the repeat names it), ``bad_t
 character or lone surrogate in a prompt or response), ``text_too_long`` (over
 ``SourceOptions.max_text_chars``, 200,000 by default); from reading the file (see
 :mod:`spl_hf.sources.io`): ``invalid_utf8``, ``lone_surrogate``, ``too_deep``, ``bad_csv_row``,
-``truncated_file`` (one entry for the unreadable tail of a cut file, after every intact record).
+``truncated_file`` (one entry for the unreadable tail of a cut file, after every intact record; such
+a file is refused, naming it, unless ``SourceOptions.accept_partial``, and then the report's
+``partial`` is true).
 Adapter-specific reasons are documented in each adapter module. A file lacking a required column altogether is a wrong input, not a malformed row, and
 raises ValueError naming the source, file and columns; so does a file that is unusable as a whole
-(missing, a directory, a Git LFS pointer, a ``.gz`` that is not gzip, unreadable parquet).
+(missing, a directory, a Git LFS pointer, a ``.gz`` that is not gzip, unreadable parquet, no records
+at all: 0 bytes, only a header, a 0-row parquet, or none that decodes).
 """
 
 from spl_hf.sources.adapter import Converted, PairAdapter, PromptAdapter, SourceOptions

@@ -56,6 +56,14 @@ class SourceOptions:
             "(walledai/HarmBench standard, 200 behaviours)."
         },
     )
+    accept_partial: bool = field(
+        default=False,
+        metadata={
+            "help": "keep the readable part of a file that breaks off (a truncated .gz, an unclosed JSON "
+            "list); the tail is quarantined as truncated_file and the report marks the source partial. "
+            "Off: such a file is an error naming it, since an unknown part of it is lost."
+        },
+    )
     progress: bool = field(default=False, metadata={"help": "show a progress bar over the records"})
     split: str | None = field(default=None, metadata={"help": "Hub split to read instead of the adapter's"})
     revision: str | None = field(default=None, metadata={"help": "Hub revision (commit sha) to pin"})

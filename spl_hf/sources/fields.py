@@ -143,10 +143,14 @@ def get_optional_bool(record: Mapping[str, Any], field: str) -> bool | None:
     raise RowError("wrong_type", field, f"{field!r} should be true or false, got {show(value)}")
 
 
-def check_pair(a: str, b: str, field_a: str, field_b: str) -> None:
-    """Responses a judge can compare: both non-blank and not the same text."""
+def check_pair(a: str, b: str, field_a: str, field_b: str, what: str = "{field!r} is empty") -> None:
+    """Responses a judge can compare: both non-blank and not the same text.
+
+    ``what`` words the empty case when the response is only part of the field (HH-RLHF's final
+    reply inside a whole transcript), so the message names what is actually empty.
+    """
     for text, field in ((a, field_a), (b, field_b)):
         if not text.strip():
-            raise RowError("empty_response", field, f"{field!r} is empty")
+            raise RowError("empty_response", field, what.format(field=field))
     if normalize_text(a) == normalize_text(b):
         raise RowError("identical_responses", field_b, f"{field_a!r} and {field_b!r} are the same text")

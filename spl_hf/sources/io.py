@@ -1,7 +1,8 @@
 """Reading raw source records: local files of the Hub schema, or the Hub dataset itself.
 
 This is the only I/O in the adapters. A path that exists, names a data file (``.jsonl``, ``.json``,
-``.csv``, ``.parquet``, each optionally ``.gz``) or starts in an existing folder is local; only a
+``.csv``, ``.parquet``, ``.txt``, each optionally ``.gz``; a ``.txt`` file is a plain prompt list, one
+prompt a line, read as records ``{"prompt": line}`` as in MaliciousInstruct's and AdvBench's official files) or starts in an existing folder is local; only a
 string shaped like ``owner/name`` that is none of these is a Hub dataset id, and it goes through
 ``datasets.load_dataset`` with the adapter's config/data_dir/split after a quick, retry-free check
 that the Hub answers (so an offline machine fails in a second, naming the string, instead of after
@@ -10,14 +11,15 @@ half a minute of retries).
 Damage is handled per record wherever the records around it are intact, and per file otherwise:
 
 - per record (a quarantine entry, the other records kept): a JSON line or list item that is not
-  valid JSON (``unparsable_record``), nested deeper than the parser can follow (``too_deep``), holds
+  valid JSON or holds an integer longer than Python converts (``unparsable_record``), nested deeper than the parser can follow (``too_deep``), holds
   bytes that are not UTF-8 (``invalid_utf8``, with the byte offset) or a lone surrogate escape such
   as ``\\ud800`` (``lone_surrogate``); a CSV record with a stray quote or the wrong number of cells
   (``bad_csv_row``; the CSV dialect is strict, so an unclosed quote cannot swallow the rows after it:
   the record's first line is quarantined and reading resumes on the next line);
 - the tail of a file: a gzip stream that ends early or is corrupt keeps every complete line before
   the break and quarantines the rest as ``truncated_file`` (one entry, with the offset), so a
-  truncated download never passes for a complete one; a JSON list that is never closed likewise;
+  truncated download never passes for a complete one; a JSON list that is never closed likewise
+  (the pool reader then refuses the file unless ``accept_partial`` is set, see ``spl_hf.sources.pools``);
 - the whole file (``ValueError``/``FileNotFoundError`` naming the file): missing, a directory, a Git
   LFS pointer instead of the data, a ``.gz`` that is not gzip, an unreadable parquet file, a JSON
   document that is not a list of records or an object of equal-length columns.
@@ -31,13 +33,14 @@ import csv
 import json
 import os
 import re
+import sys
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-DATA_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
+DATA_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet", ".txt")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
 _BOM = b"\xef\xbb\xbf"
@@ -255,6 +258,15 @@ def _json_record(value: Any, what: str) -> dict[str, Any] | UnparsableRecord:
     return value
 
 
+def _huge_int(what: str, exc: ValueError) -> UnparsableRecord:
+    """A JSON value Python refuses to convert (an integer of thousands of digits): not a record."""
+    return UnparsableRecord(
+        f"{what}: holds an integer of more than {sys.get_int_max_str_digits()} digits, past Python's "
+        "int-str conversion limit (no real field is that long)",
+        "unparsable_record",
+    )
+
+
 def _lone_surrogate(where: str, what: str) -> UnparsableRecord:
     field = where.split(".", 1)[0].split("[", 1)[0]
     return UnparsableRecord(
@@ -290,6 +302,9 @@ def _read_jsonl(path: Path) -> Records:
             continue
         except RecursionError:
             records.append(UnparsableRecord(f"{what}: JSON nested too deeply to read", "too_deep"))
+            continue
+        except ValueError as exc:  # an integer past Python's int-str conversion limit
+            records.append(_huge_int(what, exc))
             continue
         if _SURROGATE_ESCAPE.search(line):
             where = _surrogate_path(value)
@@ -367,6 +382,9 @@ def _json_items(path: Path, text: str, brk: _Break | None) -> Records:
         except RecursionError:
             pos = _value_end(text, start)
             record = UnparsableRecord(f"{what}: JSON nested too deeply to read", "too_deep")
+        except ValueError as exc:  # an integer past Python's int-str conversion limit
+            pos = _value_end(text, start)
+            record = _huge_int(what, exc)
         raw = text[start:pos]
         if isinstance(record, dict) and (_SURROGATE_ESCAPE.search(raw) or _SURROGATE.search(raw)):
             bad_byte = _SURROGATE.search(raw)
@@ -440,6 +458,8 @@ def _read_json(path: Path) -> Records:
         raise ValueError(f"{path}: invalid JSON ({exc})") from None
     except RecursionError:
         raise ValueError(f"{path}: JSON nested too deeply to read") from None
+    except ValueError as exc:  # an integer past Python's int-str conversion limit
+        raise ValueError(f"{path}: {_huge_int('the JSON document', exc).detail}") from None
     if isinstance(data_obj, dict) and data_obj and all(isinstance(v, list) for v in data_obj.values()):
         lengths = {len(v) for v in data_obj.values()}
         if len(lengths) != 1:
@@ -541,6 +561,31 @@ def _read_csv(path: Path) -> tuple[Records, tuple[str, ...]]:
     return records, tuple(header or ())
 
 
+def _read_txt(path: Path) -> tuple[Records, tuple[str, ...]]:
+    """A plain prompt list: each non-blank line is one record ``{"prompt": line}`` (line end and a BOM removed)."""
+    records: Records = []
+    brk: list[_Break | None] = [None]
+    number, partial = 0, False
+    for number, offset, raw, complete in _lines(_chunks(path, brk)):
+        partial = not complete
+        if number == 1 and raw.startswith(_BOM):
+            raw, offset = raw[3:], 3
+        raw = raw.removesuffix(b"\r")
+        if not raw.strip():
+            continue
+        try:
+            records.append({"prompt": raw.decode("utf-8")})
+        except UnicodeDecodeError as exc:
+            records.append(_invalid_utf8(exc, offset, f"line {number}"))
+    if brk[0] is not None:
+        if partial and records:
+            records.pop()  # the line the break cut is not a whole prompt
+        records.append(
+            _truncation(path, brk[0], f"line {number if partial else number + 1} and anything after it")
+        )
+    return records, ("prompt",)
+
+
 def _read_parquet(path: Path) -> Records:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -577,6 +622,9 @@ def read_local(path: str | Path) -> RawTable:
     if suffix == ".csv":
         records, header = _read_csv(path)
         return RawTable(records, header or _columns(records), str(path))
+    if suffix == ".txt":
+        records, header = _read_txt(path)
+        return RawTable(records, header, str(path))
     if suffix == ".parquet":
         records = _read_parquet(path)
     elif suffix == ".json":

@@ -101,6 +101,30 @@ def _check_columns(adapter: PairAdapter | PromptAdapter, table: RawTable) -> Non
         )
 
 
+def check_whole_file(table: RawTable, options: SourceOptions) -> bool:
+    """Refuse file-level damage; True when the file broke off and ``accept_partial`` keeps its head.
+
+    A file with no records (0 bytes, only a header, a 0-row parquet, only blank lines) or none that
+    decodes is no pool; a file that breaks off has lost an unknown part, so it passes only when
+    asked for (record-level damage is quarantined by the readers and is not this).
+    """
+    cut = next(
+        (r for r in table.records if isinstance(r, UnparsableRecord) and r.reason == "truncated_file"), None
+    )
+    readable = sum(1 for r in table.records if isinstance(r, dict))
+    if cut is not None and not (options.accept_partial and readable):
+        keep = f"; set accept_partial to keep the {readable} record(s) before the break" if readable else ""
+        raise ValueError(f"{table.origin}: incomplete file: {cut.detail}{keep}")
+    if not table.records:
+        raise ValueError(f"{table.origin}: holds no records (an empty file, or only a header)")
+    if not readable:
+        raise ValueError(
+            f"{table.origin}: none of its {len(table.records)} record(s) could be read "
+            f"(first: {table.records[0].detail})"  # type: ignore[union-attr]
+        )
+    return cut is not None
+
+
 def _issues(
     adapter: PairAdapter | PromptAdapter, table: RawTable, options: SourceOptions
 ) -> Iterator[tuple[int, Converted | PromptDraft | Filtered | Issue]]:
@@ -120,6 +144,13 @@ def _issues(
                     yield index, exc.issue
 
 
+def _whole(adapter: PairAdapter | PromptAdapter, table: RawTable, options: SourceOptions) -> bool:
+    try:
+        return check_whole_file(table, options)
+    except ValueError as exc:
+        raise ValueError(f"{adapter.name}: {exc}") from None
+
+
 def _new_report(adapter: PairAdapter | PromptAdapter, table: RawTable) -> SourceReport:
     return SourceReport(
         adapter.name, adapter.kind, table.origin, adapter.license, records_read=len(table.records)
@@ -132,6 +163,7 @@ def pairs_from_table(
     options = options or SourceOptions()
     _check_columns(adapter, table)
     report = _new_report(adapter, table)
+    report.partial = _whole(adapter, table, options)
     quarantine: list[QuarantineRecord] = []
     filtered: Counter[str] = Counter()
     columns: dict[str, list[Any]] = {name: [] for name in PAIR_FEATURES}
@@ -204,6 +236,7 @@ def prompts_from_table(
     options = options or SourceOptions()
     _check_columns(adapter, table)
     report = _new_report(adapter, table)
+    report.partial = _whole(adapter, table, options)
     quarantine: list[QuarantineRecord] = []
     columns: dict[str, list[Any]] = {name: [] for name in PROMPT_FEATURES}
     filtered: Counter[str] = Counter()
@@ -273,6 +306,13 @@ def _read(adapter: PairAdapter | PromptAdapter, path_or_repo: str | Path, option
         raise ValueError(f"{adapter.name}: {exc}") from None
 
 
+def _local_sha256(origin: str) -> str | None:
+    """SHA-256 of the local file a pool was read from (so an audit can tell a different file first)."""
+    from spl_hf.filehash import sha256_file
+
+    return sha256_file(origin) if Path(origin).is_file() else None
+
+
 def read_pool(
     source: str, path_or_repo: str | Path, options: SourceOptions | None = None, **opts: Any
 ) -> PoolResult:
@@ -281,7 +321,9 @@ def read_pool(
     if not isinstance(adapter, PairAdapter):
         raise ValueError(f"{source!r} is a prompt source; use read_prompt_pool")
     resolved = _options(options, opts)
-    return pairs_from_table(adapter, _read(adapter, path_or_repo, resolved), resolved)
+    result = pairs_from_table(adapter, _read(adapter, path_or_repo, resolved), resolved)
+    result.report.sha256 = _local_sha256(result.report.origin)
+    return result
 
 
 def read_prompt_pool(
@@ -291,7 +333,9 @@ def read_prompt_pool(
     if not isinstance(adapter, PromptAdapter):
         raise ValueError(f"{source!r} is a pair pool; use read_pool")
     resolved = _options(options, opts)
-    return prompts_from_table(adapter, _read(adapter, path_or_repo, resolved), resolved)
+    result = prompts_from_table(adapter, _read(adapter, path_or_repo, resolved), resolved)
+    result.report.sha256 = _local_sha256(result.report.origin)
+    return result
 
 
 def _ordered(paths: Mapping[str, str | Path], registry: Mapping[str, Any]) -> list[str]:

@@ -19,6 +19,8 @@ class SourceReport:
     clipped_prompts: int = 0
     filtered: dict[str, int] = field(default_factory=dict)  # reason -> records outside this pool
     quarantined: dict[str, int] = field(default_factory=dict)  # reason -> quarantine records
+    partial: bool = False  # the file broke off and accept_partial kept the part before the break
+    sha256: str | None = None  # of the local file read (None for a Hub dataset)
 
     @property
     def n_filtered(self) -> int:
@@ -42,6 +44,8 @@ class SourceReport:
             "n_filtered": self.n_filtered,
             "quarantined": dict(sorted(self.quarantined.items())),
             "n_quarantined": self.n_quarantined,
+            "partial": self.partial,
+            "sha256": self.sha256,
         }
 
 

@@ -299,8 +299,17 @@ def load_split(
             f"{name}: --dataset_revision pins a Hub commit, but this is a local folder "
             "(its data files are hashed and recorded instead)"
         )
-    config = resolve_config(name, config, revision)
-    files, builder_hash = config_data_files(name, config, revision)
+    try:
+        config = resolve_config(name, config, revision)
+        files, builder_hash = config_data_files(name, config, revision)
+    except FileNotFoundError:
+        raise
+    except (ConnectionError, OSError) as exc:  # `datasets` reports an unreachable Hub as ConnectionError
+        raise ValueError(
+            f"{name}: not a local dataset folder, and the Hub could not be reached to read it as a "
+            f"dataset id ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
+            "check the id and HF_ENDPOINT, or set HF_HUB_OFFLINE=1 to read a cached copy"
+        ) from None
     split = check_split_name(name, config, split, list(files))
     where = _where(name, config, split)
     if local:

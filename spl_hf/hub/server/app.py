@@ -15,38 +15,68 @@ import json
 import re
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import BinaryIO
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import yaml
 
 from spl_hf.hub.server.auth import Auth
-from spl_hf.hub.server.store import Commit, FileEntry, Store, StoreError, lfs_pointer, upload_mode
+from spl_hf.hub.server.commit_ops import parse_commit
+from spl_hf.hub.server.config import HubServeConfig
+from spl_hf.hub.server.errors import StoreError
+from spl_hf.hub.server.http import (
+    BoundedThreadingServer,
+    LimitedReader,
+    error_body,
+    header_name,
+    header_value,
+)
+from spl_hf.hub.server.store import Commit, FileEntry, Store, lfs_pointer, upload_mode
+
+XET_HINT = "this server takes classic LFS uploads only, set HF_HUB_DISABLE_XET=1"
+XET_MESSAGE = (
+    "this server implements the classic LFS upload path only (no Xet storage): set HF_HUB_DISABLE_XET=1 "
+    "in the uploading process"
+)
+MAX_CARD_BYTES = 1024 * 1024  # a README larger than this gets no cardData (parsed on every repo_info)
+_ORG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 
 _T = r"(datasets|models|spaces)"
 _R = r"([^/]+)/([^/]+)"
 _PREFIX = r"/(?:(datasets|spaces)/)?"
-ROUTES: list[tuple[str, re.Pattern, str]] = [
-    (m, re.compile(p), h)
-    for m, p, h in [
-        ("POST", r"^/api/repos/create$", "create_repo"),
-        ("POST", r"^/api/validate-yaml$", "validate_yaml"),
-        ("GET", rf"^/api/{_T}/{_R}(?:/revision/([^/]+))?$", "repo_info"),
-        ("GET", rf"^/api/{_T}/{_R}/tree/([^/]+)(?:/(.*))?$", "tree"),
-        ("GET", rf"^/api/{_T}/{_R}/refs$", "refs"),
-        ("GET", rf"^/api/{_T}/{_R}/commits/([^/]+)$", "commits"),
-        ("POST", rf"^/api/{_T}/{_R}/paths-info/([^/]+)$", "paths_info"),
-        ("POST", rf"^/api/{_T}/{_R}/preupload/([^/]+)$", "preupload"),
-        ("POST", rf"^/api/{_T}/{_R}/commit/([^/]+)$", "commit"),
-        ("POST", rf"^/api/{_T}/{_R}/branch/([^/]+)$", "create_branch"),
-        ("GET", rf"^/api/{_T}/{_R}/xet-(?:read|write)-token/.*$", "no_xet"),
-        ("POST", rf"^{_PREFIX}{_R}\.git/info/lfs/objects/batch$", "lfs_batch"),
-        ("POST", rf"^{_PREFIX}{_R}\.git/info/lfs/objects/verify$", "lfs_verify"),
-        ("PUT", rf"^/__lfs/{_T}/{_R}/([0-9a-f]{{64}})$", "lfs_upload"),
-        ("GET", rf"^{_PREFIX}{_R}/resolve/([^/]+)/(.+)$", "resolve"),
-        ("HEAD", rf"^{_PREFIX}{_R}/resolve/([^/]+)/(.+)$", "resolve"),
-    ]
+# Who may send a body to a route, checked BEFORE any of it is read: "write" needs the write token;
+# "read" is checked by the handler against the repo named in the URL before it reads the body;
+# "signed" carries an upload signature in its query. Body caps: "json", "commit", "upload", or None.
+_ROUTE_TABLE = [
+    ("GET", r"^/api/whoami-v2$", "whoami", "read", None),
+    ("POST", r"^/api/repos/create$", "create_repo", "write", "json"),
+    ("DELETE", r"^/api/repos/delete$", "delete_repo", "write", "json"),
+    ("POST", r"^/api/validate-yaml$", "validate_yaml", "read", "json"),
+    ("GET", rf"^/api/{_T}$", "list_repos", "read", None),
+    ("GET", rf"^/api/{_T}/{_R}(?:/revision/([^/]+))?$", "repo_info", "read", None),
+    ("HEAD", rf"^/api/{_T}/{_R}(?:/revision/([^/]+))?$", "repo_info", "read", None),
+    ("PUT", rf"^/api/{_T}/{_R}/settings$", "repo_settings", "write", "json"),
+    ("GET", rf"^/api/{_T}/{_R}/tree/([^/]+)(?:/(.*))?$", "tree", "read", None),
+    ("GET", rf"^/api/{_T}/{_R}/refs$", "refs", "read", None),
+    ("GET", rf"^/api/{_T}/{_R}/commits/([^/]+)$", "commits", "read", None),
+    ("POST", rf"^/api/{_T}/{_R}/paths-info/([^/]+)$", "paths_info", "read", "json"),
+    ("POST", rf"^/api/{_T}/{_R}/preupload/([^/]+)$", "preupload", "write", "json"),
+    ("POST", rf"^/api/{_T}/{_R}/commit/([^/]+)$", "commit", "write", "commit"),
+    ("POST", rf"^/api/{_T}/{_R}/branch/([^/]+)$", "create_branch", "write", "json"),
+    ("DELETE", rf"^/api/{_T}/{_R}/branch/([^/]+)$", "delete_branch", "write", None),
+    ("POST", rf"^/api/{_T}/{_R}/tag/([^/]+)$", "create_tag", "write", "json"),
+    ("DELETE", rf"^/api/{_T}/{_R}/tag/([^/]+)$", "delete_tag", "write", None),
+    ("GET", rf"^/api/{_T}/{_R}/xet-(?:read|write)-token/.*$", "no_xet", "read", None),
+    ("GET", r"^/__xet-unsupported/.*$", "no_xet_here", "read", None),
+    ("POST", rf"^{_PREFIX}{_R}\.git/info/lfs/objects/batch$", "lfs_batch", "read", "json"),
+    ("POST", rf"^{_PREFIX}{_R}\.git/info/lfs/objects/verify$", "lfs_verify", "write", "json"),
+    ("PUT", rf"^/__lfs/{_T}/{_R}/([0-9a-f]{{64}})$", "lfs_upload", "signed", "upload"),
+    ("GET", rf"^{_PREFIX}{_R}/resolve/([^/]+)/(.+)$", "resolve", "read", None),
+    ("HEAD", rf"^{_PREFIX}{_R}/resolve/([^/]+)/(.+)$", "resolve", "read", None),
+]
+ROUTES: list[tuple[str, re.Pattern, str, str, str | None]] = [
+    (m, re.compile(p), h, a, cap) for m, p, h, a, cap in _ROUTE_TABLE
 ]
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
 
@@ -68,6 +98,17 @@ class HubHandler(BaseHTTPRequestHandler):
     server: HubHTTPServer
 
     # -- plumbing ----------------------------------------------------------------------------
+    def setup(self) -> None:
+        self.timeout = self.server.config.idle_timeout_s  # every recv and send on this socket
+        super().setup()
+
+    def handle_one_request(self) -> None:
+        self.server.expect_headers(self.connection)
+        try:
+            super().handle_one_request()
+        finally:
+            self.server.headers_received(self.connection)
+
     def do_GET(self) -> None:
         self._dispatch("GET")
 
@@ -80,64 +121,157 @@ class HubHandler(BaseHTTPRequestHandler):
     def do_PUT(self) -> None:
         self._dispatch("PUT")
 
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
+    def do_PATCH(self) -> None:
+        self._dispatch("PATCH")
+
+    def do_OPTIONS(self) -> None:
+        self._dispatch("OPTIONS")
+
     def log_message(self, format: str, *args: object) -> None:
         # The request line only: never headers, so a token cannot reach the log.
         if self.server.verbose:
-            sys.stderr.write(f"{self.address_string()} {format % args}\n")
+            sys.stderr.write(f"{self.address_string()} {header_value(format % args)}\n")
+
+    def send_header(self, keyword: str, value: str) -> None:
+        """The one way a header is written: no request data can add a header or end the block."""
+        super().send_header(header_name(keyword), header_value(value))
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Errors raised by the stock request parsing (bad request line, unknown method) in the Hub's
+        JSON error shape instead of Python's HTML page."""
+        self._body_read = False
+        self.close_connection = True
+        reason = self.responses.get(code, ("error",))[0]
+        self._error(code, f"{reason}: {message}" if message else reason)
 
     def _dispatch(self, method: str) -> None:
+        self.server.headers_received(self.connection)  # the header deadline is met
         url = urlsplit(self.path)
         self.query = parse_qs(url.query)
         self._body_read = False
+        self._body_cap: str | None = None
+        self._anonymous_limit: int | None = None
         try:
-            for m, pattern, handler in ROUTES:
-                match = pattern.match(url.path)
-                if m == method and match:
-                    getattr(self, handler)(*match.groups())
-                    break
-            else:
-                raise StoreError(404, f"no route for {method} {url.path}")
+            handler, groups = self._route(method, url.path)
+            getattr(self, handler)(*groups)
         except StoreError as exc:
             self._error(exc.status, str(exc), exc.code)
-        except (ValueError, KeyError, json.JSONDecodeError) as exc:
+        except (ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
             self._error(400, f"bad request: {exc}")
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            self.close_connection = True  # the client went away or stalled: nothing to answer
         except Exception as exc:  # a server bug: answer 500 rather than drop the connection
             self.close_connection = True
-            self._error(500, f"internal error: {type(exc).__name__}: {exc}")
+            self._error(500, f"internal error: {type(exc).__name__}")
+
+    def _route(self, method: str, path: str) -> tuple[str, tuple]:
+        """The handler for this request, after the checks due before any body is read."""
+        allowed = []
+        for m, pattern, handler, access, cap in ROUTES:
+            match = pattern.match(path)
+            if not match:
+                continue
+            if m != method:
+                allowed.append(m)
+                continue
+            self._body_cap = cap
+            self._admit(access, cap)
+            return handler, match.groups()
+        if allowed:
+            raise StoreError(
+                405, f"{method} is not supported on this route (use {', '.join(sorted(set(allowed)))})"
+            )
+        raise StoreError(404, f"no route for {method} {path}: this server implements a subset of the Hub API")
+
+    def _declared_length(self) -> int | None:
+        """Content-Length (0 without one); None for a chunked body."""
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            return None
+        raw = self.headers.get("Content-Length") or "0"
+        if not raw.isdigit():
+            raise StoreError(400, "invalid Content-Length")
+        return int(raw)
+
+    def _admit(self, access: str, cap: str | None) -> None:
+        """Authenticate, then check the declared size, both before a byte of the body is read."""
+        authz = self.headers.get("Authorization")
+        authenticated = False
+        if access == "write":
+            self.auth.check_write(authz)
+        elif access == "read":
+            authenticated = self.auth.authenticated(authz)  # a wrong token is refused whatever the route
+        length = self._declared_length()
+        limit = self._limit(cap)
+        if access == "read" and limit is not None and self.auth.enabled and not authenticated:
+            # Public reads with a body (paths-info, LFS batch) stay open, with a small body.
+            limit = self._anonymous_limit = min(limit, self.server.config.max_anonymous_body)
+        if length and limit is None:
+            raise StoreError(400, "this route takes no request body")
+        if length is not None and limit is not None and length > limit:
+            raise StoreError(413, f"request body of {length} bytes is larger than {limit}", "PayloadTooLarge")
+
+    def _limit(self, cap: str | None) -> int | None:
+        c = self.server.config
+        return {
+            None: None,
+            "json": c.max_json_body,
+            "commit": c.max_commit_body,
+            "upload": c.max_upload_bytes,
+        }[cap]
 
     def _error(self, status: int, message: str, code: str | None = None) -> None:
-        headers = {"X-Error-Message": message}
-        if code:
-            headers["X-Error-Code"] = code
-        has_body = int(self.headers.get("Content-Length") or 0) > 0 or "Transfer-Encoding" in self.headers
-        if has_body and not self._body_read:
+        data, headers = error_body(status, message, code)
+        request_headers = getattr(self, "headers", None)
+        has_body = request_headers is not None and (
+            (request_headers.get("Content-Length") or "0") != "0" or "Transfer-Encoding" in request_headers
+        )
+        if has_body and not getattr(self, "_body_read", False):
             # An unread request body would be taken for the next request: end this connection, and say so.
             self.close_connection = True
             headers["Connection"] = "close"
-        self._json({"error": message}, status, headers)
+        self._send(status, data, headers)
 
     def _json(self, obj: object, status: int = 200, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(obj).encode()
+        self._send(status, json.dumps(obj).encode(), headers or {})
+
+    def _send(self, status: int, data: bytes, headers: dict[str, str]) -> None:
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v.encode("ascii", "replace").decode())
+        for k, v in headers.items():
+            self.send_header(k, v)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
 
     def _body_stream(self) -> tuple[BinaryIO, int | None]:
-        self._body_read = True
+        """The body reader; ``_body_read`` is set only once all of it is read: an error before then
+        ends the connection, since the rest of the body would be taken for the next request."""
+        limit = self._anonymous_limit or self._limit(self._body_cap) or 0
+        what = "request body"
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            return _Dechunk(self.rfile), None
-        return self.rfile, int(self.headers.get("Content-Length") or 0)
+            return LimitedReader(_Dechunk(self.rfile), limit, what), None
+        return LimitedReader(self.rfile, limit, what), self._declared_length()
 
     def _body(self) -> bytes:
         stream, length = self._body_stream()
-        return stream.read() if length is None else stream.read(length)
+        data = stream.read() if length is None else stream.read(length)
+        if length is not None and len(data) < length:
+            raise StoreError(400, f"request body ended after {len(data)} of {length} bytes")
+        self._body_read = True
+        return data
+
+    def _json_body(self) -> dict:
+        try:
+            body = json.loads(self._body() or b"{}")
+        except (ValueError, RecursionError) as exc:
+            raise StoreError(400, f"request body is not valid JSON ({type(exc).__name__})") from None
+        if not isinstance(body, dict):
+            raise StoreError(400, "request body must be a JSON object")
+        return body
 
     @property
     def base(self) -> str:
@@ -167,8 +301,7 @@ class HubHandler(BaseHTTPRequestHandler):
 
     # -- repos -------------------------------------------------------------------------------
     def create_repo(self) -> None:
-        body = json.loads(self._body() or b"{}")
-        self.auth.check_write(self.headers.get("Authorization"))
+        body = self._json_body()
         repo_type = body.get("type") or "model"
         repo_id = (
             f"{body['organization']}/{body['name']}" if body.get("organization") else str(body.get("name"))
@@ -214,6 +347,7 @@ class HubHandler(BaseHTTPRequestHandler):
                 "downloads": 0,
                 "likes": 0,
                 "tags": [],
+                "cardData": card_data(self.store, repo_type, repo_id, commit),
                 "createdAt": _iso(meta.get("created", commit.date)),
                 "lastModified": _iso(commit.date),
                 "siblings": siblings,
@@ -229,7 +363,11 @@ class HubHandler(BaseHTTPRequestHandler):
             if not b.startswith("refs/pr/")
         ]
         prs = [{"name": b, "ref": b, "targetCommit": s} for b, s in heads.items() if b.startswith("refs/pr/")]
-        self._json({"branches": branches, "converts": [], "tags": [], "pullRequests": prs})
+        tags = [
+            {"name": t, "ref": f"refs/tags/{t}", "targetCommit": v["sha"]}
+            for t, v in sorted(self.store.refs(repo_type, repo_id).get("tags", {}).items())
+        ]
+        self._json({"branches": branches, "converts": [], "tags": tags, "pullRequests": prs})
 
     def commits(self, t: str, org: str, name: str, revision: str) -> None:
         repo_type, repo_id = self._repo(t, org, name)
@@ -309,8 +447,8 @@ class HubHandler(BaseHTTPRequestHandler):
         self._json(out)
 
     def paths_info(self, t: str, org: str, name: str, revision: str) -> None:
-        form = parse_qs(self._body().decode())
-        repo_type, repo_id = self._repo(t, org, name)
+        repo_type, repo_id = self._repo(t, org, name)  # before the body: a private repo reads nothing
+        form = parse_qs(self._body().decode("utf-8", "replace"))
         sha = self.store.resolve(repo_type, repo_id, unquote(revision))
         commit = self.store.commit(repo_type, repo_id, sha)
         files, dirs = self._entries(commit)
@@ -327,7 +465,7 @@ class HubHandler(BaseHTTPRequestHandler):
 
     # -- writing -----------------------------------------------------------------------------
     def validate_yaml(self) -> None:
-        body = json.loads(self._body() or b"{}")
+        body = self._json_body()
         content = str(body.get("content", ""))
         errors = []
         if content.startswith("---"):
@@ -346,8 +484,8 @@ class HubHandler(BaseHTTPRequestHandler):
             self._json({"warnings": []})
 
     def preupload(self, t: str, org: str, name: str, revision: str) -> None:
-        body = json.loads(self._body() or b"{}")
         repo_type, repo_id = self._repo(t, org, name, write=True)
+        body = self._json_body()
         sha = self.store.resolve(repo_type, repo_id, unquote(revision))
         tree = self.store.commit(repo_type, repo_id, sha).tree
         out = []
@@ -360,15 +498,10 @@ class HubHandler(BaseHTTPRequestHandler):
         self._json({"files": out, "commitOid": sha})
 
     def commit(self, t: str, org: str, name: str, revision: str) -> None:
-        raw = self._body()
         repo_type, repo_id = self._repo(t, org, name, write=True)
-        lines = [json.loads(line) for line in raw.decode().splitlines() if line.strip()]
-        if not lines or lines[0].get("key") != "header":
-            raise StoreError(400, "commit payload must start with a header line")
+        payload = parse_commit(self._body())
         create_pr = self.query.get("create_pr", ["0"])[0] in ("1", "true")
-        sha, pr = self.store.apply_commit(
-            repo_type, repo_id, unquote(revision), lines[0].get("value") or {}, lines[1:], create_pr
-        )
+        sha, pr = self.store.apply_commit(repo_type, repo_id, unquote(revision), payload, create_pr)
         page = f"{self.base}/{_url_prefix(repo_type)}{repo_id}"
         out = {"commitUrl": f"{page}/commit/{sha}", "commitOid": sha, "success": True}
         if pr is not None:
@@ -376,24 +509,122 @@ class HubHandler(BaseHTTPRequestHandler):
         self._json(out)
 
     def create_branch(self, t: str, org: str, name: str, branch: str) -> None:
-        body = json.loads(self._body() or b"{}")
         repo_type, repo_id = self._repo(t, org, name, write=True)
+        body = self._json_body()
         start = self.store.resolve(repo_type, repo_id, str(body.get("startingPoint") or "main"))
         self.store.create_branch(repo_type, repo_id, unquote(branch), start)
         self._json({})
 
     def no_xet(self, t: str, org: str, name: str) -> None:
+        """hf_xet asks for a Xet token and shows only the status and the final URL of a failure, never
+        a body or header: so the answer redirects to a URL that reads as the instruction, and that
+        URL fails. The Python client (``hf_raise_for_status``) shows the ``X-Error-Message`` too."""
         self._repo(t, org, name)
-        raise StoreError(
-            501, "this server implements the classic LFS upload path only: set HF_HUB_DISABLE_XET=1"
+        location = f"{self.base}/__xet-unsupported/{XET_HINT.replace(' ', '-')}"
+        self._send(307, b"", {"Location": location, "X-Error-Message": XET_MESSAGE})
+
+    def no_xet_here(self) -> None:
+        raise StoreError(501, XET_MESSAGE)
+
+    # -- the calls users reach for first -----------------------------------------------------
+    def whoami(self) -> None:
+        authz = self.headers.get("Authorization")
+        if not self.auth.authenticated(authz):
+            raise StoreError(401, "Invalid user token: send the server's token (HF_TOKEN)")
+        self._json(
+            {
+                "type": "user",
+                "id": "local",
+                "name": "local",
+                "fullname": "spl-hf local Hub user",
+                "isPro": False,
+                "orgs": [],
+                "auth": {"type": "access_token", "accessToken": {"displayName": "local", "role": "write"}},
+            }
         )
 
+    def list_repos(self, t: str) -> None:
+        repo_type = _type(t)
+        author = self.query.get("author", [None])[0]
+        search = (self.query.get("search", [""])[0] or "").lower()
+        limit = int(self.query.get("limit", ["1000"])[0])
+        if author is not None and not _ORG.match(author):
+            raise StoreError(400, f"invalid author {author!r}")
+        authed = self.auth.authenticated(self.headers.get("Authorization")) or not self.auth.enabled
+        out = []
+        for repo_id in self.store.list_repos(repo_type, author):
+            meta = self.store.meta(repo_type, repo_id) or {}
+            if (meta.get("private") and not authed) or search not in repo_id.lower():
+                continue
+            out.append(
+                {
+                    "_id": hashlib.sha1(repo_id.encode()).hexdigest()[:24],
+                    "id": repo_id,
+                    "author": repo_id.split("/")[0],
+                    "private": bool(meta.get("private")),
+                    "sha": self.store.resolve(repo_type, repo_id, "main"),
+                    "createdAt": _iso(meta.get("created", 0.0)),
+                    "downloads": 0,
+                    "likes": 0,
+                    "tags": [],
+                }
+            )
+        self._json(out[: max(0, limit)])
+
+    def delete_repo(self) -> None:
+        body = self._json_body()
+        repo_type = body.get("type") or "model"
+        org, name = body.get("organization"), body.get("name")
+        repo_id = f"{org}/{name}" if org else str(name)
+        self.store.delete_repo(str(repo_type), repo_id)
+        self._json({})
+
+    def repo_settings(self, t: str, org: str, name: str) -> None:
+        repo_type, repo_id = self._repo(t, org, name, write=True)
+        body = self._json_body()
+        if body.get("gated") not in (None, False):
+            raise StoreError(422, "gated access is not supported by this server")
+        visibility = body.get("visibility")
+        if visibility is None and isinstance(body.get("private"), bool):
+            visibility = "private" if body["private"] else "public"
+        if visibility is not None:
+            if visibility not in ("private", "public"):
+                raise StoreError(400, f"visibility must be 'private' or 'public', got {visibility!r}")
+            self.store.set_private(repo_type, repo_id, visibility == "private")
+        meta = self.store.meta(repo_type, repo_id) or {}
+        self._json({"private": bool(meta.get("private"))})
+
+    def delete_branch(self, t: str, org: str, name: str, branch: str) -> None:
+        repo_type, repo_id = self._repo(t, org, name, write=True)
+        self.store.delete_branch(repo_type, repo_id, unquote(branch))
+        self._json({})
+
+    def create_tag(self, t: str, org: str, name: str, revision: str) -> None:
+        repo_type, repo_id = self._repo(t, org, name, write=True)
+        body = self._json_body()
+        tag, message = body.get("tag"), body.get("message") or ""
+        if not isinstance(tag, str) or not isinstance(message, str):
+            raise StoreError(400, "expected a string 'tag' (and an optional string 'message')")
+        self.store.create_tag(repo_type, repo_id, tag, unquote(revision), message)
+        self._json({})
+
+    def delete_tag(self, t: str, org: str, name: str, tag: str) -> None:
+        repo_type, repo_id = self._repo(t, org, name, write=True)
+        self.store.delete_tag(repo_type, repo_id, unquote(tag))
+        self._json({})
+
     def lfs_batch(self, prefix: str | None, org: str, name: str) -> None:
-        body = json.loads(self._body() or b"{}")
+        self._repo(prefix, org, name)  # before the body: a private repo reads nothing
+        body = self._json_body()
         repo_type, repo_id = self._repo(prefix, org, name, write=body.get("operation") == "upload")
         objects = []
         for obj in body.get("objects", []):
             oid, size = str(obj["oid"]), int(obj["size"])
+            if size < 0 or size > self.server.config.max_upload_bytes:
+                raise StoreError(
+                    413,
+                    f"object {oid} of {size} bytes: the largest accepted is {self.server.config.max_upload_bytes}",
+                )
             entry: dict = {"oid": oid, "size": size}
             if body.get("operation") == "upload" and not self.store.has_blob(repo_type, repo_id, oid, size):
                 sig = self.auth.sign(f"{repo_type}/{repo_id}/{oid}/{size}")
@@ -415,15 +646,17 @@ class HubHandler(BaseHTTPRequestHandler):
         self.auth.verify_signature(f"{repo_type}/{repo_id}/{oid}/{size}", self.query.get("sig", [""])[0])
         if self.store.meta(repo_type, repo_id) is None:
             raise StoreError(404, "Repository not found", "RepoNotFound")
-        stream, length = self._body_stream()
+        length = self._declared_length()
         if length is not None and length != size:
             raise StoreError(400, f"upload of {oid} announced {size} bytes but sends {length}")
+        stream, _ = self._body_stream()
         self.store.put_blob(repo_type, repo_id, oid, size, stream)
+        self._body_read = True
         self._json({}, 200, {"ETag": f'"{oid}"'})
 
     def lfs_verify(self, prefix: str | None, org: str, name: str) -> None:
-        body = json.loads(self._body() or b"{}")
         repo_type, repo_id = self._repo(prefix, org, name, write=True)
+        body = self._json_body()
         if not self.store.has_blob(repo_type, repo_id, str(body["oid"]), int(body["size"])):
             raise StoreError(404, f"object {body['oid']} of size {body['size']} was not uploaded")
         self._json({"message": "verified"})
@@ -510,22 +743,32 @@ class _Dechunk:
         return bytes(out)
 
 
-class HubHTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class HubHTTPServer(BoundedThreadingServer):
+    """The server: its store, its token check and its limits (:class:`HubServeConfig`)."""
 
-    def __init__(
-        self,
-        root: str,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        token: str | None = None,
-        verbose: bool = False,
-    ) -> None:
-        self.store = Store(root)
+    def __init__(self, config: HubServeConfig, token: str | None = None) -> None:
+        self.config = config
+        self.store = Store(config.root)
         self.auth = Auth(token)
-        self.verbose = verbose
-        super().__init__((host, port), HubHandler)
+        self.verbose = config.verbose
+        self.store.sweep_partial_uploads()  # left by a killed server or upload
+        super().__init__(
+            (config.host, config.port), HubHandler, config.max_connections, config.header_timeout_s
+        )
+        self._sweeper = threading.Thread(target=self._sweep, name="spl-hf-hub-sweep", daemon=True)
+        self._stopped = threading.Event()
+        self._sweeper.start()
+
+    def _sweep(self) -> None:
+        while not self._stopped.wait(self.config.tmp_sweep_interval_s):
+            try:
+                self.store.sweep_partial_uploads()
+            except OSError as exc:  # a vanished repo mid-sweep: the next sweep sees the new state
+                sys.stderr.write(f"sweep of partial uploads failed: {exc}\n")
+
+    def server_close(self) -> None:
+        self._stopped.set()
+        super().server_close()
 
     @property
     def url(self) -> str:
@@ -534,10 +777,15 @@ class HubHTTPServer(ThreadingHTTPServer):
 
 
 class RunningServer:
-    """A server on a background thread (tests, the demo); ``stop()`` shuts it down."""
+    """A server on a background thread (tests, the demo); ``stop()`` shuts it down.
 
-    def __init__(self, root: str, host: str = "127.0.0.1", port: int = 0, token: str | None = None) -> None:
-        self.httpd = HubHTTPServer(root, host, port, token)
+    ``settings`` are further :class:`HubServeConfig` fields (limits, timeouts).
+    """
+
+    def __init__(
+        self, root: str, host: str = "127.0.0.1", port: int = 0, token: str | None = None, **settings: object
+    ) -> None:
+        self.httpd = HubHTTPServer(HubServeConfig(root=root, host=host, port=port, **settings), token)
         self.url = self.httpd.url
         self._thread = threading.Thread(target=self.httpd.serve_forever, name="spl-hf-hub", daemon=True)
         self._thread.start()
@@ -552,3 +800,26 @@ class RunningServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def card_data(store: Store, repo_type: str, repo_id: str, commit: Commit) -> dict | None:
+    """README.md's YAML front matter (``yaml.safe_load``), as the Hub's ``cardData``; None without
+    one. A block holding YAML aliases is not expanded (a few aliases can stand for gigabytes)."""
+    entry = commit.tree.get("README.md")
+    if entry is None or entry.size > MAX_CARD_BYTES:
+        return None
+    text = store.blob_path(repo_type, repo_id, entry.oid).read_bytes().decode("utf-8", "replace")
+    if not text.startswith("---"):
+        return None
+    parts = text.split("---", 2)
+    if len(parts) != 3:
+        return None
+    try:
+        if any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(parts[1])):
+            return None
+        meta = yaml.safe_load(parts[1])
+    except yaml.YAMLError:
+        return None
+    if not isinstance(meta, dict):
+        return None
+    return json.loads(json.dumps(meta, default=str))  # dates and the like as the strings JSON has

@@ -15,12 +15,12 @@ previous or the new head, never in between.
 
 from __future__ import annotations
 
-import base64
 import fcntl
 import hashlib
 import json
 import os
 import re
+import shutil
 import tempfile
 import threading
 import time
@@ -30,21 +30,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from spl_hf.hub.server.commit_ops import CommitPayload, Operation, file_folder_conflicts
+from spl_hf.hub.server.errors import StoreError
+
 REPO_TYPES = ("dataset", "model", "space")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _OID = re.compile(r"^[0-9a-f]{64}$")
+_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
 LFS_SUFFIXES = (".parquet", ".arrow", ".bin", ".safetensors", ".pt", ".zst", ".gz", ".zip", ".npy", ".h5")
 LFS_MIN_SIZE = 10 * 1024 * 1024
-
-
-class StoreError(Exception):
-    """An error with the HTTP status and Hub error code a client expects for it."""
-
-    def __init__(self, status: int, message: str, code: str | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
+UPLOAD_PREFIX = "upload-"
+SWEEP_MIN_AGE_S = 2.0  # longer than the instant between creating an upload file and locking it
 
 
 @dataclass(frozen=True)
@@ -166,6 +163,9 @@ class Store:
         ref = revision.removeprefix("refs/heads/")
         if ref in refs["heads"]:
             return refs["heads"][ref]
+        tag = revision.removeprefix("refs/tags/")
+        if tag in refs.get("tags", {}):
+            return refs["tags"][tag]["sha"]
         if _SHA.match(revision) and (repo / "commits" / f"{revision}.json").is_file():
             return revision
         raise StoreError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
@@ -181,6 +181,72 @@ class Store:
                 raise StoreError(409, f"branch {branch!r} already exists")
             refs["heads"][branch] = start
             _write_atomic(repo / "refs.json", json.dumps(refs).encode())
+
+    def delete_branch(self, repo_type: str, repo_id: str, branch: str) -> None:
+        if branch == "main":
+            raise StoreError(403, "the main branch cannot be deleted")
+        repo = self.repo_dir(repo_type, repo_id)
+        with self._locked(repo):
+            refs = self.refs(repo_type, repo_id)
+            if branch.startswith("refs/") or branch not in refs["heads"]:
+                raise StoreError(404, f"Invalid rev id: {branch}", "RevisionNotFound")
+            del refs["heads"][branch]
+            _write_atomic(repo / "refs.json", json.dumps(refs).encode())
+
+    def create_tag(self, repo_type: str, repo_id: str, tag: str, revision: str, message: str) -> None:
+        """Tag the commit ``revision`` names; 409 when the tag exists."""
+        if not _REF.match(tag) or _SHA.match(tag) or ".." in tag:
+            raise StoreError(400, f"invalid tag name {tag!r}")
+        repo = self.repo_dir(repo_type, repo_id)
+        with self._locked(repo):
+            sha = self.resolve(repo_type, repo_id, revision)
+            refs = self.refs(repo_type, repo_id)
+            tags = refs.setdefault("tags", {})
+            if tag in tags or tag in refs["heads"]:
+                raise StoreError(409, f"a tag or branch named {tag!r} already exists")
+            tags[tag] = {"sha": sha, "message": message}
+            _write_atomic(repo / "refs.json", json.dumps(refs).encode())
+
+    def delete_tag(self, repo_type: str, repo_id: str, tag: str) -> None:
+        repo = self.repo_dir(repo_type, repo_id)
+        with self._locked(repo):
+            refs = self.refs(repo_type, repo_id)
+            if tag not in refs.get("tags", {}):
+                raise StoreError(404, f"Invalid rev id: {tag}", "RevisionNotFound")
+            del refs["tags"][tag]
+            _write_atomic(repo / "refs.json", json.dumps(refs).encode())
+
+    def set_private(self, repo_type: str, repo_id: str, private: bool) -> None:
+        repo = self.repo_dir(repo_type, repo_id)
+        with self._locked(repo):
+            meta = self.meta(repo_type, repo_id)
+            if meta is None:
+                raise StoreError(404, "Repository not found", "RepoNotFound")
+            meta["private"] = private
+            _write_atomic(repo / "meta.json", json.dumps(meta).encode())
+
+    def delete_repo(self, repo_type: str, repo_id: str) -> None:
+        """Remove the repo: meta.json first (it no longer exists), then its files."""
+        repo = self.repo_dir(repo_type, repo_id)
+        with self._locked(repo):
+            if not (repo / "meta.json").is_file():
+                raise StoreError(404, "Repository not found", "RepoNotFound")
+            (repo / "meta.json").unlink()
+            for sub in ("blobs", "commits", "tmp"):
+                shutil.rmtree(repo / sub, ignore_errors=True)
+            (repo / "refs.json").unlink(missing_ok=True)
+
+    def list_repos(self, repo_type: str, author: str | None = None) -> list[str]:
+        """Ids of the repos of ``repo_type``, of one author when given, sorted."""
+        base = self.root / "repos" / f"{repo_type}s"
+        orgs = [base / author] if author else sorted(base.glob("*"))
+        return sorted(
+            f"{org.name}/{repo.name}"
+            for org in orgs
+            if org.is_dir()
+            for repo in org.iterdir()
+            if (repo / "meta.json").is_file()
+        )
 
     def commit(self, repo_type: str, repo_id: str, sha: str) -> Commit:
         path = self.repo_dir(repo_type, repo_id) / "commits" / f"{sha}.json"
@@ -213,8 +279,10 @@ class Store:
             _drain(stream, size)
             return
         h = hashlib.sha256()
-        fd, tmp = tempfile.mkstemp(dir=dest.parent.parent / "tmp")
+        fd, tmp = tempfile.mkstemp(prefix=UPLOAD_PREFIX, dir=dest.parent.parent / "tmp")
         try:
+            # Held while the upload runs: a sweep removes only partial files whose writer is gone.
+            fcntl.flock(fd, fcntl.LOCK_EX)
             with os.fdopen(fd, "wb") as fh:
                 left = size
                 while left:
@@ -231,6 +299,35 @@ class Store:
             os.replace(tmp, dest)
         finally:
             Path(tmp).unlink(missing_ok=True)
+
+    def sweep_partial_uploads(self) -> tuple[int, int]:
+        """Remove upload files left in the repos' ``tmp/`` by a killed upload or server: (files, bytes).
+
+        A running upload holds an exclusive lock on its file (in this or another server process on
+        the same root), so only the files nobody writes any more are removed.
+        """
+        files = size = 0
+        for tmp in (self.root / "repos").glob("*/*/*/tmp"):
+            for path in tmp.iterdir():
+                if not path.is_file() or path.is_symlink():
+                    continue
+                try:
+                    fd = os.open(path, os.O_RDONLY)
+                except FileNotFoundError:  # finished or removed meanwhile
+                    continue
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    st = os.fstat(fd)
+                    if time.time() - st.st_mtime < SWEEP_MIN_AGE_S:
+                        continue  # maybe created an instant ago, before its writer took the lock
+                    n = st.st_size
+                    path.unlink(missing_ok=True)
+                    files, size = files + 1, size + n
+                except BlockingIOError:
+                    pass  # an upload in progress
+                finally:
+                    os.close(fd)
+        return files, size
 
     def _put_bytes(self, repo: Path, data: bytes) -> str:
         oid = hashlib.sha256(data).hexdigest()
@@ -260,11 +357,10 @@ class Store:
         repo_type: str,
         repo_id: str,
         revision: str,
-        header: dict,
-        operations: list[dict],
+        payload: CommitPayload,
         create_pr: bool = False,
     ) -> tuple[str, int | None]:
-        """Apply NDJSON commit operations on top of ``revision``; returns (commit sha, PR number)."""
+        """Apply validated commit operations on top of ``revision``; returns (commit sha, PR number)."""
         repo = self.repo_dir(repo_type, repo_id)
         with self._locked(repo):
             refs = self.refs(repo_type, repo_id)
@@ -272,66 +368,59 @@ class Store:
             branch = revision.removeprefix("refs/heads/")
             if not create_pr and branch not in refs["heads"]:
                 raise StoreError(400, f"cannot commit to {revision!r}: not a branch", "RevisionNotFound")
-            parent = header.get("parentCommit")
-            if parent and parent != head:
+            if payload.parent and payload.parent != head:
                 raise StoreError(
                     412,
-                    f"A commit has happened since {parent}: {revision} is now at {head}. Retry on top of it.",
+                    f"A commit has happened since {payload.parent}: {revision} is now at {head}. "
+                    "Retry on top of it.",
                 )
             tree = dict(self.commit(repo_type, repo_id, head).tree)
-            for op in operations:
-                self._apply(repo, repo_type, repo_id, tree, op)
-            summary = str(header.get("summary") or "").strip()
-            if not summary:
-                raise StoreError(400, "commit summary is empty")
-            sha = self._write_commit(repo, [head], summary, str(header.get("description") or ""), tree)
+            added: dict[str, bytes] = {}  # inline contents, stored only once the whole commit is valid
+            for op in payload.operations:
+                self._apply(repo_type, repo_id, tree, op, added)
+            conflicts = file_folder_conflicts(tree, {op.path for op in payload.operations})
+            if conflicts:
+                raise StoreError(422, f"paths would be both a file and a folder: {conflicts[:5]}")
+            for data in added.values():
+                self._put_bytes(repo, data)
+            sha = self._write_commit(repo, [head], payload.summary, payload.description, tree)
             pr_num = None
             if create_pr:
                 pr_num = len(refs["prs"]) + 1
-                refs["prs"].append({"num": pr_num, "base": branch, "title": summary})
+                refs["prs"].append({"num": pr_num, "base": branch, "title": payload.summary})
                 refs["heads"][f"refs/pr/{pr_num}"] = sha
             else:
                 refs["heads"][branch] = sha
             _write_atomic(repo / "refs.json", json.dumps(refs).encode())
             return sha, pr_num
 
-    def _apply(self, repo: Path, repo_type: str, repo_id: str, tree: dict[str, FileEntry], op: dict) -> None:
-        key, value = op.get("key"), op.get("value") or {}
-        path = str(value.get("path", "")).strip("/")
-        if key in ("file", "lfsFile", "deletedFile") and not _safe_path(path):
-            raise StoreError(400, f"invalid path in repo: {value.get('path')!r}")
-        if key == "file":
-            if value.get("encoding", "base64") != "base64":
-                raise StoreError(400, f"{path}: unsupported encoding {value.get('encoding')!r}")
-            data = base64.b64decode(value.get("content", ""), validate=True)
-            oid = self._put_bytes(repo, data)
+    def _apply(
+        self, repo_type: str, repo_id: str, tree: dict[str, FileEntry], op: Operation, added: dict[str, bytes]
+    ) -> None:
+        path = op.path
+        if op.key == "file":
+            data = op.content or b""
+            oid = hashlib.sha256(data).hexdigest()
+            added[oid] = data
             tree[path] = FileEntry(path, oid, len(data), False, git_blob_id(data))
-        elif key == "lfsFile":
-            oid = str(value.get("oid", ""))
-            if value.get("algo", "sha256") != "sha256" or not self.has_blob(repo_type, repo_id, oid):
+        elif op.key == "lfsFile":
+            oid = str(op.oid)
+            if not self.has_blob(repo_type, repo_id, oid):
                 raise StoreError(422, f"{path}: LFS object {oid} was not uploaded")
             size = self.blob_path(repo_type, repo_id, oid).stat().st_size
+            if op.size is not None and op.size != size:
+                raise StoreError(422, f"{path}: LFS object {oid} has {size} bytes, not {op.size}")
             tree[path] = FileEntry(path, oid, size, True, git_blob_id(lfs_pointer(oid, size)))
-        elif key == "deletedFile":
+        elif op.key == "deletedFile":
             if path not in tree:
                 raise StoreError(404, f"A file with this name doesn't exist: {path}", "EntryNotFound")
             del tree[path]
-        elif key == "deletedFolder":
-            prefix = path + "/"
-            gone = [p for p in tree if p.startswith(prefix)]
+        else:  # deletedFolder
+            gone = [p for p in tree if p.startswith(path + "/")]
             if not gone:
                 raise StoreError(404, f"A folder with this name doesn't exist: {path}", "EntryNotFound")
             for p in gone:
                 del tree[p]
-        else:
-            raise StoreError(400, f"unsupported commit operation {key!r}")
-
-
-def _safe_path(path: str) -> bool:
-    parts = path.split("/")
-    return (
-        bool(path) and all(p not in ("", ".", "..") for p in parts) and "\\" not in path and "\0" not in path
-    )
 
 
 def _drain(stream: BinaryIO, size: int) -> None:

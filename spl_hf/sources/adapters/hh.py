@@ -103,7 +103,7 @@ def convert_hh(record: Record, options: SourceOptions) -> Converted:
     prompt = chosen.body[2 : chosen.turns[j].marker]
     a = chosen.body[chosen.turns[j].start :].strip()
     b = rejected.body[rejected.turns[j].start :].strip()
-    check_pair(a, b, "chosen", "rejected")
+    check_pair(a, b, "chosen", "rejected", "the final assistant reply of {field!r} is empty")
     turns = [(chosen.turns[i].role, chosen.text(i)) for i in range(j)]
     return Converted(pairs=(PairDraft.single(prompt, a, b, "a", turns=turns),))
 

@@ -1,0 +1,206 @@
+"""Judge quality of a tenet build, computed from the stored judge columns alone.
+
+A reviewer of a judge-labelled preference set asks first how consistent the judge was. The LM-judge
+literature measures it by *position consistency* (Shi et al., "Judging the Judges: A Systematic
+Study of Position Bias in LLM-as-a-Judge", 2024): a judgement is position-consistent when swapping
+the two responses leaves the same winner. The stored probabilities are those of the label shown
+first: ``p_a_first`` is P("A") with the original A shown first, ``p_a_second`` is P("A") with the
+original B shown first (so P(original A better) in that ordering is ``1 - p_a_second``, and the score
+is ``p_a_first - p_a_second``). Hence:
+
+- *consistent*: both orderings prefer the same original response:
+  ``p_a_first > .5 > p_a_second`` (A twice) or ``p_a_first < .5 < p_a_second`` (B twice);
+- *first slot*: both prefer whichever response is shown first: both probabilities above 0.5;
+- *second slot*: both prefer the response shown second: both below 0.5;
+- a probability of exactly 0.5 decides nothing, so such a judgement is in none of the three.
+
+Everything here is a pure function of Arrow/numpy columns, so the build writes these figures and
+the audit recomputes them from the released ``judge_scores`` with the same code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pyarrow as pa
+
+QUANTILES = (0.1, 0.5, 0.9)
+
+
+@dataclass(frozen=True)
+class PositionCounts:
+    """How the two orderings of each judgement relate (counts over ``judged`` judgements)."""
+
+    judged: int
+    consistent: int
+    first_slot: int
+    second_slot: int
+
+    def rates(self) -> dict[str, float | None]:
+        """Each count as a share of ``judged`` (None for an empty set, never NaN)."""
+        if not self.judged:
+            return {"consistent": None, "first_slot": None, "second_slot": None}
+        n = self.judged
+        return {
+            "consistent": self.consistent / n,
+            "first_slot": self.first_slot / n,
+            "second_slot": self.second_slot / n,
+        }
+
+
+def position_counts(p_a_first: np.ndarray, p_a_second: np.ndarray) -> PositionCounts:
+    """Position consistency of judgements from their two stored probabilities.
+
+    >>> c = position_counts(np.array([0.9, 0.8, 0.2, 0.6]), np.array([0.3, 0.7, 0.1, 0.5]))
+    >>> (c.judged, c.consistent, c.first_slot, c.second_slot)
+    (4, 1, 1, 1)
+    """
+    p1 = np.asarray(p_a_first, dtype=np.float64)
+    p2 = np.asarray(p_a_second, dtype=np.float64)
+    first1, second1 = p1 > 0.5, p1 < 0.5  # ordering 1 prefers the first shown (A) / the second (B)
+    first2, second2 = p2 > 0.5, p2 < 0.5  # ordering 2 prefers the first shown (B) / the second (A)
+    return PositionCounts(
+        judged=int(p1.size),
+        consistent=int(np.count_nonzero((first1 & second2) | (second1 & first2))),
+        first_slot=int(np.count_nonzero(first1 & first2)),
+        second_slot=int(np.count_nonzero(second1 & second2)),
+    )
+
+
+def quantiles(values: np.ndarray) -> dict[str, float | None]:
+    """Mean and the 10/50/90 % quantiles (numpy's linear rule); None for an empty set.
+
+    >>> quantiles(np.array([0.0, 1.0]))
+    {'mean': 0.5, 'q10': 0.1, 'q50': 0.5, 'q90': 0.9}
+    """
+    v = np.asarray(values, dtype=np.float64)
+    keys = ["mean"] + [f"q{round(q * 100)}" for q in QUANTILES]
+    if not v.size:
+        return dict.fromkeys(keys)
+    out = [float(v.mean())] + [float(x) for x in np.quantile(v, QUANTILES)]
+    return {k: round(x, 12) for k, x in zip(keys, out)}
+
+
+def binary_kappa(judge_a: np.ndarray, source_a: np.ndarray) -> float | None:
+    """Cohen's kappa of two boolean labelings of the same items (None when chance agreement is 1).
+
+    >>> binary_kappa(np.array([True, True, False, False]), np.array([True, False, False, False]))
+    0.5
+    """
+    x = np.asarray(judge_a, dtype=bool)
+    y = np.asarray(source_a, dtype=bool)
+    n = x.size
+    if not n:
+        return None
+    observed = np.count_nonzero(x == y) / n
+    px, py = np.count_nonzero(x) / n, np.count_nonzero(y) / n
+    chance = px * py + (1 - px) * (1 - py)
+    if chance >= 1.0:
+        return None
+    return round(float((observed - chance) / (1 - chance)), 12)
+
+
+@dataclass(frozen=True)
+class SourceAgreement:
+    """How often the judge's chosen side equals the source's own preference, over eligible pairs."""
+
+    source: str
+    compared: int  # eligible pairs whose source states a side (ties and unstated left out)
+    agree: int
+    share: float | None
+    kappa: float | None
+
+
+def source_agreement(
+    sources: np.ndarray, chosen_a: np.ndarray, source_preference: np.ndarray
+) -> list[SourceAgreement]:
+    """Per source, the share of pairs whose judge-chosen side is the source's, with Cohen's kappa.
+
+    ``source_preference`` holds ``"a"``, ``"b"``, ``"tie"`` or None per pair; only ``a``/``b`` count.
+
+    >>> [tuple(asdict(s).values()) for s in source_agreement(
+    ...     np.array(["hh", "hh", "hh", "pku"]), np.array([True, False, True, True]),
+    ...     np.array(["a", "b", "b", None], dtype=object))]
+    [('hh', 3, 2, 0.666666666667, 0.4), ('pku', 0, 0, None, None)]
+    """
+    pref = np.asarray(source_preference, dtype=object)
+    stated = (pref == "a") | (pref == "b")
+    out = []
+    for src in sorted(set(np.asarray(sources).tolist())):
+        m = (np.asarray(sources) == src) & stated
+        judge = np.asarray(chosen_a, dtype=bool)[m]
+        src_a = pref[m] == "a"
+        agree = int(np.count_nonzero(judge == src_a))
+        share = round(agree / int(m.sum()), 12) if m.any() else None
+        out.append(SourceAgreement(src, int(m.sum()), agree, share, binary_kappa(judge, src_a)))
+    return out
+
+
+@dataclass(frozen=True)
+class TenetQuality:
+    """Judge quality figures of one tenet (or of the whole build under the name ``"all"``)."""
+
+    tenet: str
+    position: PositionCounts
+    abs_score_judged: dict[str, float | None]
+    abs_score_released: dict[str, float | None]
+    eligible: int
+    released: int
+    capacity: int
+    off_label_mass: dict[str, float | None]
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["position"] = {**asdict(self.position), "rates": self.position.rates()}
+        return d
+
+
+def _column(table: pa.Table, name: str) -> np.ndarray:
+    return table.column(name).to_numpy(zero_copy_only=False)
+
+
+def tenet_quality(
+    name: str, scores: pa.Table, released_scores: np.ndarray, threshold: float, capacity: int
+) -> TenetQuality:
+    """Figures of one tenet from its ``judge_scores`` rows and the |score|s it released."""
+    p1, p2 = _column(scores, "p_a_first"), _column(scores, "p_a_second")
+    abs_score = np.abs(p1 - p2)
+    # Off-label mass: the next-token probability the judge put on neither label, per ordering.
+    off = 1.0 - np.concatenate([_column(scores, "mass_first"), _column(scores, "mass_second")])
+    return TenetQuality(
+        tenet=name,
+        position=position_counts(p1, p2),
+        abs_score_judged=quantiles(abs_score),
+        abs_score_released=quantiles(np.abs(np.asarray(released_scores, dtype=np.float64))),
+        eligible=int(np.count_nonzero(abs_score >= threshold)),
+        released=int(np.asarray(released_scores).size),
+        capacity=int(capacity),
+        off_label_mass=quantiles(np.clip(off, 0.0, 1.0)),
+    )
+
+
+def judge_quality(
+    scores: pa.Table,
+    released: Mapping[str, Sequence[float]],
+    *,
+    threshold: float,
+    capacity: int,
+) -> list[TenetQuality]:
+    """Per-tenet figures (tenets in sorted order) and the overall row ``"all"``, from stored columns.
+
+    ``scores`` is the build's ``judge_scores`` table (``tenet``, ``p_a_first``, ``p_a_second``,
+    ``mass_first``, ``mass_second``); ``released`` maps each released tenet to its rows' scores.
+    The overall row's capacity is the sum over the released tenets.
+    """
+    tenets = _column(scores, "tenet")
+    rows = []
+    for t in sorted(set(tenets.tolist())):
+        sub = scores.filter(pa.array(tenets == t))
+        rows.append(
+            tenet_quality(t, sub, np.asarray(released.get(t, ()), dtype=np.float64), threshold, capacity)
+        )
+    every = np.concatenate([np.asarray(v, dtype=np.float64) for v in released.values()] or [np.array([])])
+    rows.append(tenet_quality("all", scores, every, threshold, capacity * len(released)))
+    return rows

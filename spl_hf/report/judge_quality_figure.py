@@ -1,0 +1,77 @@
+"""The judge-quality figure of a tenet release: score distribution and position consistency per tenet.
+
+Left panel: histogram of every judged score and of the released ones, with the eligibility threshold
+marked. Right panel: per tenet, the share of judgements that are position-consistent, first-slot,
+second-slot or undecided (see :mod:`spl_hf.contract.judge_quality`). Drawn without pyplot and saved
+without the matplotlib version, so the PNG depends on the data only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from spl_hf.contract.judge_quality import TenetQuality
+from spl_hf.report.figures import save_png
+
+SHARES = (
+    ("consistent", "position-consistent", "#2b8a3e"),
+    ("first_slot", "first shown wins twice", "#e8590c"),
+    ("second_slot", "second shown wins twice", "#1971c2"),
+    ("undecided", "undecided (P = 0.5)", "#adb5bd"),
+)
+
+
+def _shares(q: TenetQuality) -> dict[str, float]:
+    p = q.position
+    n = p.judged or 1
+    done = p.consistent + p.first_slot + p.second_slot
+    return {
+        "consistent": p.consistent / n,
+        "first_slot": p.first_slot / n,
+        "second_slot": p.second_slot / n,
+        "undecided": (p.judged - done) / n,
+    }
+
+
+def judge_quality_figure(
+    quality: Sequence[TenetQuality], scores: np.ndarray, released: np.ndarray, threshold: float
+):
+    """A two-panel ``matplotlib.figure.Figure`` (the per-tenet rows of ``quality``, not ``"all"``)."""
+    from matplotlib.figure import Figure
+
+    tenets = [q for q in quality if q.tenet != "all"]
+    fig = Figure(figsize=(11, max(3.0, 0.28 * len(tenets) + 2.2)))
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.3]})
+    bins = np.linspace(-1, 1, 41)
+    left.hist(np.asarray(scores, dtype=float), bins=bins, color="#868e96", label="judged")
+    left.hist(np.asarray(released, dtype=float), bins=bins, color="#5f3dc4", label="released")
+    for x in (-threshold, threshold):
+        left.axvline(x, color="black", linestyle="--", linewidth=0.8)
+    left.set(xlabel="score = P(A better) − P(B better)", ylabel="judgements", title="Scores")
+    left.legend(loc="upper left", frameon=False)
+    y = np.arange(len(tenets))
+    start = np.zeros(len(tenets))
+    for key, label, color in SHARES:
+        width = np.array([_shares(q)[key] for q in tenets])
+        right.barh(y, width, left=start, color=color, label=label)
+        start += width
+    right.set_yticks(y, [q.tenet for q in tenets], fontsize=7)
+    right.invert_yaxis()
+    right.set(xlim=(0, 1), xlabel="share of judgements", title="Position consistency per tenet")
+    right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize=7, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def save_judge_quality_figure(
+    path: str | Path,
+    quality: Sequence[TenetQuality],
+    scores: np.ndarray,
+    released: np.ndarray,
+    threshold: float,
+) -> Path:
+    """Draw and save the figure as PNG (deterministic bytes for the same data)."""
+    return save_png(judge_quality_figure(quality, scores, released, threshold), path)
