@@ -1,5 +1,6 @@
 from spl_hf.audit.entry import AuditReport, audit
 from spl_hf.audit.load import BuiltFolder, LoadedSplit, load_built, read_folder
+from spl_hf.audit.provenance import parse_specs
 from spl_hf.audit.tables import CompositionTables, composition_tables
 from spl_hf.audit.verify import (
     LabelChange,
@@ -26,5 +27,6 @@ __all__ = [
     "differs",
     "load_built",
     "merge_reports",
+    "parse_specs",
     "read_folder",
 ]

@@ -14,6 +14,7 @@ from spl_hf.contract.composition import (
 )
 from spl_hf.contract.decontamination import DECONTAMINATION_FILE, DecontaminationRecord, read_decontamination
 from spl_hf.contract.digest import combine, combine_scalar, hash_array, hash_value
+from spl_hf.contract.judge_quality import TenetQuality, judge_quality, tenet_quality
 from spl_hf.contract.messages import MESSAGES
 from spl_hf.contract.scores import pair_input_hash, score_from_probs, scores_from_probs
 from spl_hf.contract.tenet_rows import (
@@ -42,6 +43,7 @@ __all__ = [
     "DecontaminationRecord",
     "JudgeComparisonTables",
     "RulePairRow",
+    "TenetQuality",
     "TopicRow",
     "VerdictPairRow",
     "check_inputs",
@@ -53,6 +55,7 @@ __all__ = [
     "hash_value",
     "input_hashes",
     "judge_comparison_tables",
+    "judge_quality",
     "oriented_input_hashes_arrow",
     "pair_input_hash",
     "read_decontamination",
@@ -60,4 +63,5 @@ __all__ = [
     "score_from_probs",
     "score_index",
     "scores_from_probs",
+    "tenet_quality",
 ]

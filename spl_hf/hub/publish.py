@@ -83,7 +83,7 @@ def provenance_record(sources: list[str] | None, report: dict | None) -> dict:
     """What ``provenance.json`` of a release says: whether its rows were checked against their
     sources, and which: local files by name and sha256 (never their local path), Hub datasets by id
     and pinned revision."""
-    from spl_hf.audit.provenance import parse_specs
+    from spl_hf.audit import parse_specs
 
     record: dict = {"checked": bool(sources), "sources": []}
     for key, value in parse_specs(list(sources or [])):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from spl_hf.contract.judge_quality import TenetQuality
+from spl_hf.contract import TenetQuality
 from spl_hf.report.figures import save_png
 
 SHARES = (
