@@ -9,6 +9,8 @@ MODULES = (
     "spl_hf.rules.expr",
     "spl_hf.rules.compile",
     "spl_hf.contract.digest",
+    "spl_hf.derive.derivation",
+    "spl_hf.derive.features",
     "spl_hf.assign.scores",
     "spl_hf.assign.solve",
     "spl_hf.assign.certificate",

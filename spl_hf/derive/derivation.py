@@ -228,7 +228,28 @@ def derive_table(
 
 # ---------------------------------------------------------------- per-row reference path
 def derive_row(row: dict, rb: RuleBase, margin: int = 1) -> dict:
-    """Per-row reference derivation over plain Python values (same result as ``derive_table``)."""
+    """Per-row reference derivation over plain Python values (same result as ``derive_table``).
+
+    A benign how-to question, answered (A) and refused (B), under the packaged rule base:
+
+    >>> from spl_hf.rules import default_rulebase
+    >>> row = {"pair_id": "p1", "prompt_id": "q1", "source": "ultrachat", "source_category": "benign",
+    ...        "prompt": [{"role": "user", "content": "How do I bake bread?"}],
+    ...        "response_a": "Mix flour...", "response_b": "I can't help.",
+    ...        "instruction_a": "comply", "instruction_b": "refuse",
+    ...        "prompt_attributes": {"topic": "benign", "knowledge": False, "historical": False,
+    ...                              "fictional": False, "method": True, "steps": True},
+    ...        "response_a_attributes": {"refusal": False, "provides_content": True, "partial": False,
+    ...                                  "safe_alternative": False},
+    ...        "response_b_attributes": {"refusal": True, "provides_content": False, "partial": False,
+    ...                                  "safe_alternative": False},
+    ...        "attribute_status": {"prompt": "ok", "response_a": "ok", "response_b": "ok"}}
+    >>> d = derive_row(row, default_rulebase())
+    >>> [d["derivation"][k] for k in ("rules_a", "verdict_a", "rules_b", "verdict_b", "label")]
+    [['R6'], 'helpful_compliance', ['R1'], 'unjustified_refusal', 'a']
+    >>> d["chosen"]
+    [{'role': 'assistant', 'content': 'Mix flour...'}]
+    """
     pa_attrs = row["prompt_attributes"]
     prompt_missing = pa_attrs is None or any(pa_attrs.get(a) is None for a in rb.schema.names("prompt"))
     sides = {}

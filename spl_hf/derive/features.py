@@ -71,7 +71,13 @@ def pair_features(schema: AttributeSchema) -> Features:
 
 
 def derived_features(schema: AttributeSchema) -> Features:
-    """Pair columns plus the recorded derivation and the DPO ``chosen``/``rejected`` messages."""
+    """Pair columns plus the recorded derivation and the DPO ``chosen``/``rejected`` messages.
+
+    >>> from spl_hf.rules import default_rulebase
+    >>> schema = default_rulebase().schema
+    >>> [c for c in derived_features(schema) if c not in pair_features(schema)]
+    ['derivation', 'chosen', 'rejected']
+    """
     feats = pair_features(schema)
     feats["derivation"] = derivation_struct()
     feats["chosen"] = MESSAGES
