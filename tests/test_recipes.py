@@ -52,10 +52,11 @@ def test_assign_recipe_runs_through_assign(tmp_path):
     from spl_hf.recipes import recipe_command
 
     path = REPO / "recipes" / "assign" / "constitution_v3.yaml"
-    args, (config, files) = _parse_command(path)
+    args, (files, config, output, _) = _parse_command(path)
     assert recipe_command(path).startswith("spl-hf assign --config")
     assert (config.capacity, config.threshold, config.seed) == (4000, 0.5, 42)
-    assert files.out == "assignment.parquet" and args.func.__module__ == "spl_hf.cli.assign"
+    assert files.action == "solve" and files.scores == "scores.parquet"
+    assert output.output_dir == "assignment.parquet" and args.func.__module__ == "spl_hf.cli.assign"
 
 
 def test_flags_override_the_recipe():
@@ -63,7 +64,7 @@ def test_flags_override_the_recipe():
     from spl_hf.configs import apply_config, configs_from_args
 
     path = REPO / "recipes" / "tenets" / "constitution_v3.yaml"
-    argv = ["release", "tenets", "--config", str(path), "--capacity", "7", "--tenets-file", "t.yaml"]
+    argv = ["release", "tenets", "--config", str(path), "--capacity", "7", "--tenets_file", "t.yaml"]
     parser = build_parser()
     args = parser.parse_args(argv)
     apply_config(args)

@@ -1,6 +1,13 @@
-from spl_hf.audit.load import BuiltFolder, LoadedSplit, load_built, read_folder
-from spl_hf.audit.tables import CompositionTables, composition_tables
-from spl_hf.audit.verify import AuditReport, LabelChange, Mismatch, audit_batches, audit_table, differs
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spl_hf.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from spl_hf.audit.load import BuiltFolder, LoadedSplit, load_built, read_folder
+    from spl_hf.audit.tables import CompositionTables, composition_tables
+    from spl_hf.audit.verify import AuditReport, LabelChange, Mismatch, audit_batches, audit_table, differs
 
 __all__ = [
     "AuditReport",
@@ -16,3 +23,5 @@ __all__ = [
     "load_built",
     "read_folder",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

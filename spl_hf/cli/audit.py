@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spl_hf.audit.config import AuditArgs
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    p = sub.add_parser(
+    from spl_hf.audit.config import AuditArgs
+    from spl_hf.configs import JsonArgs, RevisionArgs, add_config_parser
+
+    p = add_config_parser(
+        sub,
         name,
+        (AuditArgs, RevisionArgs, JsonArgs),
         help=help_text,
         description="Read the build's files exactly as they are on disk (or a Hub dataset at --revision) and "
         "recompute every row from its stored components (no model): SPL builds' verdicts, labels and "
@@ -19,48 +28,26 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
         "With a --rulebase whose hash differs from the one recorded, reports which labels would change "
         "(counterfactual) without failing.",
     )
-    p.add_argument("path", help="dataset folder, or a Hub dataset repo id (with --revision)")
-    p.add_argument("--revision", help="Hub revision (commit or tag) to audit when PATH is a repo id")
-    p.add_argument("--config", help="SPL builds: config to audit (default: every config)")
-    p.add_argument(
-        "--rulebase", help="SPL builds: rule base YAML (default: the build's rulebase.yaml, else packaged)"
-    )
-    p.add_argument(
-        "--sources",
-        nargs="+",
-        metavar="SPEC",
-        help="check provenance against the sources: tenet builds POOL=FILE, POOL=ORG/NAME@REVISION or a "
-        "unified pair-rows file; SPL builds prompts=FILE candidates=FILE [verdicts=FILE]",
-    )
-    p.add_argument(
-        "--no-manifest",
-        action="store_true",
-        help="audit without MANIFEST.sha256 (then files outside the declared data are not checked; reported)",
-    )
-    p.add_argument("--max-report", type=int, default=1000, help="list at most this many rows")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from spl_hf.audit.hub import audit_target
     from spl_hf.audit.load import read_folder
+    from spl_hf.configs import configs_from_args
 
-    if args.max_report < 0:
-        raise ValueError(f"--max-report must be >= 0, got {args.max_report}")
-    with audit_target(args.path, args.revision) as target:
-        built = read_folder(
-            target.folder, config=args.config, manifest=not args.no_manifest, ignore=target.ignore
-        )
-        if built.kind == "tenets" and args.config:  # a tenet build's checks span every config
-            built = read_folder(target.folder, manifest=not args.no_manifest, ignore=target.ignore)
-        out, ok = run_tenets(args, built) if built.kind == "tenets" else run_spl(args, built)
+    a, rev, js = configs_from_args(args)
+    with audit_target(a.path, rev.revision) as target:
+        built = read_folder(target.folder, config=a.config_name, manifest=a.manifest, ignore=target.ignore)
+        if built.kind == "tenets" and a.config_name:  # a tenet build's checks span every config
+            built = read_folder(target.folder, manifest=a.manifest, ignore=target.ignore)
+        out, ok = run_tenets(a, js.json, built) if built.kind == "tenets" else run_spl(a, js.json, built)
         if target.repo_id:
             out["repo_id"], out["revision"] = target.repo_id, target.revision
     if built.manifest is not None:
         out["manifest_mismatches"] = built.manifest.mismatched
         out["unlisted_files"] = built.manifest.unlisted
-    if args.json:
+    if js.json:
         print(json.dumps(out, indent=2))
     else:
         for failure in out["failures"]:
@@ -83,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def _provenance(args: argparse.Namespace, built, out: dict, own_rulebase=None) -> bool:
+def _provenance(args: AuditArgs, built, out: dict, own_rulebase=None) -> bool:
     """Rows against their sources; an SPL build passes its own rule base (schema, verdict ranking)."""
     if not args.sources:
         out["notes"].append("no --sources: rows were not checked against their source pools (provenance)")
@@ -100,15 +87,15 @@ def _provenance(args: argparse.Namespace, built, out: dict, own_rulebase=None) -
     return prov.ok
 
 
-def run_tenets(args: argparse.Namespace, built) -> tuple[dict, bool]:
+def run_tenets(args: AuditArgs, as_json: bool, built) -> tuple[dict, bool]:
     from spl_hf.audit.tenets import audit_folder
 
     report = audit_folder(built, args.max_report)
     out = {"kind": "tenets", **report.to_dict()}
-    if args.config:
-        out["notes"].append("--config is ignored for a tenet build: its checks span every config")
+    if args.config_name:
+        out["notes"].append("--config_name is ignored for a tenet build: its checks span every config")
     ok = _provenance(args, built, out) and report.ok
-    if not args.json:
+    if not as_json:
         print(
             f"{report.rows} rows, {report.reproduced} reproduced, {report.mismatch_count} mismatches; "
             f"assignment certificate {'verified' if report.certificate_ok else 'FAILED'}"
@@ -118,7 +105,7 @@ def run_tenets(args: argparse.Namespace, built) -> tuple[dict, bool]:
     return out, ok
 
 
-def run_spl(args: argparse.Namespace, built) -> tuple[dict, bool]:
+def run_spl(args: AuditArgs, as_json: bool, built) -> tuple[dict, bool]:
     from spl_hf.audit.load import resolve_rulebase, stored_rulebase_hashes
     from spl_hf.audit.spl import audit_spl_folder
 
@@ -161,7 +148,7 @@ def run_spl(args: argparse.Namespace, built) -> tuple[dict, bool]:
     out["rulebase_source"] = rb_source
     out["splits"] = result.per_split()
     ok = _provenance(args, built, out, own) and result.ok and not failures
-    if not args.json:
+    if not as_json:
         print(
             f"{merged.rows} rows, {merged.reproduced} reproduced, {merged.mismatch_count} mismatches "
             f"(rule base {rb.id} {rb.hash[:12]} from {rb_source})"

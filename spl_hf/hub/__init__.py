@@ -9,6 +9,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+DEFAULT_MAX_SHARD_SIZE = (
+    "500MB"  # largest parquet shard of a build (Arrow size); here so configs need no pyarrow
+)
+
 _EXPORTS = {
     "ConfigData": "spl_hf.hub.folder",
     "WrittenFolder": "spl_hf.hub.folder",

@@ -4,9 +4,17 @@ Importing this package loads no model code beyond TRL's argument classes; traine
 where they run.
 """
 
-from spl_hf.train.args import TrainScriptArguments, make_parser, parse_args
-from spl_hf.train.data import DataRecord, check_rows, load_split
-from spl_hf.train.record import RUN_FILE
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spl_hf.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from spl_hf.train.args import TrainScriptArguments, make_parser, parse_args
+    from spl_hf.train.data import DataRecord, check_rows, load_split
+    from spl_hf.train.record import RUN_FILE
+
 
 __all__ = [
     "RUN_FILE",
@@ -17,3 +25,5 @@ __all__ = [
     "make_parser",
     "parse_args",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
