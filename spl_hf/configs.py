@@ -8,12 +8,14 @@ dataclass field takes is an error naming the key and the file. The CLI subcomman
 scripts and :func:`spl_hf.recipes.parse_recipe` all go through :func:`parse_config` /
 :func:`apply_config`.
 
-This follows ``transformers.HfArgumentParser``'s rules (bools, ``Optional``, ``Literal`` choices,
-lists via ``nargs``) but is its own code: importing ``transformers`` costs seconds, and
-``spl-hf --help`` must answer at once. What it adds: options grouped by dataclass in ``--help``
-(the group is titled by the class docstring's first line), a default shown once, ``--no_<field>``
-for a bool that defaults to true with its own help (``metadata["negated_help"]``), positional
-fields (``metadata["positional"]``), and a repeated list flag that extends the list.
+This follows ``transformers.HfArgumentParser``'s rules (``Optional``, ``Literal`` choices, lists
+via ``nargs``) but is its own code: importing ``transformers`` costs seconds, and ``spl-hf --help``
+must answer at once. Where it differs: a bool is a switch (``--dry_run`` sets it; one that defaults
+to true has only ``--no_<field>``, with its own help from ``metadata["negated_help"]``; no
+``--flag false``, whose optional value would swallow a following positional argument), flags are
+never abbreviated, options are grouped in ``--help`` by the dataclass declaring them (titled by its
+docstring's first line), a default is shown once, fields may be positional
+(``metadata["positional"]``), and a repeated list flag extends the list.
 
 Metadata keys a field may carry: ``help`` (required), ``negated_help``, ``positional``, ``nargs``
 (for a positional: e.g. ``argparse.REMAINDER``), ``metavar``.
@@ -293,7 +295,7 @@ def make_parser(
     ``defaults``: this command's defaults for shared fields (e.g. its own ``output_dir``).
     """
     if parser is None:
-        parser = argparse.ArgumentParser(**kwargs)
+        parser = argparse.ArgumentParser(allow_abbrev=False, **kwargs)
     for cls in classes:
         add_dataclass_arguments(parser, cls, defaults)
     if recipe:
@@ -313,7 +315,8 @@ def add_config_parser(
     **kwargs: Any,
 ) -> argparse.ArgumentParser:
     """A subcommand whose settings are the fields of ``classes`` (plus ``--config``)."""
-    return make_parser(classes, sub.add_parser(name, **kwargs), defaults=defaults)
+    # allow_abbrev=False: a prefix of a flag (``--out`` for ``--output_dir``) would be a hidden alias.
+    return make_parser(classes, sub.add_parser(name, allow_abbrev=False, **kwargs), defaults=defaults)
 
 
 def apply_config(args: argparse.Namespace) -> bool:

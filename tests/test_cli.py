@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -64,18 +66,84 @@ def derive_args(inputs: Path, out: str | Path) -> list[str]:
 # --- help --------------------------------------------------------------------------------------
 
 
-def test_every_subcommand_has_help():
-    parser = build_parser()
-    sub = next(a for a in parser._actions if a.dest == "command")
-    for name, _, _ in COMMANDS:
-        if name in sub.choices:
-            assert sub.choices[name].format_help()
+def leaf_parsers(parser=None, path=()):
+    """(command path, parser) of every command and sub-action that runs something."""
+    parser = parser or build_parser()
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        yield path, parser
+    for sub in subs:
+        for name, child in sub.choices.items():
+            yield from leaf_parsers(child, (*path, name))
 
 
-def test_help_is_fast_and_does_not_import_torch():
-    code = "import sys; from spl_hf.cli import build_parser; build_parser(); print('torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+LEAVES = [path for path, _ in leaf_parsers()]
+
+
+def test_every_command_is_a_leaf_here():
+    assert {p[0] for p in LEAVES} == {name for name, _, _ in COMMANDS}
+    assert (
+        ("release", "tenets") in LEAVES and ("eval", "at-limit") in LEAVES and ("sources", "read") in LEAVES
+    )
+
+
+@pytest.mark.parametrize("path", LEAVES, ids=[" ".join(p) for p in LEAVES])
+def test_every_option_has_its_own_help_written_once(path):
+    parser = dict(leaf_parsers())[path]
+    options = [a for a in parser._actions if a.option_strings and a.dest != "help"]
+    assert options, path
+    flags = {s for a in options for s in a.option_strings}
+    for action in options:
+        text = " ".join((action.help or "").split())
+        assert text, f"{' '.join(path)} {action.option_strings}: no help"
+        assert text.lower().count("default") <= 1, f"{action.option_strings}: default written twice: {text}"
+        for flag in action.option_strings:
+            assert re.fullmatch(r"--[a-z0-9]+(_[a-z0-9]+)*", flag), f"{flag}: not --snake_case"
+            if flag.startswith("--no_"):  # a negated flag says what turning it off does
+                assert f"--{flag[5:]}" not in flags and "show" not in text.lower(), text
+    # Options are grouped by the dataclass declaring them, not one flat list.
+    if getattr(parser, "_defaults", {}).get("_config_classes"):
+        titles = [g.title for g in parser._action_groups if g._group_actions]
+        assert len(titles) >= 2, titles
+
+
+def test_help_groups_options_by_dataclass(capsys):
+    with pytest.raises(SystemExit):
+        main(["release", "tenets", "--help"])
+    out = capsys.readouterr().out
+    for title in ("Model and engine:", "Publishing to the Hub", "Pairwise judge:", "Per-tenet DPO release:"):
+        assert title in out
+    assert "--no_progress" in out and "Hide the progress bar." in out and "--no_sft" in out
+
+
+# Every `spl-hf [COMMAND [ACTION]] --help` in one fresh interpreter: when none of the heavy libraries is
+# loaded after all of them, none of them loaded one.
+HELP_PROBE = """
+import json, sys
+from spl_hf.cli import main
+paths = json.loads(sys.argv[1])
+for path in paths:
+    try:
+        main([*path, "--help"])
+    except SystemExit:
+        pass
+print(json.dumps(sorted(m for m in ("torch", "transformers", "datasets", "pyarrow") if m in sys.modules)))
+"""
+
+
+def test_help_of_every_command_imports_no_heavy_library():
+    paths = [[], *(list(p[:i]) for p in LEAVES for i in range(1, len(p) + 1))]
+    out = subprocess.run(
+        [sys.executable, "-c", HELP_PROBE, json.dumps(paths)], capture_output=True, text=True, check=True
+    )
+    assert "usage: spl-hf release tenets" in out.stdout
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def test_no_option_is_declared_by_a_hand_written_add_argument():
+    cli = REPO / "spl_hf" / "cli"
+    calls = {p.name: p.read_text().count("add_argument(") for p in sorted(cli.glob("*.py"))}
+    assert {k: v for k, v in calls.items() if v} == {}
 
 
 def test_console_script_runs():
@@ -89,9 +157,17 @@ def test_every_config_field_is_a_flag():
     sub = next(a for a in parser._actions if a.dest == "command")
     tenets = next(a for a in sub.choices["tenets"]._actions if a.dest == "tenets_command")
     build_help = tenets.choices["build"].format_help()
-    for flag in ("--tenets_file", "--tenets_file", "--repo_id", "--pretty_name", "--overwrite", "--config"):
+    for flag in ("--tenets_file", "--repo_id", "--pretty_name", "--overwrite", "--config"):
         assert flag in build_help
-    assert "--output_dir" in sub.choices["derive"].format_help()  # the old spelling stays an alias
+    assert "--output_dir" in sub.choices["derive"].format_help()
+
+
+@pytest.mark.parametrize("flag", ["--out", "--output-dir", "--tenets-file", "--no-progress"])
+def test_one_spelling_per_option(tmp_path, flag, capsys):
+    """Kebab spellings and the old --out are gone everywhere (argparse would also take a prefix of a flag)."""
+    with pytest.raises(SystemExit) as info:
+        main(["tenets", "build", "--pairs", "p.jsonl", "--scores", "s.jsonl", flag, str(tmp_path / "x")])
+    assert info.value.code == 2 and "unrecognized arguments" in capsys.readouterr().err
 
 
 # --- outputs never destroy inputs or a user's files -------------------------------------------
