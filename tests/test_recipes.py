@@ -1,5 +1,6 @@
 """Every YAML recipe is run by a command, parsed the way that command parses --config."""
 
+import json
 import shlex
 
 import pytest
@@ -93,3 +94,18 @@ def test_malformed_recipe_names_the_file(tmp_path, text, match):
     with pytest.raises(ValueError, match=match) as info:
         parse_recipe(bad)
     assert str(bad) in str(info.value)
+
+
+RELEASE_RECIPES = [p for p in RECIPES if p.parent.name in ("spl", "tenets")]
+
+
+@pytest.mark.parametrize("path", RELEASE_RECIPES, ids=[f"{p.parent.name}/{p.name}" for p in RELEASE_RECIPES])
+def test_release_recipe_dry_runs_through_the_cli(path, tmp_path, capsys):
+    """Parsed by the one parser and validated by the release (--dry_run: no model, nothing written)."""
+    from spl_hf.cli import main
+
+    run_dir, output_dir = tmp_path / "run", tmp_path / "ds"
+    argv = ["release", path.parent.name, "--config", str(path), "--dry_run"]
+    assert main([*argv, "--run_dir", str(run_dir), "--output_dir", str(output_dir)]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["stages"] and not run_dir.exists() and not output_dir.exists()
