@@ -217,8 +217,8 @@ def _value_kwargs(tp: Any) -> dict[str, Any]:
 def _add_field(group: argparse._ActionsContainer, f: dataclasses.Field, tp: Any, default: Any) -> None:
     tp, _ = _unwrap(tp)
     meta = f.metadata
-    if meta.get("positional"):
-        kwargs: dict[str, Any] = {"help": _help(f, default)}
+    if meta.get("positional"):  # a positional argument is plainly required: no "(required)"
+        kwargs: dict[str, Any] = {"help": _help(f, None if default is dataclasses.MISSING else default)}
         if "nargs" in meta:
             kwargs["nargs"] = meta["nargs"]
         elif default is not dataclasses.MISSING:
