@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: setup
-	$(VENV)/bin/spl-hf demo --out out/demo
+	$(VENV)/bin/spl-hf demo --output_dir out/demo
 
 lint: setup
 	$(VENV)/bin/ruff check .

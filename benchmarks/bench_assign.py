@@ -1,12 +1,12 @@
 """Benchmark of the tenet assignment on synthetic card-shaped instances.
 
 For each size N (pairs) a fresh subprocess generates an instance (see `spl_hf.assign.synthetic`),
-solves it with OR-Tools and, up to --networkx-max pairs, with the networkx reference, and prints
+solves it with OR-Tools and, up to --networkx_max pairs, with the networkx reference, and prints
 build/solve/verify seconds, the networkx/OR-Tools solve-time ratio, whether objectives and
 assignments are equal, and the subprocess's peak resident memory.
 
     .venv/bin/python benchmarks/bench_assign.py                       # 10k, 30k, 100k, 334,610
-    .venv/bin/python benchmarks/bench_assign.py --sizes 10000 --networkx-max 10000
+    .venv/bin/python benchmarks/bench_assign.py --sizes 10000 --networkx_max 10000
     .venv/bin/python benchmarks/bench_assign.py --sizes '' --scarce 10000   # strategies, scarce prompts
 
 --scarce N solves a card-shaped N-pair instance at twice the card's capacity (prompts binding) with
@@ -97,7 +97,7 @@ def main() -> None:
         "--sizes", default=",".join(map(str, DEFAULT_SIZES)), help="comma-separated pair counts"
     )
     parser.add_argument(
-        "--networkx-max", type=int, default=30_000, help="largest size also solved by networkx"
+        "--networkx_max", type=int, default=30_000, help="largest size also solved by networkx"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic instances")
     parser.add_argument(
@@ -117,7 +117,7 @@ def main() -> None:
     print(header)
     for size in [int(s) for s in args.sizes.split(",") if s]:
         cmd = [sys.executable, __file__, "--one", str(size), "--seed", str(args.seed)]
-        cmd += ["--networkx-max", str(args.networkx_max)]
+        cmd += ["--networkx_max", str(args.networkx_max)]
         r = json.loads(
             subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.splitlines()[-1]
         )

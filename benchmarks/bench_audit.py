@@ -5,7 +5,7 @@ Builds N synthetic derived SPL rows (default 1,000,000), verifies all of them wi
 comparison), in the same process, and prints rows/s for both and their ratio.
 Targets: >= 1,000,000 rows/s vectorised and >= 20x the loop.
 
-    python benchmarks/bench_audit.py [--rows 1000000] [--loop-rows 20000] [--text-scale 1.0]
+    python benchmarks/bench_audit.py [--rows 1000000] [--loop_rows 20000] [--text_scale 1.0]
 
 Throughput depends on the text bytes per row (every byte is hashed for the digest); the
 default rows carry ~420 bytes, like the shipped sample's 1-4 sentence responses.
@@ -143,10 +143,10 @@ def loop_verify(rows: list[dict], rb) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--loop-rows", type=int, default=20_000)
-    ap.add_argument("--batch-size", type=int, default=32_768)
+    ap.add_argument("--loop_rows", type=int, default=20_000)
+    ap.add_argument("--batch_size", type=int, default=32_768)
     ap.add_argument("--workers", type=int, default=None, help="audit threads (default: CPU count)")
-    ap.add_argument("--text-scale", type=float, default=1.0, help="scale the synthetic text lengths")
+    ap.add_argument("--text_scale", type=float, default=1.0, help="scale the synthetic text lengths")
     args = ap.parse_args()
     rb = default_rulebase()
 

@@ -11,7 +11,7 @@ Three phases, each in a fresh subprocess so peak memory is the phase's own:
    pass over all row splits, certificate) — seconds and peak RSS against the targets (60 s, 4 GB).
 3. ``compare``: the pre-vectorisation `check_rows` (kept below as the baseline: a Python dict over
    every judged row, rebuilt per split, and per-row hashing) against today's on the first
-   ``--slice-splits`` row splits, both over the full judge score table; same verdicts asserted.
+   ``--slice_splits`` row splits, both over the full judge score table; same verdicts asserted.
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_audit_tenets.py               # card scale
     PYTHONPATH=. .venv/bin/python benchmarks/bench_audit_tenets.py --pairs 30000 # quick
@@ -293,7 +293,7 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=334_610)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workdir", default="/tmp/bench_audit_tenets")
-    ap.add_argument("--slice-splits", type=int, default=3, help="row splits the baseline runs on")
+    ap.add_argument("--slice_splits", type=int, default=3, help="row splits the baseline runs on")
     ap.add_argument("--phase", choices=("build", "audit", "compare"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     folder = Path(args.workdir) / f"pairs{args.pairs}-seed{args.seed}" / "release"
@@ -326,7 +326,7 @@ def main() -> None:
             str(args.seed),
             "--workdir",
             args.workdir,
-            "--slice-splits",
+            "--slice_splits",
             str(args.slice_splits),
         ]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout

@@ -20,8 +20,8 @@ Each size runs in a fresh subprocess (the release is one process, so its peak RS
 process's); peak RSS is sampled after every stage, so the table shows which stage raised it. Then
 each measured stage of the full-size run is run again alone in a fresh process (its folder removed,
 so the release reruns it and skips the rest, whose keys do not change): the ``alone`` columns give
-that stage's own seconds and peak RSS (``--no-stage-peaks`` skips this). The
-baseline is the same run at ``--baseline-pairs`` (10,000) pairs: the ratio column says how each
+that stage's own seconds and peak RSS (``--no_stage_peaks`` skips this). The
+baseline is the same run at ``--baseline_pairs`` (10,000) pairs: the ratio column says how each
 stage's time grows from it, and ``/linear`` divides that by the growth in pairs (1.0 = linear).
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_build.py                  # 334,610 pairs, baseline 10k
@@ -338,7 +338,7 @@ def table(base: dict[str, Any], full: dict[str, Any]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pairs", type=int, default=334_610, help="pairs of the measured run")
-    ap.add_argument("--baseline-pairs", type=int, default=10_000, help="pairs of the baseline run")
+    ap.add_argument("--baseline_pairs", type=int, default=10_000, help="pairs of the baseline run")
     ap.add_argument("--heldout", type=int, default=2_000, help="held-out prompts in all")
     ap.add_argument(
         "--contaminated", type=int, default=300, help="held-out prompts taken from training prompts"
@@ -346,7 +346,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workdir", default="/tmp/bench_build")
     ap.add_argument(
-        "--no-stage-peaks",
+        "--no_stage_peaks",
         action="store_true",
         help="skip rerunning each stage in a fresh process for its own peak RSS",
     )

@@ -7,7 +7,7 @@
 2. Generation: ``RefusalEvaluator`` (cache, chat template, progress off) with batch size 1 against a
    bare ``transformers`` loop (``apply_chat_template`` + ``model.generate``, greedy) on the same model,
    prompts and limit, interleaved and best-of-``--repeats``; then the batched evaluator's speed-up.
-Usage: python benchmarks/bench_eval.py [--n 1000000] [--prompts 6] [--max-new-tokens 24] [--batch-size 6]
+Usage: python benchmarks/bench_eval.py [--n 1000000] [--prompts 6] [--max_new_tokens 24] [--batch_size 6]
 """
 
 from __future__ import annotations
@@ -200,10 +200,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--prompts", type=int, default=6)
-    ap.add_argument("--max-new-tokens", type=int, default=24)
-    ap.add_argument("--batch-size", type=int, default=6)
+    ap.add_argument("--max_new_tokens", type=int, default=24)
+    ap.add_argument("--batch_size", type=int, default=6)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--skip-generation", action="store_true")
+    ap.add_argument("--skip_generation", action="store_true")
     args = ap.parse_args()
     bench_metric(args.n, args.repeats)
     if not args.skip_generation:

@@ -1,9 +1,9 @@
 """Pairwise tenet judge throughput: one pass per (pair, tenet, ordering) versus a shared prefix.
 
 Both methods run in this process on the same model and pairs, interleaved pair by pair; the naive
-baseline scores only the first --naive-tenets tenets of each pair (its cost is linear in them), and the
+baseline scores only the first --naive_tenets tenets of each pair (its cost is linear in them), and the
 printed ratio compares (pair, tenet) scores per second.
-Usage: python benchmarks/bench_judge.py [--pairs 2] [--naive-tenets 4] [--chunk-size 8] [--threads 1]
+Usage: python benchmarks/bench_judge.py [--pairs 2] [--naive_tenets 4] [--chunk_size 8] [--threads 1]
 """
 
 from __future__ import annotations
@@ -74,12 +74,12 @@ def main() -> None:
     ap.add_argument("--model", default=None, help="model id or path (default: the embedded SmolLM2)")
     ap.add_argument("--pairs", type=int, default=2)
     ap.add_argument(
-        "--naive-tenets", type=int, default=4, help="tenets per pair scored by the naive baseline"
+        "--naive_tenets", type=int, default=4, help="tenets per pair scored by the naive baseline"
     )
-    ap.add_argument("--chunk-size", type=int, default=8)
+    ap.add_argument("--chunk_size", type=int, default=8)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--prompt-tokens", type=int, default=150)
-    ap.add_argument("--response-tokens", type=int, default=250)
+    ap.add_argument("--prompt_tokens", type=int, default=150)
+    ap.add_argument("--response_tokens", type=int, default=250)
     args = ap.parse_args()
 
     backend = HFBackend.load(args.model, threads=args.threads, chunk_size=args.chunk_size)

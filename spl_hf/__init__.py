@@ -1,7 +1,17 @@
 """spl_hf: auditable preference supervision on the Hugging Face stack."""
 
-from spl_hf.schema import Attribute, AttributeSchema, default_schema, load_schema
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spl_hf.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from spl_hf.schema import Attribute, AttributeSchema, default_schema, load_schema
+
 
 __version__ = "0.1.0"
 
 __all__ = ["Attribute", "AttributeSchema", "__version__", "default_schema", "load_schema"]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -1,27 +1,123 @@
-"""One way to configure: config dataclasses parsed with ``HfArgumentParser``.
+"""One way to configure: config dataclasses turned into command-line flags by one small parser.
 
 The dataclass fields (with ``metadata={"help": ...}``) are the only declaration of a setting: they
-become the command-line flags (``--field_name`` and ``--field-name``), the keys a ``--config``
-YAML recipe may hold, and the constructor arguments checked by the dataclass's ``__post_init__``.
-A recipe's values replace the defaults, flags given on the command line override the recipe, and
-a key that no dataclass field takes is an error. The CLI subcommands, ``builders/`` scripts and
-:func:`spl_hf.recipes.parse_recipe` all go through :func:`parse_config` / :func:`apply_config`.
+become the command-line flags (``--field_name``, one spelling), the keys a ``--config`` YAML recipe
+may hold, and the constructor arguments checked by the dataclass's ``__post_init__``. A recipe's
+values replace the defaults, flags given on the command line override the recipe, and a key that no
+dataclass field takes is an error naming the key and the file. The CLI subcommands, ``builders/``
+scripts and :func:`spl_hf.recipes.parse_recipe` all go through :func:`parse_config` /
+:func:`apply_config`.
+
+This follows ``transformers.HfArgumentParser``'s rules (``Optional``, ``Literal`` choices, lists
+via ``nargs``) but is its own code: importing ``transformers`` costs seconds, and ``spl-hf --help``
+must answer at once. Where it differs: a bool is a switch (``--dry_run`` sets it; one that defaults
+to true has only ``--no_<field>``, with its own help from ``metadata["negated_help"]``; no
+``--flag false``, whose optional value would swallow a following positional argument), flags are
+never abbreviated, options are grouped in ``--help`` by the dataclass declaring them (titled by its
+docstring's first line), a default is shown once, fields may be positional
+(``metadata["positional"]``), and a repeated list flag extends the list.
+
+Metadata keys a field may carry: ``help`` (required), ``negated_help``, ``positional``, ``nargs``
+(for a positional: e.g. ``argparse.REMAINDER``), ``metavar``.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Sequence
+import inspect
+import types
+import typing
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-from transformers import HfArgumentParser
+from typing import Any, Literal
 
 CONFIG_HELP = (
-    "YAML recipe whose keys are this command's settings (the flags below, with underscores); "
+    "YAML recipe whose keys are this command's settings (the flags below, without the dashes); "
     "flags given on the command line override it; unknown keys are an error"
 )
+
+
+# --- settings many commands share: declared once, reused -------------------------------------
+
+
+@dataclasses.dataclass
+class GlobalArgs:
+    """Options of spl-hf itself (before the command)"""
+
+    debug: bool = dataclasses.field(
+        default=False, metadata={"help": "Show the traceback of an error instead of one line."}
+    )
+
+
+@dataclasses.dataclass
+class JsonArgs:
+    """Output format"""
+
+    json: bool = dataclasses.field(
+        default=False, metadata={"help": "Print the result as JSON on stdout instead of text."}
+    )
+
+
+@dataclasses.dataclass
+class OutputDirArgs:
+    """Output"""
+
+    output_dir: str | None = dataclasses.field(
+        default=None,
+        metadata={
+            "help": "Where the command writes: a folder, or a file for commands that write one table "
+            "(see the command's description)."
+        },
+    )
+
+
+@dataclasses.dataclass
+class OutputArgs(OutputDirArgs):
+    """Output"""
+
+    overwrite: bool = dataclasses.field(
+        default=False,
+        metadata={
+            "help": "Replace an earlier output of this command at output_dir (never an input, never "
+            "files spl_hf did not write)."
+        },
+    )
+
+
+@dataclasses.dataclass
+class RevisionArgs:
+    """Hub revision"""
+
+    revision: str | None = dataclasses.field(
+        default=None,
+        metadata={
+            "help": "Hub revision: the branch, tag or commit to read from, or the branch to publish to "
+            "(default: main; a branch to publish to is created if missing)."
+        },
+    )
+
+
+@dataclasses.dataclass
+class PublishArgs(RevisionArgs):
+    """Publishing to the Hub (endpoint and token from HF_ENDPOINT and HF_TOKEN)"""
+
+    repo_id: str | None = dataclasses.field(
+        default=None, metadata={"help": "ORG/NAME of the Hub dataset repo to publish to."}
+    )
+    private: bool = dataclasses.field(
+        default=False,
+        metadata={
+            "help": "The repo must be private: created private, or an existing public repo made private "
+            "through its settings (refused when that is not possible); a private repo is never made public."
+        },
+    )
+    create_pr: bool = dataclasses.field(
+        default=False, metadata={"help": "Open a pull request instead of committing to the branch."}
+    )
+
+
+# --- the parser -------------------------------------------------------------------------------
 
 
 def field_names(classes: Sequence[type]) -> list[str]:
@@ -48,37 +144,183 @@ def read_recipe(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def make_parser(
-    classes: Sequence[type], parser: argparse.ArgumentParser | None = None, **kwargs: Any
-) -> argparse.ArgumentParser:
-    """A parser taking the fields of ``classes`` as flags plus ``--config``.
+class _ListAction(argparse.Action):
+    """``--x a b --x c`` gives ``[a, b, c]``; the first use replaces the default (or the recipe's list)."""
 
-    With ``parser`` (an ``HfArgumentParser`` made by ``add_subparsers(parser_class=HfArgumentParser)``)
-    the fields are added to it; otherwise a standalone parser is made with ``kwargs``.
-    """
-    if parser is None:
-        parser = HfArgumentParser(list(classes), **kwargs)
-    else:
-        for cls in classes:
-            parser._add_dataclass_arguments(cls)  # type: ignore[attr-defined]
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        seen = namespace.__dict__.setdefault("_lists_given", set())
+        current = list(getattr(namespace, self.dest, None) or []) if self.dest in seen else []
+        seen.add(self.dest)
+        setattr(namespace, self.dest, current + list(values))
+
+
+def _group_title(cls: type) -> str:
+    doc = cls.__dict__.get("__doc__") or ""
+    if not doc or doc.startswith(f"{cls.__name__}("):  # the signature dataclass() writes
+        return cls.__name__
+    return doc.strip().splitlines()[0].rstrip(".")
+
+
+def _unwrap(tp: Any) -> tuple[Any, bool]:
+    """``(type, optional)``: ``X | None`` and ``Optional[X]`` give ``(X, True)``."""
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1:
+            return args[0], True
+        raise TypeError(f"unsupported union type {tp!r}")
+    return tp, False
+
+
+def _default(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return dataclasses.MISSING
+
+
+def _shown_default(value: Any) -> str | None:
+    """The default as the help shows it, or None when there is nothing worth saying."""
+    if value is dataclasses.MISSING or value is None or value is False or value in ("", [], ()):
+        return None
+    if isinstance(value, (list, tuple)):
+        return " ".join(str(v) for v in value)
+    return str(value)
+
+
+def _help(f: dataclasses.Field, default: Any) -> str:
+    text = str(f.metadata.get("help", "")).strip()
+    if not text:
+        raise TypeError(f"field {f.name!r} has no metadata help")
+    if default is dataclasses.MISSING:
+        return f"{text} (required)"
+    shown = _shown_default(default)
+    # A help that already says its default keeps it: the default is written once.
+    if shown is not None and "default" not in text.lower() and not isinstance(default, bool):
+        text = f"{text} (default: {shown})"
+    return text
+
+
+def _value_kwargs(tp: Any) -> dict[str, Any]:
+    """argparse ``type``/``choices``/``nargs`` for a field's (unwrapped) annotation."""
+    origin = typing.get_origin(tp)
+    if origin is Literal:
+        choices = list(typing.get_args(tp))
+        return {"type": type(choices[0]), "choices": choices}
+    if origin in (list, tuple):
+        args = [a for a in typing.get_args(tp) if a is not Ellipsis]
+        item = _value_kwargs(args[0]) if args else {"type": str}
+        return {**item, "nargs": "+", "action": _ListAction}
+    if tp in (int, float, str):
+        return {"type": tp}
+    if tp is Path:
+        return {"type": str}
+    raise TypeError(f"unsupported field type {tp!r}")
+
+
+def _add_field(group: argparse._ActionsContainer, f: dataclasses.Field, tp: Any, default: Any) -> None:
+    tp, _ = _unwrap(tp)
+    meta = f.metadata
+    if meta.get("positional"):  # a positional argument is plainly required: no "(required)"
+        kwargs: dict[str, Any] = {"help": _help(f, None if default is dataclasses.MISSING else default)}
+        if "nargs" in meta:
+            kwargs["nargs"] = meta["nargs"]
+        elif default is not dataclasses.MISSING:
+            kwargs["nargs"] = "?"
+        if default is not dataclasses.MISSING:
+            kwargs["default"] = default
+        value = _value_kwargs(tp) if tp is not bool else {}
+        value.pop("action", None)
+        value.pop("nargs", None)
+        group.add_argument(f.name, metavar=meta.get("metavar", f.name.upper()), **value, **kwargs)
+        return
+    flag = f"--{f.name}"
+    if tp is bool:
+        if default is True:
+            negated = meta.get("negated_help")
+            if not negated:
+                raise TypeError(
+                    f"field {f.name!r} defaults to true: give metadata negated_help for --no_{f.name}"
+                )
+            group.add_argument(
+                f"--no_{f.name}", dest=f.name, action="store_false", default=True, help=negated
+            )
+        else:
+            group.add_argument(flag, action="store_true", default=False, help=_help(f, default))
+        return
+    kwargs = {**_value_kwargs(tp), "help": _help(f, default)}
+    if "metavar" in meta:
+        kwargs["metavar"] = meta["metavar"]
     # Required fields are checked after the recipe is applied (configs_from_args): argparse would
     # otherwise reject a command whose recipe gives them.
-    names = set(field_names(classes))
-    for action in parser._actions:
-        if action.dest in names and action.required:
-            action.required = False
-            action.default = argparse.SUPPRESS  # absent unless given; the help shows no default
-            action.help = f"{action.help or ''} (required)".strip()
-    parser.add_argument("--config", default=None, metavar="YAML", help=CONFIG_HELP)
-    parser.set_defaults(_config_classes=tuple(classes), _config_parser=parser)
+    kwargs["default"] = argparse.SUPPRESS if default is dataclasses.MISSING else default
+    group.add_argument(flag, **kwargs)
+
+
+def _declaring_class(cls: type, name: str) -> type:
+    """The class of ``cls``'s MRO whose own body declares field ``name`` (its group in ``--help``)."""
+    for klass in cls.__mro__:
+        if name in inspect.get_annotations(klass):
+            return klass
+    return cls
+
+
+def add_dataclass_arguments(
+    parser: argparse.ArgumentParser, cls: type, defaults: Mapping[str, Any] | None = None
+) -> None:
+    """The fields of ``cls`` as options of ``parser``, grouped by the (base) class declaring each."""
+    hints = typing.get_type_hints(cls)
+    taken = {a.dest for a in parser._actions}
+    groups: dict[type, argparse._ArgumentGroup] = {}
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        if f.name in taken:
+            raise TypeError(f"{cls.__name__}.{f.name}: another config dataclass of this command declares it")
+        owner = _declaring_class(cls, f.name)
+        if owner not in groups:
+            groups[owner] = parser.add_argument_group(_group_title(owner))
+        default = (defaults or {}).get(f.name, _default(f))
+        _add_field(groups[owner], f, hints[f.name], default)
+        taken.add(f.name)
+
+
+def make_parser(
+    classes: Sequence[type],
+    parser: argparse.ArgumentParser | None = None,
+    *,
+    defaults: Mapping[str, Any] | None = None,
+    recipe: bool = True,
+    **kwargs: Any,
+) -> argparse.ArgumentParser:
+    """A parser taking the fields of ``classes`` as options plus ``--config``.
+
+    ``parser``: add to this one (e.g. a subcommand's) instead of a new one made with ``kwargs``.
+    ``defaults``: this command's defaults for shared fields (e.g. its own ``output_dir``).
+    """
+    if parser is None:
+        parser = argparse.ArgumentParser(allow_abbrev=False, **kwargs)
+    for cls in classes:
+        add_dataclass_arguments(parser, cls, defaults)
+    if recipe:
+        parser.add_argument("--config", default=None, metavar="YAML", help=CONFIG_HELP)
+    parser.set_defaults(
+        _config_classes=tuple(classes), _config_parser=parser, _config_defaults=defaults or {}
+    )
     return parser
 
 
 def add_config_parser(
-    sub: argparse._SubParsersAction, name: str, classes: Sequence[type], **kwargs: Any
+    sub: argparse._SubParsersAction,
+    name: str,
+    classes: Sequence[type],
+    *,
+    defaults: Mapping[str, Any] | None = None,
+    **kwargs: Any,
 ) -> argparse.ArgumentParser:
     """A subcommand whose settings are the fields of ``classes`` (plus ``--config``)."""
-    return make_parser(classes, sub.add_parser(name, **kwargs))
+    # allow_abbrev=False: a prefix of a flag (``--out`` for ``--output_dir``) would be a hidden alias.
+    return make_parser(classes, sub.add_parser(name, allow_abbrev=False, **kwargs), defaults=defaults)
 
 
 def apply_config(args: argparse.Namespace) -> bool:
@@ -102,6 +344,14 @@ def apply_config(args: argparse.Namespace) -> bool:
     return True
 
 
+def _coerce(cls: type, name: str, value: Any) -> Any:
+    """A list given on the command line for a tuple field becomes a tuple (the dataclass's type)."""
+    tp, _ = _unwrap(typing.get_type_hints(cls)[name])
+    if typing.get_origin(tp) is tuple and isinstance(value, list):
+        return tuple(value)
+    return value
+
+
 def configs_from_args(args: argparse.Namespace, classes: Sequence[type] | None = None) -> tuple[Any, ...]:
     """One instance per config dataclass of the parsed subcommand (``__post_init__`` validates).
 
@@ -119,7 +369,7 @@ def configs_from_args(args: argparse.Namespace, classes: Sequence[type] | None =
             if value is None and no_default:
                 raise ValueError(f"--{f.name} is required (as a flag or a key of the --config recipe)")
             if f.name in values:
-                kwargs[f.name] = value
+                kwargs[f.name] = _coerce(cls, f.name, value)
         out.append(cls(**kwargs))
     return tuple(out)
 

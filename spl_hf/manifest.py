@@ -152,7 +152,7 @@ class ManifestCheck:
         if not self.present:
             return [
                 f"{MANIFEST} is missing: the files cannot be shown to be the ones the build wrote "
-                "(give --no-manifest to audit the rows without it)"
+                "(give --no_manifest to audit the rows without it)"
             ]
         out = [f"{rel}: missing or differs from {MANIFEST}" for rel in self.mismatched]
         out += [f"{rel}: not listed in {MANIFEST}" for rel in self.unlisted]

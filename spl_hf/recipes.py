@@ -13,44 +13,44 @@ from typing import NamedTuple
 
 from spl_hf.configs import parse_config
 
+# No library module imports spl_hf.cli: the dataclasses named here live in their library packages,
+# in modules that import no heavy library (``spl-hf release tenets --help`` reads them).
+
 
 class RecipeKind(NamedTuple):
     classes: tuple[str, ...]  # "module:Class" config dataclasses that together take the recipe's keys
     command: str  # the command that runs a recipe of this kind
 
 
-# One line per kind.
+# The one registry of recipe kinds: release modules' recipe_classes() and `spl-hf release` read it.
 RECIPE_KINDS: dict[str, RecipeKind] = {
     "spl": RecipeKind(
         (
-            "spl_hf.release.spl_safety:SPLReleaseConfig",
+            "spl_hf.release.config:SPLReleaseConfig",
             "spl_hf.backends.generate:GenerationConfig",
-            "spl_hf.decontam:DecontamConfig",
+            "spl_hf.decontam.config:DecontamConfig",
         ),
         "spl-hf release spl --config {path}",
     ),
     "assign": RecipeKind(
-        ("spl_hf.assign.config:AssignConfig", "spl_hf.cli.assign:AssignFiles"),
-        "spl-hf assign --config {path} --scores scores.parquet --out assignment.parquet",
+        (
+            "spl_hf.assign.config:AssignFiles",
+            "spl_hf.assign.config:AssignConfig",
+            "spl_hf.configs:OutputArgs",
+            "spl_hf.configs:JsonArgs",
+        ),
+        "spl-hf assign --config {path} --scores scores.parquet --output_dir assignment.parquet",
     ),
     "tenets": RecipeKind(
         (
-            "spl_hf.release.tenet_dpo:TenetReleaseConfig",
+            "spl_hf.release.config:TenetReleaseConfig",
             "spl_hf.assign.config:AssignConfig",
             "spl_hf.backends.judge:JudgeConfig",
-            "spl_hf.decontam:DecontamConfig",
+            "spl_hf.decontam.config:DecontamConfig",
         ),
         "spl-hf release tenets --config {path}",
     ),
 }
-
-# kinds parsed by their own function ("module:function"), for recipes that are not one
-# HfArgumentParser YAML: training (TrlParser) and accelerate launch configs.
-RECIPE_PARSERS: dict[str, str] = {
-    "train": "spl_hf.train.args:parse_recipe",
-    "accelerate": "spl_hf.train.launch:parse_accelerate_config",
-}
-
 
 RECIPES_DIR = Path(__file__).resolve().parents[1] / "recipes"  # a source checkout or editable install
 
@@ -83,12 +83,17 @@ def recipe_kind(path: str | Path) -> str:
     return kind
 
 
-def recipe_classes(path: str | Path) -> tuple[type, ...]:
+def kind_classes(kind: str) -> tuple[type, ...]:
+    """The config dataclasses of a recipe kind (imported on demand)."""
     out = []
-    for ref in RECIPE_KINDS[recipe_kind(path)].classes:
+    for ref in RECIPE_KINDS[kind].classes:
         module, name = ref.split(":")
         out.append(getattr(importlib.import_module(module), name))
     return tuple(out)
+
+
+def recipe_classes(path: str | Path) -> tuple[type, ...]:
+    return kind_classes(recipe_kind(path))
 
 
 def recipe_command(path: str | Path) -> str:

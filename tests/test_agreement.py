@@ -187,7 +187,7 @@ def test_cli_json_on_the_shipped_sample():
 
 def test_cli_tables_and_figure(capsys, tmp_path):
     fig = tmp_path / "figure3.png"
-    assert main(["agreement", "--panel", PANEL, "--labels", LABELS, "--figure", str(fig)]) == 0
+    assert main(["agreement", "--panel", PANEL, "--labels", LABELS, "--output_dir", str(fig)]) == 0
     assert fig.read_bytes()[:4] == b"\x89PNG"
     text = capsys.readouterr().out
     assert "| topic | 31/33 | 93.94 | 31/36 | 86.11 |" in text

@@ -31,7 +31,16 @@ def test_solve_and_verify_round_trip(tmp_path: Path, scores_table: pa.Table, ext
     scores = tmp_path / f"scores.{ext}"
     write_table(scores_table, scores)
     out = tmp_path / f"assign.{ext}"
-    args = ["assign", "--scores", str(scores), "--capacity", str(CAPACITY), "--out", str(out), "--json"]
+    args = [
+        "assign",
+        "--scores",
+        str(scores),
+        "--capacity",
+        str(CAPACITY),
+        "--output_dir",
+        str(out),
+        "--json",
+    ]
     code, summary = run_json(args, capsys)
     assert code == 0 and summary["certificate_ok"] is True
     for key in (
@@ -71,7 +80,17 @@ def test_networkx_writes_the_same_assignment(tmp_path: Path, scores_table: pa.Ta
     outs = {}
     for solver in ("ortools", "networkx"):
         out = tmp_path / f"{solver}.parquet"
-        args = ["assign", "--scores", str(scores), "--capacity", "4", "--solver", solver, "--out", str(out)]
+        args = [
+            "assign",
+            "--scores",
+            str(scores),
+            "--capacity",
+            "4",
+            "--solver",
+            solver,
+            "--output_dir",
+            str(out),
+        ]
         args.append("--json")
         code, summary = run_json(args, capsys)
         assert code == 0 and summary["solver"] == solver
@@ -84,7 +103,8 @@ def test_verify_rejects_a_tampered_assignment(tmp_path: Path, scores_table: pa.T
     pq.write_table(scores_table, scores)
     out = tmp_path / "assign.parquet"
     run_json(
-        ["assign", "--scores", str(scores), "--capacity", str(CAPACITY), "--out", str(out), "--json"], capsys
+        ["assign", "--scores", str(scores), "--capacity", str(CAPACITY), "--output_dir", str(out), "--json"],
+        capsys,
     )
     rows = pq.read_table(out).to_pylist()
     rows[0], rows[-1] = {**rows[0], "tenet": rows[-1]["tenet"]}, {**rows[-1], "tenet": rows[0]["tenet"]}
@@ -102,12 +122,16 @@ def test_bad_input_exits_2_naming_rows(tmp_path: Path, capsys) -> None:
         '{"pair_id": "p1", "prompt_id": "q1", "tenet": "a", "score": 0.9}\n'
         '{"pair_id": "p1", "prompt_id": "q1", "tenet": "a", "score": 0.8}\n'
     )
-    code = main(["assign", "--scores", str(scores), "--capacity", "1", "--out", str(tmp_path / "o.jsonl")])
+    code = main(
+        ["assign", "--scores", str(scores), "--capacity", "1", "--output_dir", str(tmp_path / "o.jsonl")]
+    )
     err = capsys.readouterr().err
     assert code == 2
     assert "bad.jsonl: 2 row(s) repeat a (pair_id, tenet)" in err and "row 1 (pair_id='p1'" in err
     assert not (tmp_path / "o.jsonl").exists()
-    code = main(["assign", "--scores", str(scores), "--capacity", "0", "--out", str(tmp_path / "o.jsonl")])
+    code = main(
+        ["assign", "--scores", str(scores), "--capacity", "0", "--output_dir", str(tmp_path / "o.jsonl")]
+    )
     assert code == 2 and "capacity must be a positive integer" in capsys.readouterr().err
 
 
@@ -119,7 +143,7 @@ def test_empty_assignment_round_trips_through_jsonl(tmp_path: Path, capsys) -> N
     )
     out = tmp_path / "none.jsonl"
     code, summary = run_json(
-        ["assign", "--scores", str(scores), "--capacity", "2", "--out", str(out), "--json"], capsys
+        ["assign", "--scores", str(scores), "--capacity", "2", "--output_dir", str(out), "--json"], capsys
     )
     assert code == 0 and summary["assigned"] == 0 and summary["tenets_kept"] == []
     assert {d["reason"] for d in summary["tenets_dropped"]} == {"pool_below_capacity"}

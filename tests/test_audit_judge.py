@@ -17,7 +17,7 @@ def test_a_changed_judge_label_is_caught_and_named(judge_copy, capsys):
     result = _audit(judge_copy)
     assert not result.ok and result.judge.mismatch_count == 1
     assert "judge.label" in result.judge.mismatches[0].fields
-    assert main(["audit", str(judge_copy), "--no-manifest", "--json"]) == 1
+    assert main(["audit", str(judge_copy), "--no_manifest", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert [m["config"] for m in out["mismatches"]] == ["judge_derivations"]
 

@@ -31,7 +31,7 @@ def test_an_edit_is_found_even_after_auditing_the_same_folder(built_spl, tmp_pat
 
     rewrite(folder / SPL_FILE, edit)
     (folder / "MANIFEST.sha256").unlink()
-    code, second = _audit(capsys, str(folder), "--no-manifest")
+    code, second = _audit(capsys, str(folder), "--no_manifest")
     assert code == 1
     assert [(m["config"], m["split"], m["row"]) for m in second["mismatches"]] == [
         ("derivations", "ultrachat", 2)
@@ -64,7 +64,7 @@ def test_a_missing_manifest_fails_unless_waived_and_the_waiver_says_what_is_unch
     code, out = _audit(capsys, str(folder))
     assert code == 1 and out["mismatch_count"] == 0
     assert any("MANIFEST.sha256 is missing" in f for f in out["failures"])
-    code, out = _audit(capsys, str(folder), "--no-manifest")
+    code, out = _audit(capsys, str(folder), "--no_manifest")
     assert code == 0 and out["failures"] == []
     assert any("MANIFEST.sha256 was not checked" in n for n in out["notes"])
 
@@ -74,7 +74,7 @@ def test_a_partial_folder_fails(built_spl, tmp_path, capsys):
     for p in sorted((folder / "derivations").glob("*.parquet"))[1:]:
         p.unlink()
     (folder / "MANIFEST.sha256").unlink()  # the state a kill leaves: no manifest yet
-    code, out = _audit(capsys, str(folder), "--no-manifest")
+    code, out = _audit(capsys, str(folder), "--no_manifest")
     assert code == 1
     missing = [f for f in out["failures"] if "a declared data file is missing" in f]
     assert len(missing) == 5 and all(f.startswith("derivations/") for f in missing)
@@ -83,7 +83,7 @@ def test_a_partial_folder_fails(built_spl, tmp_path, capsys):
 def test_row_counts_must_match_the_recorded_counts(built_spl, tmp_path, capsys):
     folder = copy_build(built_spl, tmp_path / "short")
     rewrite(folder / SPL_FILE, lambda rows: rows.pop())
-    code, out = _audit(capsys, str(folder), "--no-manifest")
+    code, out = _audit(capsys, str(folder), "--no_manifest")
     assert code == 1 and out["mismatch_count"] == 0  # every remaining row reproduces...
     assert (
         "derivations/ultrachat: 47 rows on disk, build_report.json declares 48" in out["failures"]
@@ -94,7 +94,7 @@ def test_row_counts_must_match_the_recorded_counts(built_spl, tmp_path, capsys):
     info["splits"] = [{"name": "ultrachat", "num_examples": 46}]
     body = (folder / "README.md").read_text().split("---\n", 2)[2]
     (folder / "README.md").write_text(f"---\n{yaml.safe_dump(meta, sort_keys=False)}---\n{body}")
-    code, out = _audit(capsys, str(folder), "--no-manifest")
+    code, out = _audit(capsys, str(folder), "--no_manifest")
     assert code == 1 and "derivations/ultrachat: 47 rows on disk, the card declares 46" in out["failures"]
 
 
@@ -106,7 +106,7 @@ def test_a_file_declared_twice_in_one_split_fails(built_spl, tmp_path, capsys):
     train["path"].append(train["path"][0])
     body = (folder / "README.md").read_text().split("---\n", 2)[2]
     (folder / "README.md").write_text(f"---\n{yaml.safe_dump(meta, sort_keys=False)}---\n{body}")
-    code, out = _audit(capsys, str(folder), "--no-manifest")
+    code, out = _audit(capsys, str(folder), "--no_manifest")
     assert code == 1
     assert (
         "preferences/train: preferences/ultrachat-00000-of-00001.parquet is declared more than once "
@@ -128,7 +128,7 @@ def test_undeclared_and_unlisted_files_fail(built_spl, tmp_path, capsys):
     stray = copy_build(built_spl, tmp_path / "stray")
     (stray / "leftover").mkdir()
     (stray / "leftover" / "x.parquet").write_bytes(b"PAR1")
-    code, out = _audit(capsys, str(stray), "--no-manifest")
+    code, out = _audit(capsys, str(stray), "--no_manifest")
     assert code == 1 and "leftover/x.parquet: a data file no config of the card declares" in out["failures"]
 
 
@@ -164,7 +164,7 @@ def test_a_card_that_declares_a_split_without_data_fails(built_spl, tmp_path, ca
     meta["configs"][1]["data_files"].append({"split": "ghost", "path": "derivations/ghost-*"})
     body = (folder / "README.md").read_text().split("---\n", 2)[2]
     (folder / "README.md").write_text(f"---\n{yaml.safe_dump(meta, sort_keys=False)}---\n{body}")
-    code, out = _audit(capsys, str(folder), "--no-manifest")
+    code, out = _audit(capsys, str(folder), "--no_manifest")
     assert (
         code == 1
         and "derivations/ghost: no file matches 'derivations/ghost-*' (a declared data file is missing)"

@@ -110,7 +110,7 @@ def test_spl_rows_are_checked_against_their_prompt_and_candidate_records(built_s
     code, out = _audit(
         capsys,
         str(built_spl),
-        "--config",
+        "--config_name",
         "derivations",
         "--sources",
         f"prompts={prompts}",
@@ -183,9 +183,11 @@ def test_a_consistent_forgery_of_judge_probabilities_is_caught_only_by_the_verdi
             else None
         )
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
-    code, out = _audit(capsys, str(judge_copy), "--no-manifest", "--config", "judge_derivations")
+    code, out = _audit(capsys, str(judge_copy), "--no_manifest", "--config_name", "judge_derivations")
     assert code == 0  # self-consistent: nothing but the verdict file can tell
-    code, out = _audit(capsys, str(judge_copy), "--no-manifest", "--config", "judge_derivations", *sources)
+    code, out = _audit(
+        capsys, str(judge_copy), "--no_manifest", "--config_name", "judge_derivations", *sources
+    )
     assert code == 1
     fields = {f for d in out["provenance"]["differences"] for f in d["fields"]}
     assert fields == {"judge.probs_a"} and all(

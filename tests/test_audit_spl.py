@@ -87,6 +87,6 @@ def test_a_whole_judge_config_removed_from_card_and_folder_is_caught(judge_copy)
 
 
 def test_auditing_one_config_says_the_configs_were_not_compared(built_spl_judge, capsys):
-    assert main(["audit", str(built_spl_judge), "--config", "common_support", "--json"]) == 0
+    assert main(["audit", str(built_spl_judge), "--config_name", "common_support", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert any("not checked against each other" in n for n in out["notes"])

@@ -147,7 +147,8 @@ def test_cli_audit_exit_codes(built_spl, tmp_path, capsys, rulebase):
         .replace("reconstructed: true", "reconstructed: false")
     )
     assert (
-        main(["audit", str(built_spl), "--config", "derivations", "--rulebase", str(variant), "--json"]) == 0
+        main(["audit", str(built_spl), "--config_name", "derivations", "--rulebase", str(variant), "--json"])
+        == 0
     )
     cf = json.loads(capsys.readouterr().out)
     assert cf["counterfactual"] is True and cf["changed_labels"] == 0
@@ -167,7 +168,7 @@ def test_cli_audit_fails_on_an_edited_parquet_file(built_spl, tmp_path, capsys):
     rows = table.to_pylist()
     rows[3]["prompt_attributes"]["historical"] = not rows[3]["prompt_attributes"]["historical"]
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
-    assert main(["audit", str(copy_dir), "--config", "derivations", "--json"]) == 1
+    assert main(["audit", str(copy_dir), "--config_name", "derivations", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["manifest_mismatches"] == ["derivations/ultrachat-00000-of-00001.parquet"]
     assert [(m["split"], m["row"]) for m in out["mismatches"]] == [("ultrachat", 3)]

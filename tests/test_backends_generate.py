@@ -76,16 +76,16 @@ def test_over_long_prompt_is_a_recorded_failure(tiny_short_model_dir: Path, tmp_
                 str(prompts),
                 "--instructions",
                 "comply",
-                "--max-new-tokens",
+                "--max_new_tokens",
                 "4",
                 "--model",
                 str(tiny_short_model_dir),
                 "--cache",
                 str(tmp_path / "c.db"),
-                "--out",
+                "--output_dir",
                 str(out),
                 "--json",
-                "--no-progress",
+                "--no_progress",
             ]
         )
         == 0

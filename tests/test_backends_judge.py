@@ -130,10 +130,10 @@ def test_cli_judge_writes_assignable_scores(tiny_model_dir, tmp_path: Path, caps
         str(tiny_model_dir),
         "--cache",
         str(tmp_path / "c.db"),
-        "--out",
+        "--output_dir",
         str(out),
         "--json",
-        "--no-progress",
+        "--no_progress",
     ]
     assert cli_main(argv) == 0
     summary = json.loads(capsys.readouterr().out)
@@ -156,9 +156,9 @@ def test_cli_judge_writes_assignable_scores(tiny_model_dir, tmp_path: Path, caps
     assert table[0]["model_revision"].startswith("dir-sha256:")
     assert all(r["score"] == score_from_probs(r["p_a_first"], r["p_a_second"]) for r in table)
     assert Path(str(out) + ".failures.jsonl").is_file()
-    assert cli_main([*argv[:-2], "--no-progress"]) == 2  # an existing output needs --overwrite
+    assert cli_main([*argv[:-2], "--no_progress"]) == 2  # an existing output needs --overwrite
     assert (
-        cli_main([*argv[:-2], "--no-progress", "--overwrite"]) == 0
+        cli_main([*argv[:-2], "--no_progress", "--overwrite"]) == 0
     )  # rerun: all from the cache, same bytes
     assert pq.read_table(out).to_pylist() == table
     assert cli_main([*argv[:3], "--tenets", "not_a_tenet", *argv[5:], "--overwrite"]) == 2

@@ -174,16 +174,16 @@ def test_cli_label(mode: str, tiny_model_dir: Path, tmp_path: Path, capsys) -> N
         str(items),
         "--mode",
         mode,
-        "--max-new-tokens",
+        "--max_new_tokens",
         "6",
         "--model",
         str(tiny_model_dir),
         "--cache",
         str(tmp_path / "c.db"),
-        "--out",
+        "--output_dir",
         str(out),
         "--json",
-        "--no-progress",
+        "--no_progress",
     ]
     assert cli_main(argv) == 0
     summary = json.loads(capsys.readouterr().out)

@@ -28,10 +28,13 @@ def test_two_ranks_equal_one_process(tiny_model_dir: Path, tmp_path: Path, capsy
         "no_preachy_tone,upfront_concerns,calibrated_caveats",
         "--model",
         str(tiny_model_dir),
-        "--no-progress",
+        "--no_progress",
         "--json",
     ]
-    assert cli_main([*common, "--cache", str(tmp_path / "one.db"), "--out", str(tmp_path / "one.jsonl")]) == 0
+    assert (
+        cli_main([*common, "--cache", str(tmp_path / "one.db"), "--output_dir", str(tmp_path / "one.jsonl")])
+        == 0
+    )
     one = json.loads(capsys.readouterr().out)
 
     script = tmp_path / "run_cli.py"
@@ -50,7 +53,7 @@ def test_two_ranks_equal_one_process(tiny_model_dir: Path, tmp_path: Path, capsy
             *common,
             "--cache",
             str(tmp_path / "two.db"),
-            "--out",
+            "--output_dir",
             str(tmp_path / "two.jsonl"),
         ],
         env=env,

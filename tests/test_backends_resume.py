@@ -45,10 +45,10 @@ def test_sigkill_mid_run_then_resume_matches_uninterrupted(
             str(tiny_model_dir),
             "--cache",
             str(db),
-            "--out",
+            "--output_dir",
             str(out),
             "--json",
-            "--no-progress",
+            "--no_progress",
         ]
 
     # Reference: one uninterrupted run.

@@ -58,12 +58,12 @@ def test_cli_verdict_task_writes_pair_labels(tiny_model_dir: Path, tmp_path: Pat
                 str(tiny_model_dir),
                 "--cache",
                 str(tmp_path / "c.db"),
-                "--out",
+                "--output_dir",
                 str(tmp_path / "v.jsonl"),
-                "--pair-labels",
+                "--pair_labels",
                 str(tmp_path / "pl.jsonl"),
                 "--json",
-                "--no-progress",
+                "--no_progress",
             ]
         )
         == 0
@@ -109,9 +109,9 @@ def test_label_task_verdict_output_feeds_the_spl_build_and_its_audit(
                 str(tiny_model_dir),
                 "--cache",
                 str(tmp_path / "c.db"),
-                "--out",
+                "--output_dir",
                 str(verdicts),
-                "--no-progress",
+                "--no_progress",
             ]
         )
         == 0

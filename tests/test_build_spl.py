@@ -142,7 +142,7 @@ def test_cli_derive_with_recipe_and_invalid_json_line(tmp_path, capsys):
     assert summary["labeled"] == 67 and summary["no_label"]["margin_not_met"] == 5
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"prompt_id": "p1"}\nnot json\n')
-    assert main(["derive", "--prompts", str(bad), "--out", str(tmp_path / "o2")]) == 2
+    assert main(["derive", "--prompts", str(bad), "--output_dir", str(tmp_path / "o2")]) == 2
     assert "bad.jsonl:2: not valid JSON" in capsys.readouterr().err
     recipe.write_text("output_dirr: x\n")
     assert main(["derive", "--config", str(recipe)]) == 2

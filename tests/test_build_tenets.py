@@ -116,7 +116,7 @@ def test_cli_build_and_audit(tmp_path, capsys):
                 "2",
                 "--threshold",
                 "0.3",
-                "--out",
+                "--output_dir",
                 str(out),
                 "--json",
             ]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -56,7 +58,7 @@ def derive_args(inputs: Path, out: str | Path) -> list[str]:
         str(inputs / "spl_prompts.jsonl"),
         "--candidates",
         str(inputs / "spl_candidates.jsonl"),
-        "--out",
+        "--output_dir",
         str(out),
     ]
 
@@ -64,18 +66,84 @@ def derive_args(inputs: Path, out: str | Path) -> list[str]:
 # --- help --------------------------------------------------------------------------------------
 
 
-def test_every_subcommand_has_help():
-    parser = build_parser()
-    sub = next(a for a in parser._actions if a.dest == "command")
-    for name, _, _ in COMMANDS:
-        if name in sub.choices:
-            assert sub.choices[name].format_help()
+def leaf_parsers(parser=None, path=()):
+    """(command path, parser) of every command and sub-action that runs something."""
+    parser = parser or build_parser()
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        yield path, parser
+    for sub in subs:
+        for name, child in sub.choices.items():
+            yield from leaf_parsers(child, (*path, name))
 
 
-def test_help_is_fast_and_does_not_import_torch():
-    code = "import sys; from spl_hf.cli import build_parser; build_parser(); print('torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+LEAVES = [path for path, _ in leaf_parsers()]
+
+
+def test_every_command_is_a_leaf_here():
+    assert {p[0] for p in LEAVES} == {name for name, _, _ in COMMANDS}
+    assert (
+        ("release", "tenets") in LEAVES and ("eval", "at-limit") in LEAVES and ("sources", "read") in LEAVES
+    )
+
+
+@pytest.mark.parametrize("path", LEAVES, ids=[" ".join(p) for p in LEAVES])
+def test_every_option_has_its_own_help_written_once(path):
+    parser = dict(leaf_parsers())[path]
+    options = [a for a in parser._actions if a.option_strings and a.dest != "help"]
+    assert options, path
+    flags = {s for a in options for s in a.option_strings}
+    for action in options:
+        text = " ".join((action.help or "").split())
+        assert text, f"{' '.join(path)} {action.option_strings}: no help"
+        assert text.lower().count("default") <= 1, f"{action.option_strings}: default written twice: {text}"
+        for flag in action.option_strings:
+            assert re.fullmatch(r"--[a-z0-9]+(_[a-z0-9]+)*", flag), f"{flag}: not --snake_case"
+            if flag.startswith("--no_"):  # a negated flag says what turning it off does
+                assert f"--{flag[5:]}" not in flags and "show" not in text.lower(), text
+    # Options are grouped by the dataclass declaring them, not one flat list.
+    if getattr(parser, "_defaults", {}).get("_config_classes"):
+        titles = [g.title for g in parser._action_groups if g._group_actions]
+        assert len(titles) >= 2, titles
+
+
+def test_help_groups_options_by_dataclass(capsys):
+    with pytest.raises(SystemExit):
+        main(["release", "tenets", "--help"])
+    out = capsys.readouterr().out
+    for title in ("Model and engine:", "Publishing to the Hub", "Pairwise judge:", "Per-tenet DPO release:"):
+        assert title in out
+    assert "--no_progress" in out and "Hide the progress bar." in out and "--no_sft" in out
+
+
+# Every `spl-hf [COMMAND [ACTION]] --help` in one fresh interpreter: when none of the heavy libraries is
+# loaded after all of them, none of them loaded one.
+HELP_PROBE = """
+import json, sys
+from spl_hf.cli import main
+paths = json.loads(sys.argv[1])
+for path in paths:
+    try:
+        main([*path, "--help"])
+    except SystemExit:
+        pass
+print(json.dumps(sorted(m for m in ("torch", "transformers", "datasets", "pyarrow") if m in sys.modules)))
+"""
+
+
+def test_help_of_every_command_imports_no_heavy_library():
+    paths = [[], *(list(p[:i]) for p in LEAVES for i in range(1, len(p) + 1))]
+    out = subprocess.run(
+        [sys.executable, "-c", HELP_PROBE, json.dumps(paths)], capture_output=True, text=True, check=True
+    )
+    assert "usage: spl-hf release tenets" in out.stdout
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def test_no_option_is_declared_by_a_hand_written_add_argument():
+    cli = REPO / "spl_hf" / "cli"
+    calls = {p.name: p.read_text().count("add_argument(") for p in sorted(cli.glob("*.py"))}
+    assert {k: v for k, v in calls.items() if v} == {}
 
 
 def test_console_script_runs():
@@ -89,9 +157,17 @@ def test_every_config_field_is_a_flag():
     sub = next(a for a in parser._actions if a.dest == "command")
     tenets = next(a for a in sub.choices["tenets"]._actions if a.dest == "tenets_command")
     build_help = tenets.choices["build"].format_help()
-    for flag in ("--tenets_file", "--tenets-file", "--repo_id", "--pretty_name", "--overwrite", "--config"):
+    for flag in ("--tenets_file", "--repo_id", "--pretty_name", "--overwrite", "--config"):
         assert flag in build_help
-    assert "--out" in sub.choices["derive"].format_help()  # the old spelling stays an alias
+    assert "--output_dir" in sub.choices["derive"].format_help()
+
+
+@pytest.mark.parametrize("flag", ["--out", "--output-dir", "--tenets-file", "--no-progress"])
+def test_one_spelling_per_option(tmp_path, flag, capsys):
+    """Kebab spellings and the old --out are gone everywhere (argparse would also take a prefix of a flag)."""
+    with pytest.raises(SystemExit) as info:
+        main(["tenets", "build", "--pairs", "p.jsonl", "--scores", "s.jsonl", flag, str(tmp_path / "x")])
+    assert info.value.code == 2 and "unrecognized arguments" in capsys.readouterr().err
 
 
 # --- outputs never destroy inputs or a user's files -------------------------------------------
@@ -160,7 +236,7 @@ def test_tenets_build_out_at_its_inputs_is_refused(tmp_path, capsys):
         str(folder / "scores.parquet"),
     ]
     for out in (folder, tmp_path, folder / "pairs.parquet"):
-        assert main([*base, "--capacity", "1", "--out", str(out), "--overwrite"]) == 2
+        assert main([*base, "--capacity", "1", "--output_dir", str(out), "--overwrite"]) == 2
         error_line(capsys)
     assert snapshot(tmp_path) == before
 
@@ -170,9 +246,15 @@ def test_assign_out_over_its_scores_is_refused(tmp_path, capsys):
     pq.write_table(pa.table({"pair_id": ["a"], "prompt_id": ["q"], "tenet": ["t"], "score": [0.9]}), scores)
     before = snapshot(tmp_path)
     for extra in ([], ["--overwrite"]):
-        assert main(["assign", "--scores", str(scores), "--capacity", "1", "--out", str(scores), *extra]) == 2
+        assert (
+            main(["assign", "--scores", str(scores), "--capacity", "1", "--output_dir", str(scores), *extra])
+            == 2
+        )
         assert "also an input" in error_line(capsys)
-    assert main(["assign", "--scores", str(scores), "--capacity", "1", "--out", str(tmp_path / "a.csv")]) == 2
+    assert (
+        main(["assign", "--scores", str(scores), "--capacity", "1", "--output_dir", str(tmp_path / "a.csv")])
+        == 2
+    )
     assert "extension" in error_line(capsys)
     assert snapshot(tmp_path) == before
 
@@ -180,7 +262,7 @@ def test_assign_out_over_its_scores_is_refused(tmp_path, capsys):
 def test_demo_refuses_a_folder_with_user_files(tmp_path, capsys):
     (tmp_path / "notes.md").write_text("mine\n")
     before = snapshot(tmp_path)
-    assert main(["demo", "--out", str(tmp_path)]) == 2
+    assert main(["demo", "--output_dir", str(tmp_path)]) == 2
     assert "notes.md" in error_line(capsys)
     assert snapshot(tmp_path) == before
 
@@ -204,9 +286,9 @@ def judge_args(pairs: Path, tmp_path: Path, *extra: str, model: str = NO_MODEL) 
         model,
         "--cache",
         str(tmp_path / "c.db"),
-        "--out",
+        "--output_dir",
         str(tmp_path / "scores.jsonl"),
-        "--no-progress",
+        "--no_progress",
         *extra,
     ]
 
@@ -214,15 +296,15 @@ def judge_args(pairs: Path, tmp_path: Path, *extra: str, model: str = NO_MODEL) 
 @pytest.mark.parametrize(
     "extra,flag",
     [
-        (["--chunk-size", "0"], "chunk_size"),
-        (["--chunk-size", "-1"], "chunk_size"),
-        (["--commit-every", "-5"], "commit_every"),
+        (["--chunk_size", "0"], "chunk_size"),
+        (["--chunk_size", "-1"], "chunk_size"),
+        (["--commit_every", "-5"], "commit_every"),
         (["--threads", "0"], "threads"),
         (["--threads", "-2"], "threads"),
-        (["--max-length", "0"], "max_length"),
+        (["--max_length", "0"], "max_length"),
         (["--limit", "0"], "limit"),
         (["--limit", "-1"], "limit"),
-        (["--out", "scores.csv"], "extension"),
+        (["--output_dir", "scores.csv"], "extension"),
         (["--backend", "tgi"], "invalid choice"),
     ],
 )
@@ -244,14 +326,14 @@ def test_max_length_beyond_the_model_context_is_rejected_before_loading(tmp_path
     model.mkdir()
     (model / "config.json").write_text(json.dumps({"model_type": "llama", "max_position_embeddings": 8192}))
     # No weights in the folder: a load would fail; the context check must come first.
-    assert main(judge_args(pairs, tmp_path, "--max-length", "100000000", model=str(model))) == 2
+    assert main(judge_args(pairs, tmp_path, "--max_length", "100000000", model=str(model))) == 2
     assert "exceeds the model's context of 8192" in error_line(capsys)
 
 
 def test_judge_output_over_its_input_is_refused(tmp_path, pairs, capsys):
     before = pairs.read_bytes()
     args = judge_args(pairs, tmp_path, "--overwrite")
-    args[args.index("--out") + 1] = str(pairs)
+    args[args.index("--output_dir") + 1] = str(pairs)
     assert main(args) == 2
     assert "also an input" in error_line(capsys)
     assert pairs.read_bytes() == before
@@ -281,9 +363,12 @@ def test_label_items_of_the_wrong_kind_fail_before_loading(tmp_path, capsys):
     scores = tmp_path / "scores.parquet"
     pq.write_table(pa.table({"pair_id": ["a", "b"], "tenet": ["t", "t"], "score": [0.5, -0.5]}), scores)
     base = ["label", "--items", str(scores), "--model", NO_MODEL, "--cache", str(tmp_path / "c.db")]
-    assert main([*base, "--out", str(tmp_path / "labels.jsonl")]) == 2
+    assert main([*base, "--output_dir", str(tmp_path / "labels.jsonl")]) == 2
     assert "none of the 2 rows is a label item" in error_line(capsys)
-    assert main([*base, "--out", str(tmp_path / "l.jsonl"), "--pair-labels", str(tmp_path / "p.jsonl")]) == 2
+    assert (
+        main([*base, "--output_dir", str(tmp_path / "l.jsonl"), "--pair_labels", str(tmp_path / "p.jsonl")])
+        == 2
+    )
     assert "--task verdict" in error_line(capsys)
 
 
@@ -297,7 +382,7 @@ def test_generate_checks_its_settings_before_loading(tmp_path, capsys):
         NO_MODEL,
         "--cache",
         str(tmp_path / "c.db"),
-        "--out",
+        "--output_dir",
         str(tmp_path / "cands.jsonl"),
     ]
     assert main([*base, "--k", "2"]) == 2
@@ -315,7 +400,7 @@ def test_judge_recipe_sets_and_flags_override(tmp_path, pairs, capsys):
     assert main([*judge_args(pairs, tmp_path), "--config", str(recipe)]) == 2
     assert "unknown setting(s) ['chunk_sise']" in error_line(capsys)
     recipe.write_text("chunk_size: 0\nlimit: 0\n")  # ... and a flag overrides it
-    assert main([*judge_args(pairs, tmp_path), "--config", str(recipe), "--chunk-size", "4"]) == 2
+    assert main([*judge_args(pairs, tmp_path), "--config", str(recipe), "--chunk_size", "4"]) == 2
     line = error_line(capsys)
     assert "limit" in line and "chunk_size" not in line
 
@@ -376,7 +461,7 @@ def test_bugs_keep_their_traceback(monkeypatch):
 
 def test_debug_flag_shows_the_traceback_in_a_real_process(tmp_path):
     (tmp_path / "a_file").write_text("x")
-    argv = [sys.executable, "-m", "spl_hf.cli", "derive", "--out", str(tmp_path / "a_file" / "ds")]
+    argv = [sys.executable, "-m", "spl_hf.cli", "derive", "--output_dir", str(tmp_path / "a_file" / "ds")]
     plain = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path)
     assert plain.returncode == 2 and "Traceback" not in plain.stderr and "a_file" in plain.stderr
     debug = subprocess.run([*argv[:3], "--debug", *argv[3:]], capture_output=True, text=True, cwd=tmp_path)
@@ -384,7 +469,7 @@ def test_debug_flag_shows_the_traceback_in_a_real_process(tmp_path):
 
 
 def test_required_settings_are_named(tmp_path, capsys):
-    assert main(["judge", "--cache", str(tmp_path / "c.db"), "--out", str(tmp_path / "s.jsonl")]) == 2
+    assert main(["judge", "--cache", str(tmp_path / "c.db"), "--output_dir", str(tmp_path / "s.jsonl")]) == 2
     assert "--pairs is required" in error_line(capsys)
     assert main(["tenets", "build", "--scores", "s.parquet"]) == 2
     assert "--pairs is required" in error_line(capsys)

@@ -10,8 +10,8 @@ import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from transformers import HfArgumentParser
 
+from spl_hf.configs import parse_config
 from spl_hf.decontam import (
     DecontamConfig,
     HeldoutIndex,
@@ -201,15 +201,18 @@ def test_bad_inputs_are_clear_errors():
         decontaminate(no_user, HELDOUT)
 
 
-def test_config_parses_with_hf_argument_parser():
-    (cfg,) = HfArgumentParser(DecontamConfig).parse_args_into_dataclasses(
-        ["--heldout", "or_bench_hard_1k", "xstest", "--overlap_threshold", "0.7", "--ngram_size", "5"]
+def test_config_parses_with_the_project_parser():
+    (cfg,) = parse_config(
+        DecontamConfig,
+        ["--heldout", "or_bench_hard_1k", "xstest", "--overlap_threshold", "0.7", "--ngram_size", "5"],
     )
     assert (
         cfg.heldout == ["or_bench_hard_1k", "xstest"] and cfg.overlap_threshold == 0.7 and cfg.ngram_size == 5
     )
-    (default,) = HfArgumentParser(DecontamConfig).parse_args_into_dataclasses([])
+    (default,) = parse_config(DecontamConfig, [])
     assert default.heldout == ["or_bench_hard_1k", "or_bench_toxic"] and default.near_duplicates
+    (exact,) = parse_config(DecontamConfig, ["--no_near_duplicates"])
+    assert exact.near_duplicates is False
 
 
 def test_index_scales_through_postings_not_pairs():

@@ -70,9 +70,9 @@ def test_classify_cli_on_saved_responses(tiny_model_dir: Path, tmp_path: Path, c
         str(tiny_model_dir),
         "--cache",
         str(tmp_path / "c.sqlite"),
-        "--out",
+        "--output_dir",
         str(tmp_path / "labels.jsonl"),
-        "--no-progress",
+        "--no_progress",
         "--json",
     ]
     assert main(args) == 0
@@ -89,6 +89,6 @@ def test_classify_cli_on_saved_responses(tiny_model_dir: Path, tmp_path: Path, c
     )  # cached
     assert (tmp_path / "labels.jsonl").read_bytes() == first
     src.write_text(json.dumps({"prompt_id": "p1", "prompt": "x"}) + "\n")
-    args[args.index("--out") + 1] = str(tmp_path / "labels3.jsonl")
+    args[args.index("--output_dir") + 1] = str(tmp_path / "labels3.jsonl")
     assert main(args) == 2
     assert "row 0 lacks a string 'response'" in capsys.readouterr().err

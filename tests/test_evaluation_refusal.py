@@ -43,13 +43,13 @@ def eval_args(model: Path, out: Path, *extra: str) -> list[str]:
         "--samples",
         "--limit",
         "3",
-        "--max-new-tokens",
+        "--max_new_tokens",
         "6",
-        "--batch-size",
+        "--batch_size",
         "2",
-        "--out",
+        "--output_dir",
         str(out),
-        "--no-progress",
+        "--no_progress",
         "--json",
         *extra,
     ]
@@ -138,9 +138,9 @@ def test_eval_of_a_run_folder(tiny_model_dir: Path, tmp_path: Path, capsys) -> N
         "or_bench_toxic",
         "--limit",
         "2",
-        "--max-new-tokens",
+        "--max_new_tokens",
         "4",
-        "--no-progress",
+        "--no_progress",
         "--json",
     ]
     code, _ = run_cli(args, capsys)
@@ -211,11 +211,13 @@ def test_at_limit_table_pools_seeds_and_names_gaps(tmp_path: Path, capsys) -> No
 
 
 def test_bad_cli_input(tmp_path: Path, capsys) -> None:
-    assert main(["eval", "refusal", "--prompts", "nope", "--out", str(tmp_path / "o")]) == 2
+    assert main(["eval", "refusal", "--prompts", "nope", "--output_dir", str(tmp_path / "o")]) == 2
     assert "unknown prompt set 'nope'" in capsys.readouterr().err
     assert main(["eval", "refusal", "--samples"]) == 2
-    assert "--out is required unless --run" in capsys.readouterr().err
-    assert main(["eval", "refusal", "--samples", "--matcher", "xtest", "--out", str(tmp_path / "o")]) == 2
+    assert "--output_dir is required unless --run" in capsys.readouterr().err
+    assert (
+        main(["eval", "refusal", "--samples", "--matcher", "xtest", "--output_dir", str(tmp_path / "o")]) == 2
+    )
     assert "unknown refusal matcher 'xtest'" in capsys.readouterr().err
 
 
@@ -245,7 +247,7 @@ def test_adapter_on_other_base_weights_is_refused(tiny_model_dir: Path, tmp_path
     record["model"] = {"model_id": "x", "revision": "dir-sha256:0000"}
     (run / "run.json").write_text(json.dumps(record))
     assert (
-        main(["eval", "refusal", "--run", str(run), "--samples", "--limit", "1", "--max-new-tokens", "2"])
+        main(["eval", "refusal", "--run", str(run), "--samples", "--limit", "1", "--max_new_tokens", "2"])
         == 2
     )
     assert "adapter trained on base weights dir-sha256:0000" in capsys.readouterr().err

@@ -103,7 +103,7 @@ def test_card_command_regenerates_the_card_without_rebuilding(builds, tmp_path, 
         (copy / "README.md").write_text("stale\n")
         assert main(["card", str(copy)]) == 0
         assert (copy / "README.md").read_text() == original  # same inputs, same card
-        assert main(["card", str(copy), "--repo-id", "someone/else"]) == 0
+        assert main(["card", str(copy), "--repo_id", "someone/else"]) == 0
         card = (copy / "README.md").read_text()
         assert 'load_dataset("someone/else"' in card and card.replace("someone/else", "x") != original
         assert verify_manifest(copy) == []  # the manifest follows the new card

@@ -46,7 +46,7 @@ def published(hub, builds):
             out = io.StringIO()
             try:
                 with contextlib.redirect_stdout(out):
-                    results["cli_rc"] = main(["publish", str(builds["tenets"]), "--repo-id", "org/tenets"])
+                    results["cli_rc"] = main(["publish", str(builds["tenets"]), "--repo_id", "org/tenets"])
             except Exception as exc:  # reported below, on the test thread
                 errors.append(exc)
             results["cli_out"] = out.getvalue()
@@ -152,7 +152,7 @@ def test_a_folder_that_does_not_audit_clean_is_refused(
     rows = table.to_pylist()
     rows[0]["derivation"]["label"] = "b" if rows[0]["derivation"]["label"] == "a" else "a"
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), shard)
-    assert main(["publish", str(edited), "--repo-id", "org/edited"]) == 2
+    assert main(["publish", str(edited), "--repo_id", "org/edited"]) == 2
     err = capsys.readouterr().err
     assert "does not audit clean" in err and "MANIFEST.sha256" in err and shard.name in err
     # With the manifest made to agree, the row audit itself refuses it.
@@ -164,7 +164,7 @@ def test_a_folder_that_does_not_audit_clean_is_refused(
             for line in manifest.read_text().splitlines()
         )
     )
-    assert main(["publish", str(edited), "--repo-id", "org/edited"]) == 2
+    assert main(["publish", str(edited), "--repo_id", "org/edited"]) == 2
     err = capsys.readouterr().err
     assert (
         "does not audit clean" in err
@@ -179,7 +179,7 @@ def test_publish_without_a_token_is_refused_clearly(builds, hub, monkeypatch, ca
     monkeypatch.setenv("HF_ENDPOINT", hub.url)
     monkeypatch.delenv("HF_TOKEN", raising=False)
     monkeypatch.setenv("HF_HOME", str(builds["spl"].parent / "empty-home"))  # no stored login either
-    assert main(["publish", str(builds["spl"]), "--repo-id", "org/nobody"]) == 2
+    assert main(["publish", str(builds["spl"]), "--repo_id", "org/nobody"]) == 2
     err = capsys.readouterr().err
     assert "401" in err and "HF_TOKEN" in err
 

@@ -42,6 +42,33 @@ LAYERS = {
         ("spl_hf.build", "spl_hf.build.tenets", "spl_hf.build.spl"),
         ("spl_hf.backends", "spl_hf.audit"),
     ),
+    # The parser, the recipe registry and every config dataclass a command parses: no CLI, and (see
+    # test_config_layer_imports_no_data_library) nothing heavy, so that any --help answers at once.
+    "configs": (
+        (
+            "spl_hf.configs",
+            "spl_hf.recipes",
+            "spl_hf.build.config",
+            "spl_hf.release.config",
+            "spl_hf.assign.config",
+            "spl_hf.decontam.config",
+            "spl_hf.backends.settings",
+            "spl_hf.backends.tasks",
+            "spl_hf.backends.judge",
+            "spl_hf.backends.labeler",
+            "spl_hf.backends.generate",
+            "spl_hf.audit.config",
+            "spl_hf.sources.options",
+            "spl_hf.evaluation.config",
+            "spl_hf.evaluation.runner",
+            "spl_hf.report.config",
+            "spl_hf.agreement.config",
+            "spl_hf.hub.config",
+            "spl_hf.rules.config",
+            "spl_hf.train.config",
+        ),
+        ("spl_hf.cli", "spl_hf.build.spl", "spl_hf.build.tenets", "spl_hf.audit.load", "spl_hf.hub.folder"),
+    ),
 }
 
 PROBE = """
@@ -148,3 +175,38 @@ def test_imports_between_packages_go_through_their_faces():
     ]
     assert mine == [], f"import these from the package, adding them to its __all__: {mine}"
     assert len(found) <= PAST_FACES_LEFT, f"{len(found)} imports skip a face (was {PAST_FACES_LEFT}): {found}"
+
+
+def test_config_layer_imports_no_data_library(loaded):
+    heavy = sorted({m.split(".")[0] for m in loaded["configs"]} & {"datasets", "pyarrow"})
+    assert heavy == [], f"config dataclasses import {heavy}: `spl-hf <command> --help` would load them"
+
+
+def test_recipe_registry_classes_are_in_the_config_layer():
+    from spl_hf.recipes import RECIPE_KINDS
+
+    config_layer = set(LAYERS["configs"][0])
+    for kind in RECIPE_KINDS.values():
+        assert {ref.split(":")[0] for ref in kind.classes} <= config_layer
+
+
+def test_no_library_module_imports_the_cli():
+    """Only spl_hf.cli (and scripts) may import spl_hf.cli, also lazily inside a function."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "spl_hf"
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        if path.is_relative_to(root / "cli"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            offenders += [
+                f"{path.relative_to(root)}: {n}"
+                for n in names
+                if n == "spl_hf.cli" or n.startswith("spl_hf.cli.")
+            ]
+    assert offenders == []

@@ -73,7 +73,7 @@ def test_wheel_installs_and_builds_and_audits_outside_the_repo(tmp_path: Path) -
         check=True,
     ).stdout
     assert where.startswith(str(target))
-    built = cli("derive", "--out", "release")
+    built = cli("derive", "--output_dir", "release")
     assert built.returncode == 0, built.stderr[-2000:]
     readme = (work / "release" / "README.md").read_text()
     assert "configs:" in readme and "derivations" in readme

@@ -1,5 +1,6 @@
 """Every YAML recipe is run by a command, parsed the way that command parses --config."""
 
+import json
 import shlex
 
 import pytest
@@ -52,10 +53,11 @@ def test_assign_recipe_runs_through_assign(tmp_path):
     from spl_hf.recipes import recipe_command
 
     path = REPO / "recipes" / "assign" / "constitution_v3.yaml"
-    args, (config, files) = _parse_command(path)
+    args, (files, config, output, _) = _parse_command(path)
     assert recipe_command(path).startswith("spl-hf assign --config")
     assert (config.capacity, config.threshold, config.seed) == (4000, 0.5, 42)
-    assert files.out == "assignment.parquet" and args.func.__module__ == "spl_hf.cli.assign"
+    assert files.action == "solve" and files.scores == "scores.parquet"
+    assert output.output_dir == "assignment.parquet" and args.func.__module__ == "spl_hf.cli.assign"
 
 
 def test_flags_override_the_recipe():
@@ -63,7 +65,7 @@ def test_flags_override_the_recipe():
     from spl_hf.configs import apply_config, configs_from_args
 
     path = REPO / "recipes" / "tenets" / "constitution_v3.yaml"
-    argv = ["release", "tenets", "--config", str(path), "--capacity", "7", "--tenets-file", "t.yaml"]
+    argv = ["release", "tenets", "--config", str(path), "--capacity", "7", "--tenets_file", "t.yaml"]
     parser = build_parser()
     args = parser.parse_args(argv)
     apply_config(args)
@@ -92,3 +94,18 @@ def test_malformed_recipe_names_the_file(tmp_path, text, match):
     with pytest.raises(ValueError, match=match) as info:
         parse_recipe(bad)
     assert str(bad) in str(info.value)
+
+
+RELEASE_RECIPES = [p for p in RECIPES if p.parent.name in ("spl", "tenets")]
+
+
+@pytest.mark.parametrize("path", RELEASE_RECIPES, ids=[f"{p.parent.name}/{p.name}" for p in RELEASE_RECIPES])
+def test_release_recipe_dry_runs_through_the_cli(path, tmp_path, capsys):
+    """Parsed by the one parser and validated by the release (--dry_run: no model, nothing written)."""
+    from spl_hf.cli import main
+
+    run_dir, output_dir = tmp_path / "run", tmp_path / "ds"
+    argv = ["release", path.parent.name, "--config", str(path), "--dry_run"]
+    assert main([*argv, "--run_dir", str(run_dir), "--output_dir", str(output_dir)]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["stages"] and not run_dir.exists() and not output_dir.exists()

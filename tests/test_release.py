@@ -108,10 +108,9 @@ def _tenet_args(tmp_path: Path, model: Path, heldout: Path, **over: str) -> list
         "heldout_files": f"or_bench_hard_1k={heldout}",
         "run_dir": str(tmp_path / "run"),
         "output_dir": str(tmp_path / "ds"),
-        "progress": "false",
         **over,
     }
-    return ["release", "tenets", *[x for k, v in args.items() for x in (f"--{k}", v)]]
+    return ["release", "tenets", *[x for k, v in args.items() for x in (f"--{k}", v)], "--no_progress"]
 
 
 @pytest.fixture
@@ -237,7 +236,7 @@ def test_spl_release_writes_the_judge_comparison_from_recorded_verdicts(tmp_path
     assert main([*base, "--recorded_verdicts", str(verdicts)]) == 0
     assert _stages(capsys.readouterr().out)["write"] != "skipped"
     # A recorded verdict file needs recorded attributes; the verdict stage judges generated candidates.
-    assert main([*base, "--verdict_judge", "true"]) == 2
+    assert main([*base, "--verdict_judge"]) == 2
     assert "verdict_judge judges generated candidates" in capsys.readouterr().err
 
 

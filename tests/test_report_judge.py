@@ -108,7 +108,18 @@ def test_cli_writes_training_files_under_each_labeling(built_spl, tmp_path, caps
     verdicts = write_jsonl(tmp_path / "judge.jsonl", judge_rows(table))
     out = tmp_path / "cmp"
     assert (
-        main(["report", "judge", str(built_spl), "--verdicts", str(verdicts), "--out", str(out), "--json"])
+        main(
+            [
+                "report",
+                "judge",
+                str(built_spl),
+                "--verdicts",
+                str(verdicts),
+                "--output_dir",
+                str(out),
+                "--json",
+            ]
+        )
         == 0
     )
     data = json.loads(capsys.readouterr().out)

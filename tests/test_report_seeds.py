@@ -137,7 +137,16 @@ def test_unknown_condition_in_contrast(runs):
 
 def test_cli_writes_report_and_figures(runs, tmp_path, capsys):
     out = tmp_path / "rep"
-    cmd = ["report", "seeds", str(runs), "--out", str(out), "--json", "--contrast", "prompt_shared:judge"]
+    cmd = [
+        "report",
+        "seeds",
+        str(runs),
+        "--output_dir",
+        str(out),
+        "--json",
+        "--contrast",
+        "prompt_shared:judge",
+    ]
     assert main(cmd) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["contrasts"][0]["first"] == "prompt_shared" and data["contrasts"][0]["df"] == 4
@@ -159,7 +168,7 @@ def test_cli_writes_report_and_figures(runs, tmp_path, capsys):
 
 
 def test_cli_default_output_next_to_the_runs(runs, capsys):
-    assert main(["report", "seeds", str(runs), "--no-figures"]) == 0
+    assert main(["report", "seeds", str(runs), "--no_figures"]) == 0
     assert "Table XIV" in capsys.readouterr().out
     assert (runs / "report" / "report.md").is_file()
     assert len(load_runs(runs)) == 20  # the report folder is not taken for a condition
@@ -170,7 +179,7 @@ def test_cli_missing_seed_is_one_line_error(tmp_path):
     del counts["prompt_shared"][2]
     root = write_runs(tmp_path / "runs", counts)
     res = subprocess.run(
-        [sys.executable, "-m", "spl_hf.cli", "report", "seeds", str(root), "--no-figures"],
+        [sys.executable, "-m", "spl_hf.cli", "report", "seeds", str(root), "--no_figures"],
         capture_output=True,
         text=True,
     )

@@ -17,7 +17,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "sources"
 def test_read_writes_pairs_quarantine_and_report(tmp_path, capsys):
     out = tmp_path / "out"
     argv = ["sources", "read", "--source", "wf_mt", "--path", str(FIXTURES / "wildfeedback.json")]
-    code = main([*argv, "--clip-chars", "400", "--out", str(out), "--json"])
+    code = main([*argv, "--clip_chars", "400", "--output_dir", str(out), "--json"])
     assert code == 0
     report = json.loads(capsys.readouterr().out)
     assert report["source"] == "wf_mt" and report["rows_yielded"] == 2 and report["clipped_prompts"] == 1
@@ -45,8 +45,8 @@ def test_read_writes_pairs_quarantine_and_report(tmp_path, capsys):
     ]
     assert json.loads((out / "report.json").read_text()) == report
 
-    # --clip-chars 0 turns clipping off
-    main([*argv, "--clip-chars", "0", "--out", str(tmp_path / "noclip"), "--json"])
+    # --clip_chars 0 turns clipping off
+    main([*argv, "--clip_chars", "0", "--output_dir", str(tmp_path / "noclip"), "--json"])
     assert json.loads(capsys.readouterr().out)["clipped_prompts"] == 0
 
 
@@ -59,7 +59,7 @@ def test_read_prompt_source(tmp_path, capsys):
             "xstest",
             "--path",
             str(FIXTURES / "xstest.jsonl"),
-            "--out",
+            "--output_dir",
             str(tmp_path),
         ]
     )
@@ -80,7 +80,7 @@ def test_read_errors_exit_2_with_message(tmp_path, capsys, source, path, message
     import re
 
     code = main(
-        ["sources", "read", "--source", source, "--path", str(FIXTURES / path), "--out", str(tmp_path)]
+        ["sources", "read", "--source", source, "--path", str(FIXTURES / path), "--output_dir", str(tmp_path)]
     )
     assert code == 2
     assert re.search(message, capsys.readouterr().err)
@@ -96,11 +96,12 @@ def test_list_shows_adapters_with_licences(capsys):
     assert len(entries) == 16
 
 
-def test_cli_default_clip_budget_matches_library():
-    from spl_hf.cli import sources as cli_sources
+def test_cli_help_states_the_library_clip_budget(capsys):
     from spl_hf.sources import DEFAULT_CLIP_CHARS
 
-    assert cli_sources.DEFAULT_CLIP_CHARS == DEFAULT_CLIP_CHARS
+    with pytest.raises(SystemExit):
+        main(["sources", "read", "--help"])
+    assert f"(default {DEFAULT_CLIP_CHARS}; 0 = no clipping)" in " ".join(capsys.readouterr().out.split())
 
 
 @pytest.mark.parametrize(
@@ -117,7 +118,16 @@ def test_whole_file_errors_exit_2_with_one_line(tmp_path, capsys, content, messa
     path = tmp_path / "test.jsonl.gz"
     path.write_bytes(content)
     code = main(
-        ["sources", "read", "--source", "hh_train", "--path", str(path), "--out", str(tmp_path / "out")]
+        [
+            "sources",
+            "read",
+            "--source",
+            "hh_train",
+            "--path",
+            str(path),
+            "--output_dir",
+            str(tmp_path / "out"),
+        ]
     )
     assert code == 2
     err = capsys.readouterr().err
@@ -134,7 +144,7 @@ def test_out_is_guarded_and_overwrite_replaces_an_earlier_read(tmp_path, capsys)
         "xstest",
         "--path",
         str(FIXTURES / "xstest.jsonl"),
-        "--out",
+        "--output_dir",
         str(out),
     ]
     assert main(argv) == 0
@@ -167,7 +177,7 @@ def test_pku_and_harmbench_options(tmp_path, capsys):
     pku = tmp_path / "pku.jsonl"
     pku.write_text("".join(json.dumps(r) + "\n" for r in rows))
     argv = ["sources", "read", "--source", "pku_train", "--path", str(pku), "--json"]
-    assert main([*argv, "--pku-drop-both-unsafe", "--out", str(tmp_path / "p")]) == 0
+    assert main([*argv, "--pku_drop_both_unsafe", "--output_dir", str(tmp_path / "p")]) == 0
     assert json.loads(capsys.readouterr().out)["filtered"] == {"both_unsafe": 1}
     table = pq.read_table(tmp_path / "p" / "pairs.parquet")
     assert table.column("response_a_safe").to_pylist() == [True]
@@ -180,10 +190,10 @@ def test_pku_and_harmbench_options(tmp_path, capsys):
         "--path",
         str(FIXTURES / "harmbench_behaviors_text_all.csv"),
     ]
-    assert main([*hb, "--out", str(tmp_path / "h1"), "--json"]) == 0
+    assert main([*hb, "--output_dir", str(tmp_path / "h1"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["rows_yielded"] == 2
-    more = ["--harmbench-category", "standard", "--harmbench-category", "copyright"]
-    assert main([*hb, *more, "--out", str(tmp_path / "h2"), "--json"]) == 0
+    more = ["--harmbench_category", "standard", "--harmbench_category", "copyright"]
+    assert main([*hb, *more, "--output_dir", str(tmp_path / "h2"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["filtered"] == {"functional_category_contextual": 1}
 
 

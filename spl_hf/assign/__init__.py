@@ -1,19 +1,33 @@
 """Min-cost-flow assignment of judged (pair, tenet) scores to per-tenet datasets, with certificates."""
 
-from spl_hf.assign.certificate import (
-    CERTIFICATE_FORMAT,
-    Certificate,
-    CertificateCheck,
-    DroppedTenet,
-    SolveRecord,
-    verify_assignment,
-)
-from spl_hf.assign.config import DEFAULT_STRATEGY, SOLVERS, STRATEGIES, AssignConfig
-from spl_hf.assign.io import certificate_path, read_certificate, read_table, write_certificate, write_table
-from spl_hf.assign.network import CostRangeError
-from spl_hf.assign.scores import REQUIRED_COLUMNS, ScoresError, ScoreTable, encode_scores
-from spl_hf.assign.solve import AssignmentResult, assign_tenets, given_assignment, verify_certificate
-from spl_hf.assign.solvers import SolverError
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spl_hf.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from spl_hf.assign.certificate import (
+        CERTIFICATE_FORMAT,
+        Certificate,
+        CertificateCheck,
+        DroppedTenet,
+        SolveRecord,
+        verify_assignment,
+    )
+    from spl_hf.assign.config import DEFAULT_STRATEGY, SOLVERS, STRATEGIES, AssignConfig
+    from spl_hf.assign.io import (
+        certificate_path,
+        read_certificate,
+        read_table,
+        write_certificate,
+        write_table,
+    )
+    from spl_hf.assign.network import CostRangeError
+    from spl_hf.assign.scores import REQUIRED_COLUMNS, ScoresError, ScoreTable, encode_scores
+    from spl_hf.assign.solve import AssignmentResult, assign_tenets, given_assignment, verify_certificate
+    from spl_hf.assign.solvers import SolverError
+
 
 __all__ = [
     "CERTIFICATE_FORMAT",
@@ -42,3 +56,5 @@ __all__ = [
     "write_certificate",
     "write_table",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

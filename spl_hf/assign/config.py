@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Literal
 
 SOLVERS: tuple[str, ...] = ("ortools", "networkx")
 
@@ -13,6 +15,8 @@ DEFAULT_STRATEGY = "prefilter+bounded"
 
 @dataclass
 class AssignConfig:
+    """Assignment of judged pairs to tenets (min-cost flow)"""
+
     capacity: int = field(
         metadata={"help": "Pairs per kept tenet; every kept tenet receives exactly this many pairs."}
     )
@@ -70,3 +74,30 @@ class AssignConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+ASSIGNMENT_SUFFIXES = (".parquet", ".jsonl", ".ndjson")
+
+
+@dataclass
+class AssignFiles:
+    """Files of `spl-hf assign` (the assignment goes to output_dir)"""
+
+    scores: str = field(metadata={"help": "Score table (.parquet/.jsonl): pair_id, prompt_id, tenet, score."})
+    assignment: str | None = field(default=None, metadata={"help": "verify: assignment file to check."})
+    certificate: str | None = field(
+        default=None,
+        metadata={"help": "Certificate file (default: <assignment or output_dir>.certificate.json)."},
+    )
+
+    action: Literal["solve", "verify"] = field(
+        default="solve",
+        metadata={
+            "help": "solve: write an assignment and its certificate; verify: re-check an assignment.",
+            "positional": True,
+        },
+    )
+
+    def __post_init__(self) -> None:
+        if self.assignment is not None and Path(self.assignment).suffix.lower() not in ASSIGNMENT_SUFFIXES:
+            raise ValueError(f"--assignment {self.assignment}: unsupported extension; use .parquet or .jsonl")

@@ -16,7 +16,7 @@ from spl_hf.manifest import MANIFEST, ManifestCheck
 from spl_hf.rules import RuleBase
 
 NO_SOURCES_NOTE = "no --sources: rows were not checked against their source pools (provenance)"
-TENET_CONFIG_NOTE = "--config is ignored for a tenet build: its checks span every config"
+TENET_CONFIG_NOTE = "--config_name is ignored for a tenet build: its checks span every config"
 
 
 @dataclass

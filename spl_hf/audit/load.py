@@ -25,7 +25,7 @@ from spl_hf.manifest import MANIFEST, ManifestCheck, check_manifest, folder_file
 from spl_hf.rules import RuleBase, default_rulebase, load_rulebase
 
 NO_MANIFEST_NOTE = (
-    f"--no-manifest: {MANIFEST} was not checked, so files outside the declared data (card, rule base, "
+    f"--no_manifest: {MANIFEST} was not checked, so files outside the declared data (card, rule base, "
     "certificate, reports) may have been edited or added, and data files are trusted as read"
 )
 
@@ -49,7 +49,7 @@ class BuiltFolder:
     # (config, split) -> the files its patterns match, in card order, a file matched twice listed twice.
     files: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
-    manifest: ManifestCheck | None = None  # None with --no-manifest
+    manifest: ManifestCheck | None = None  # None with --no_manifest
     notes: list[str] = field(default_factory=list)
 
     def config(self, name: str) -> list[LoadedSplit]:

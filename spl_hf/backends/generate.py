@@ -24,6 +24,8 @@ INSTRUCTIONS: dict[str, str | None] = load_instructions()  # the shipped set
 
 @dataclass
 class GenerationConfig:
+    """Candidate generation"""
+
     instructions: list[str] = field(
         default_factory=lambda: ["comply", "refuse"],
         metadata={"help": f"instruction names: {', '.join(INSTRUCTIONS)}"},
@@ -33,7 +35,9 @@ class GenerationConfig:
     seed: int = field(default=0, metadata={"help": "run seed; each item's seed is derived from it"})
     do_sample: bool = field(default=False, metadata={"help": "sample instead of greedy decoding"})
     temperature: float = field(default=0.7, metadata={"help": "sampling temperature"})
-    progress: bool = field(default=True, metadata={"help": "show a tqdm progress bar"})
+    progress: bool = field(
+        default=True, metadata={"help": "Show a tqdm progress bar.", "negated_help": "Hide the progress bar."}
+    )
     instructions_file: str | None = field(
         default=None, metadata={"help": "YAML of named instructions (default: spl_hf/data/instructions.yaml)"}
     )

@@ -37,11 +37,15 @@ TEMPLATE_VERSION = 1
 
 @dataclass(frozen=True)
 class JudgeConfig:
+    """Pairwise judge"""
+
     chunk_size: int = field(
         default=8, metadata={"help": "tenet questions scored per forward pass (8-16 best on CPU)"}
     )
     commit_every: int = field(default=1, metadata={"help": "pairs per cache transaction"})
-    progress: bool = field(default=True, metadata={"help": "show a tqdm progress bar"})
+    progress: bool = field(
+        default=True, metadata={"help": "Show a tqdm progress bar.", "negated_help": "Hide the progress bar."}
+    )
 
     def __post_init__(self) -> None:
         for name in ("chunk_size", "commit_every"):

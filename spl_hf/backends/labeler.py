@@ -73,9 +73,13 @@ class LabelResult:
 
 @dataclass(frozen=True)
 class LabelerConfig:
+    """Attribute labeler"""
+
     mode: Mode = field(default="constrained", metadata={"help": "constrained (letter probabilities) or json"})
     max_new_tokens: int = field(default=160, metadata={"help": "json mode: generation limit per item"})
-    progress: bool = field(default=True, metadata={"help": "show a tqdm progress bar"})
+    progress: bool = field(
+        default=True, metadata={"help": "Show a tqdm progress bar.", "negated_help": "Hide the progress bar."}
+    )
 
     def __post_init__(self) -> None:
         if self.mode not in ("constrained", "json"):

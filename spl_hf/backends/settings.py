@@ -22,6 +22,8 @@ def check_positive(name: str, value: int | None, optional: bool = False) -> None
 
 @dataclass
 class ModelArgs:
+    """Model and engine"""
+
     model: str | None = field(
         default=None, metadata={"help": "Hub id or local folder (default: the embedded SmolLM2-135M)."}
     )

@@ -9,7 +9,7 @@ split by prompt source, a generated card, the rule base and the schema.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from functools import partial
 from importlib import resources
 from pathlib import Path
@@ -20,6 +20,7 @@ import yaml
 from datasets import Dataset
 from datasets.table import InMemoryTable
 
+from spl_hf.build.config import SAMPLE, SPLBuildConfig
 from spl_hf.contract import (
     DECONTAMINATION_FILE,
     CompositionTables,
@@ -44,7 +45,6 @@ from spl_hf.derive import (
 )
 from spl_hf.hub import (
     CARD_INPUTS,
-    DEFAULT_MAX_SHARD_SIZE,
     ConfigData,
     card_inputs,
     render_card,
@@ -53,7 +53,6 @@ from spl_hf.hub import (
 from spl_hf.outputs import guard_dir
 from spl_hf.rules import RuleBase, default_rulebase, load_rulebase
 
-SAMPLE = "<embedded sample>"
 ALL_SOURCES = "train"  # the split of `preferences` that covers every source
 LICENSE_FILE = "LICENSE.md"
 SOURCE_LICENSES = {
@@ -66,53 +65,6 @@ SOURCE_LICENSES = {
     "do_not_answer": "CC-BY-NC-SA-4.0",
     "malicious_instruct": "CC-BY-SA-4.0",
 }
-
-
-@dataclass
-class SPLBuildConfig:
-    prompts: str = field(
-        default=SAMPLE, metadata={"help": "JSON Lines of prompt records with recorded prompt attributes."}
-    )
-    candidates: str = field(
-        default=SAMPLE,
-        metadata={"help": "JSON Lines of candidate records with recorded response attributes."},
-    )
-    rulebase: str | None = field(
-        default=None, metadata={"help": "Rule base YAML; default: the packaged one."}
-    )
-    margin: int = field(default=1, metadata={"help": "Minimum rank difference for a label."})
-    output_dir: str = field(
-        default="out/spl",
-        metadata={"help": "Folder to write the dataset repository to.", "aliases": ["--out"]},
-    )
-    repo_id: str = field(
-        default="spl-hf/spl-sample", metadata={"help": "Hub repo id used in the card's loading example."}
-    )
-    pretty_name: str = field(default="SPL preference pairs (sample)", metadata={"help": "Card title."})
-    batch_size: int = field(default=1024, metadata={"help": "Rows per Arrow batch in the derivation map."})
-    decontamination: str | None = field(
-        default=None,
-        metadata={
-            "help": "decontamination.json of a release's decontaminate stage: its counts go into the card "
-            "and the build report, its removed prompt ids into the build (the audit checks none is released)."
-        },
-    )
-    verdicts: str | None = field(
-        default=None,
-        metadata={
-            "help": "Verdict-judge records, one per candidate (JSON Lines: prompt_id, candidate_id, status, "
-            "probs per verdict, mass, model_id, model_revision, template_hash; what the SPL release's "
-            "verdict stage writes): adds the judge_derivations, common_support and common_support_judge "
-            "configs (the judge comparison of Tables IX and X)."
-        },
-    )
-    max_shard_size: str = field(
-        default=DEFAULT_MAX_SHARD_SIZE, metadata={"help": "Largest parquet shard (Arrow size), e.g. 500MB."}
-    )
-    overwrite: bool = field(
-        default=False,
-        metadata={"help": "Replace output_dir when it holds an earlier spl_hf build (never other files)."},
-    )
 
 
 @dataclass(frozen=True)

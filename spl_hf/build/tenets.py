@@ -12,7 +12,7 @@ eligibility and the optimality of the split without a model or a solver.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +20,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spl_hf.assign import (
-    DEFAULT_STRATEGY,
-    STRATEGIES,
     AssignConfig,
     assign_tenets,
     certificate_path,
@@ -31,6 +29,7 @@ from spl_hf.assign import (
     read_table,
     verify_certificate,
 )
+from spl_hf.build.config import TenetBuildConfig
 from spl_hf.contract import (
     CERTIFICATE_FILE,
     DECONTAMINATION_FILE,
@@ -45,7 +44,6 @@ from spl_hf.contract import (
 )
 from spl_hf.hub import (
     CARD_INPUTS,
-    DEFAULT_MAX_SHARD_SIZE,
     ConfigData,
     card_inputs,
     render_card,
@@ -57,60 +55,6 @@ from spl_hf.tenets import default_tenets, load_tenets
 
 LICENSE_FILE = "LICENSE.md"
 LICENSE_ORDER = ("cc-by-nc-4.0", "cc-by-4.0", "odc-by", "mit")  # most restrictive first
-
-
-@dataclass
-class TenetBuildConfig:
-    pairs: str = field(metadata={"help": "Unified pair rows (.parquet/.jsonl) from `spl-hf sources read`."})
-    scores: str = field(metadata={"help": "Judge scores (.parquet/.jsonl) from `spl-hf judge`."})
-    capacity: int = field(default=4000, metadata={"help": "Pairs per kept tenet."})
-    threshold: float = field(default=0.5, metadata={"help": "Minimum |score| for a pair to be eligible."})
-    solver: str = field(default="ortools", metadata={"help": "ortools (fast) or networkx (reference)."})
-    seed: int = field(default=42, metadata={"help": "Seed of the deterministic tie-break."})
-    strategy: str = field(
-        default=DEFAULT_STRATEGY,
-        metadata={
-            "help": f"How unsaturated tenets are dropped, one of {', '.join(STRATEGIES)} (see `spl-hf assign`)."
-        },
-    )
-    assignment: str | None = field(
-        default=None,
-        metadata={
-            "help": "An assignment file from `spl-hf assign`, with its certificate next to it "
-            "(<file>.certificate.json): verified against --scores and used instead of solving."
-        },
-    )
-    output_dir: str = field(
-        default="out/tenets",
-        metadata={"help": "Folder to write the dataset repository to.", "aliases": ["--out"]},
-    )
-    repo_id: str = field(default="spl-hf/tenet-dpo", metadata={"help": "Hub repo id used in the card."})
-    pretty_name: str = field(default="Per-tenet judge-scored DPO pairs", metadata={"help": "Card title."})
-    threshold_note: str = field(
-        default="", metadata={"help": "Why the threshold differs from the card's 0.5, stated in the card."}
-    )
-    tenets_file: str | None = field(
-        default=None,
-        metadata={"help": "YAML of tenet statements, if the judge used others than the 49 built in."},
-    )
-    max_shard_size: str = field(
-        default=DEFAULT_MAX_SHARD_SIZE, metadata={"help": "Largest parquet shard (Arrow size), e.g. 500MB."}
-    )
-    decontamination: str | None = field(
-        default=None,
-        metadata={
-            "help": "decontamination.json of a release's decontaminate stage: its counts go into the card "
-            "and the build report, its removed prompt ids into the build (the audit checks none is released)."
-        },
-    )
-    sft: bool = field(
-        default=False,
-        metadata={"help": "Also write the companion 'sft' config: messages = prompt + chosen, same rows."},
-    )
-    overwrite: bool = field(
-        default=False,
-        metadata={"help": "Replace output_dir when it holds an earlier spl_hf build (never other files)."},
-    )
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,11 @@
 """The `spl-hf` console script.
 
 Each subcommand lives in its own module under ``spl_hf.cli`` exposing
-``add_parser(subparsers, name, help_text)``; modules are imported lazily-cheap (no torch at import
-time) so that ``spl-hf --help`` stays fast. Subparsers are ``HfArgumentParser``s: a subcommand
-whose settings are config dataclasses declares them with :func:`spl_hf.configs.add_config_parser`
-(flags, ``--config`` YAML, validation in one place).
+``add_parser(subparsers, name, help_text)``, whose options are config dataclasses turned into flags
+by :func:`spl_hf.configs.add_config_parser` (flags, ``--config`` YAML, validation in one place).
+Only the module of the command being run is imported (``spl-hf --help`` imports none), and the
+config dataclasses live in modules that import no heavy library, so that any ``--help`` answers
+at once; a command imports its heavy modules inside its run function.
 
 A user-facing failure (bad input, bad argument, an output spl_hf refuses to write, a file that
 cannot be read or written) exits 2 with one line naming the file; ``--debug`` shows the
@@ -82,15 +83,30 @@ def describe_error(exc: BaseException, args: argparse.Namespace | None = None) -
     return text
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from transformers import HfArgumentParser  # no torch
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The command named in ``argv`` (the first word that is not an option of spl-hf itself)."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word
+    return None
 
-    parser = argparse.ArgumentParser(
-        prog="spl-hf", description="Auditable preference supervision with recorded derivations."
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The spl-hf parser; with ``argv``, only the command it names is imported and configured."""
+    from spl_hf.configs import GlobalArgs, make_parser
+
+    parser = make_parser(
+        (GlobalArgs,),
+        recipe=False,
+        prog="spl-hf",
+        description="Auditable preference supervision with recorded derivations.",
     )
-    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=HfArgumentParser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    wanted = _command_in(argv) if argv is not None else None
     for name, module_name, help_text in COMMANDS:
+        if argv is not None and name != wanted:
+            sub.add_parser(name, help=help_text)  # listed in --help; configured only when run
+            continue
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -104,8 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     from spl_hf.configs import apply_config
 
-    parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -1,4 +1,4 @@
-"""Settings shared by the model-backed subcommands (judge, label, generate), and their checks.
+"""What the model-backed subcommands (judge, label, generate) share: their parser and their checks.
 
 Every setting is a dataclass field, validated in ``__post_init__``; the subcommands also check
 their output paths, the result cache and their inputs before a model is loaded, so a bad
@@ -10,67 +10,51 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from spl_hf.backends.settings import ModelArgs, check_context, check_positive, load_backend  # noqa: F401 (re-exported)
-
-ROW_SUFFIXES = (".parquet", ".jsonl", ".json")
-
-
-def check_row_suffix(flag: str, path: str | None) -> None:
-    if path is not None and Path(path).suffix.lower() not in ROW_SUFFIXES:
-        raise ValueError(f"--{flag} {path}: unsupported extension; use .parquet or .jsonl")
-
-
-@dataclass
-class RunArgs:
-    cache: str = field(metadata={"help": "SQLite result cache; reruns skip what it already holds."})
-    out: str = field(metadata={"help": "Output file (.parquet or .jsonl)."})
-    limit: int | None = field(default=None, metadata={"help": "Only the first N input rows."})
-    overwrite: bool = field(
-        default=False, metadata={"help": "Replace an existing --out (and its failures file); never an input."}
-    )
-
-    def __post_init__(self) -> None:
-        check_row_suffix("out", self.out)
-        check_positive("limit", self.limit, optional=True)
+from spl_hf.backends.tasks import RunArgs, check_row_suffix
+from spl_hf.configs import JsonArgs, OutputArgs
 
 
 def add_backend_parser(
     sub: argparse._SubParsersAction, name: str, inputs: type, worker: type, **kwargs: Any
 ) -> argparse.ArgumentParser:
     """A model-backed subcommand: its inputs, its worker's own config (e.g. ``JudgeConfig``, whose
-    ``progress`` field gives ``--no-progress``), the model and run settings, ``--config`` and ``--json``."""
+    ``progress`` field gives ``--no_progress``), the model and run settings, ``--config`` and ``--json``."""
     from spl_hf.configs import add_config_parser
 
-    p = add_config_parser(sub, name, (inputs, worker, ModelArgs, RunArgs), **kwargs)
-    p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
-    return p
+    return add_config_parser(sub, name, (inputs, worker, ModelArgs, RunArgs, OutputArgs, JsonArgs), **kwargs)
 
 
 def failures_path(out: str) -> str:
     return f"{out}.failures.jsonl"
 
 
-def prepare_run(run: RunArgs, inputs: list[str | None], extra_outputs: tuple[str | None, ...] = ()) -> None:
-    """Check every output path and the cache before any work (no model is loaded yet)."""
+def prepare_run(
+    run: RunArgs, output: OutputArgs, inputs: list[str | None], extra_outputs: tuple[str | None, ...] = ()
+) -> str:
+    """Check every output path and the cache before any work (no model is loaded yet); the output file."""
     from spl_hf.backends.cache import check_cache_path
     from spl_hf.outputs import OutputError, guard_file
 
+    if not output.output_dir:
+        raise ValueError("--output_dir is required: the output file (.parquet or .jsonl)")
+    check_row_suffix("output_dir", output.output_dir)
     given = [i for i in inputs if i]
-    outputs = [run.out, failures_path(run.out), *[o for o in extra_outputs if o]]
+    outputs = [output.output_dir, failures_path(output.output_dir), *[o for o in extra_outputs if o]]
     for i, out in enumerate(outputs):
-        guard_file(out, overwrite=run.overwrite, inputs=given + outputs[:i] + [run.cache])
+        guard_file(out, overwrite=output.overwrite, inputs=given + outputs[:i] + [run.cache])
     for other in given:
         if Path(other).resolve() == Path(run.cache).resolve():
             raise OutputError(f"--cache {run.cache}: the cache is also an input; choose another file")
     check_cache_path(run.cache)
+    return output.output_dir
 
 
-def report(args: argparse.Namespace, summary: dict[str, Any]) -> None:
-    if args.json:
+def report(as_json: bool, summary: dict[str, Any]) -> None:
+    if as_json:
         print(json.dumps(summary, indent=2, sort_keys=True))
     else:
         for k, v in summary.items():

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    pass
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    p = sub.add_parser(
+    from spl_hf.audit.config import AuditArgs
+    from spl_hf.configs import JsonArgs, RevisionArgs, add_config_parser
+
+    p = add_config_parser(
+        sub,
         name,
+        (AuditArgs, RevisionArgs, JsonArgs),
         help=help_text,
         description="Read the build's files exactly as they are on disk (or a Hub dataset at --revision) and "
         "recompute every row from its stored components (no model): SPL builds' verdicts, labels and "
@@ -19,42 +28,24 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
         "With a --rulebase whose hash differs from the one recorded, reports which labels would change "
         "(counterfactual) without failing.",
     )
-    p.add_argument("path", help="dataset folder, or a Hub dataset repo id (with --revision)")
-    p.add_argument("--revision", help="Hub revision (commit or tag) to audit when PATH is a repo id")
-    p.add_argument("--config", help="SPL builds: config to audit (default: every config)")
-    p.add_argument(
-        "--rulebase", help="SPL builds: rule base YAML (default: the build's rulebase.yaml, else packaged)"
-    )
-    p.add_argument(
-        "--sources",
-        nargs="+",
-        metavar="SPEC",
-        help="check provenance against the sources: tenet builds POOL=FILE, POOL=ORG/NAME@REVISION or a "
-        "unified pair-rows file; SPL builds prompts=FILE candidates=FILE [verdicts=FILE]",
-    )
-    p.add_argument(
-        "--no-manifest",
-        action="store_true",
-        help="audit without MANIFEST.sha256 (then files outside the declared data are not checked; reported)",
-    )
-    p.add_argument("--max-report", type=int, default=1000, help="list at most this many rows")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from spl_hf.audit import audit
+    from spl_hf.configs import configs_from_args
 
+    a, rev, js = configs_from_args(args)
     report = audit(
-        args.path,
-        revision=args.revision,
-        rulebase=args.rulebase,
-        sources=args.sources,
-        manifest=not args.no_manifest,
-        config=args.config,
-        max_report=args.max_report,
+        a.path,
+        revision=rev.revision,
+        rulebase=a.rulebase,
+        sources=a.sources,
+        manifest=a.manifest,
+        config=a.config_name,
+        max_report=a.max_report,
     )
-    if args.json:
+    if js.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:
         _print_report(report)

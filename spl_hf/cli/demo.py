@@ -10,9 +10,15 @@ DEMO_KIND = "demo"
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    p = sub.add_parser(name, help=help_text, description=help_text)
-    p.add_argument(
-        "--out", default="out/demo", help="output folder: new, empty, or an earlier demo's (default out/demo)"
+    from spl_hf.configs import OutputDirArgs, add_config_parser
+
+    p = add_config_parser(
+        sub,
+        name,
+        (OutputDirArgs,),
+        defaults={"output_dir": "out/demo"},
+        help=help_text,
+        description=f"{help_text}. output_dir must be new, empty, or an earlier demo's (which it resumes).",
     )
     p.set_defaults(func=run)
 
@@ -27,9 +33,11 @@ def _earlier_demo(out: Path) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    from spl_hf.configs import configs_from_args
     from spl_hf.outputs import guard_dir, mark_output, refuse_dangerous
 
-    out = Path(args.out)
+    (output,) = configs_from_args(args)
+    out = Path(output.output_dir)
     # A rerun resumes in the demo's own folder (its caches make it fast); any other folder must be
     # new or empty, so the demo never writes among a user's files.
     if _earlier_demo(out):

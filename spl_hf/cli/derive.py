@@ -7,20 +7,19 @@ import json
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    from spl_hf.build.spl import SPLBuildConfig
-    from spl_hf.configs import add_config_parser
+    from spl_hf.build.config import SPLBuildConfig
+    from spl_hf.configs import JsonArgs, add_config_parser
 
     p = add_config_parser(
         sub,
         name,
-        (SPLBuildConfig,),
+        (SPLBuildConfig, JsonArgs),
         help=help_text,
         description="Form every candidate pair per prompt, derive labels with the rule base and write "
         "a Hub-layout dataset folder (configs 'preferences' and 'derivations', one split per source). "
         "Settings may also come from a YAML file of these settings (--config F.yaml); the recipes in "
         "recipes/spl/ are release recipes (spl-hf release spl).",
     )
-    p.add_argument("--json", action="store_true", help="print the build summary as JSON")
     p.set_defaults(func=run)
 
 
@@ -28,9 +27,9 @@ def run(args: argparse.Namespace) -> int:
     from spl_hf.build import build_spl
     from spl_hf.configs import configs_from_args
 
-    (cfg,) = configs_from_args(args)
+    cfg, js = configs_from_args(args)
     result = build_spl(cfg)
-    if args.json:
+    if js.json:
         print(json.dumps(result.summary(), indent=2))
     else:
         print(f"wrote {result.path}: {result.total} pairs, {result.labeled} labeled")

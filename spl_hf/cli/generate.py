@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
 
+from spl_hf.backends.tasks import GenerateInputs
 from spl_hf.cli._backend_args import add_backend_parser, load_backend, prepare_run, report, write_outputs
-
-
-@dataclass
-class GenerateInputs:
-    prompts: str = field(metadata={"help": "Prompt rows (.parquet or .jsonl)."})
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -40,8 +35,8 @@ def run(args: argparse.Namespace) -> int:
     from spl_hf.backends.parallel import Ranks
     from spl_hf.configs import configs_from_args
 
-    task, config, model, run_args = configs_from_args(args)
-    prepare_run(run_args, [task.prompts])
+    task, config, model, run_args, output, js = configs_from_args(args)
+    out = prepare_run(run_args, output, [task.prompts])
     ranks = Ranks()
     rows = read_rows(task.prompts, run_args.limit)
     prompts, failures = prompts_from_rows(rows)
@@ -60,11 +55,11 @@ def run(args: argparse.Namespace) -> int:
             return 0
         out_rows = gen.collect(items, cache)
     failures += stats["failures"]
-    write_outputs(run_args.out, out_rows, failures)
+    write_outputs(out, out_rows, failures)
     report(
-        args,
+        js.json,
         {
-            "out": run_args.out,
+            "out": out,
             "rows": len(out_rows),
             "hit_limit": sum(r["hit_limit"] for r in out_rows),
             "computed": stats["computed"],

@@ -3,24 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 
-from spl_hf.cli._backend_args import (
-    add_backend_parser,
-    load_backend,
-    prepare_run,
-    report,
-    write_outputs,
-)
-
-
-@dataclass
-class JudgeInputs:
-    pairs: str = field(metadata={"help": "Unified pair rows (.parquet or .jsonl)."})
-    tenets: str = field(default="all", metadata={"help": "Comma-separated tenet names, or 'all'."})
-    tenets_file: str | None = field(
-        default=None, metadata={"help": "YAML of tenet statements (default: the 49 built in)."}
-    )
+from spl_hf.backends.tasks import JudgeInputs
+from spl_hf.cli._backend_args import add_backend_parser, load_backend, prepare_run, report, write_outputs
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -50,8 +36,8 @@ def run(args: argparse.Namespace) -> int:
     from spl_hf.configs import configs_from_args
     from spl_hf.tenets import default_tenets, load_tenets, select_tenets
 
-    task, config, model, run_args = configs_from_args(args)
-    prepare_run(run_args, [task.pairs, task.tenets_file])
+    task, config, model, run_args, output, js = configs_from_args(args)
+    out = prepare_run(run_args, output, [task.pairs, task.tenets_file])
     tenet_set = load_tenets(task.tenets_file) if task.tenets_file else default_tenets()
     tenets = select_tenets(task.tenets, tenet_set)
     rows = read_rows(task.pairs, run_args.limit)
@@ -84,11 +70,11 @@ def run(args: argparse.Namespace) -> int:
                     except ValueError as exc:
                         reason = str(exc)
                 failures.append(asdict(BadRow(-1, pair.pair_id, reason)))
-    fpath = write_outputs(run_args.out, out_rows, failures)
+    fpath = write_outputs(out, out_rows, failures)
     report(
-        args,
+        js.json,
         {
-            "out": run_args.out,
+            "out": out,
             "rows": len(out_rows),
             "pairs": len(pairs),
             "tenets": len(tenets),

@@ -3,38 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
-from typing import Literal
 
-from spl_hf.cli._backend_args import (
-    add_backend_parser,
-    check_row_suffix,
-    load_backend,
-    prepare_run,
-    report,
-    write_outputs,
-)
-
-
-@dataclass
-class LabelInputs:
-    items: str = field(metadata={"help": "Item or unified pair rows (.parquet or .jsonl)."})
-    task: Literal["attributes", "verdict"] = field(
-        default="attributes", metadata={"help": "SPL attributes, or one rule-base verdict per response."}
-    )
-    schema: str | None = field(
-        default=None, metadata={"help": "Attribute schema YAML (default: the built-in SPL schema)."}
-    )
-    pair_labels: str | None = field(
-        default=None, metadata={"help": "Verdict task on pair rows: also write pair labels here."}
-    )
-
-    def __post_init__(self) -> None:
-        if self.task not in ("attributes", "verdict"):
-            raise ValueError(f"--task must be attributes or verdict, got {self.task!r}")
-        check_row_suffix("pair_labels", self.pair_labels)
-        if self.pair_labels and self.task != "verdict":
-            raise ValueError("--pair_labels needs --task verdict")
+from spl_hf.backends.tasks import LabelInputs
+from spl_hf.cli._backend_args import add_backend_parser, load_backend, prepare_run, report, write_outputs
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -67,8 +38,8 @@ def run(args: argparse.Namespace) -> int:
     from spl_hf.configs import configs_from_args
     from spl_hf.schema import default_schema, load_schema
 
-    task, config, model, run_args = configs_from_args(args)
-    prepare_run(run_args, [task.items, task.schema], extra_outputs=(task.pair_labels,))
+    task, config, model, run_args, output, js = configs_from_args(args)
+    out = prepare_run(run_args, output, [task.items, task.schema], extra_outputs=(task.pair_labels,))
     ranks = Ranks()
     rows = read_rows(task.items, run_args.limit)
     items, failures = items_from_rows(rows)
@@ -91,9 +62,9 @@ def run(args: argparse.Namespace) -> int:
             return 0
         out_rows = worker.collect(items, cache)
     failures += stats["failures"]
-    write_outputs(run_args.out, out_rows, failures)
+    write_outputs(out, out_rows, failures)
     summary = {
-        "out": run_args.out,
+        "out": out,
         "task": task.task,
         "rows": len(out_rows),
         "computed": stats["computed"],
@@ -112,5 +83,5 @@ def run(args: argparse.Namespace) -> int:
         labels = worker.pair_labels([r for r in rows if "response_a" in r], out_rows)
         write_rows(task.pair_labels, labels)
         summary["pair_labels"] = len(labels)
-    report(args, summary)
+    report(js.json, summary)
     return 0

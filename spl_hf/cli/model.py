@@ -4,38 +4,46 @@ from __future__ import annotations
 
 import argparse
 
-from spl_hf.cli._backend_args import report
-
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    p = subparsers.add_parser(
+    from spl_hf.backends.settings import ModelArgs
+    from spl_hf.backends.tasks import ModelCommandArgs
+    from spl_hf.configs import JsonArgs, add_config_parser
+
+    p = add_config_parser(
+        subparsers,
         name,
+        (ModelCommandArgs, ModelArgs, JsonArgs),
         help=help_text,
         description=(
             "prepare: convert the embedded GGUF model once into a safetensors folder under $SPL_HF_CACHE "
             "(default ~/.cache/spl_hf) so later loads take seconds. info: print id, revision/file hash, "
-            "path, context length and parameter count of a model (loads it)."
+            "path, context length and parameter count of a model (loads it with transformers: --model and "
+            "--threads apply, --backend and --max_length do not)."
         ),
     )
-    p.add_argument("action", choices=("prepare", "info"))
-    p.add_argument("--model", default=None, help="Hub id or local folder (info only; default: embedded)")
-    p.add_argument("--force", action="store_true", help="prepare: rebuild the cache even if present")
-    p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from spl_hf.backends.loading import load_model, prepare_embedded
+    from spl_hf.cli._backend_args import report
+    from spl_hf.configs import configs_from_args
 
-    if args.action == "prepare":
-        if args.model not in (None, "embedded"):
+    command, m, js = configs_from_args(args)
+    if m.backend != "hf" or m.max_length is not None:
+        raise ValueError(
+            "--backend/--max_length: `model` loads with transformers; only --model and --threads apply"
+        )
+    if command.action == "prepare":
+        if m.model not in (None, "embedded"):
             raise ValueError("--model: prepare only builds the embedded model's cache")
-        path, info = prepare_embedded(force=args.force)
-        report(args, {**info.to_dict(), "path": str(path)})
+        path, info = prepare_embedded(force=command.force)
+        report(js.json, {**info.to_dict(), "path": str(path)})
         return 0
-    lm = load_model(args.model)
+    lm = load_model(m.model, threads=m.threads)
     report(
-        args,
+        js.json,
         {
             **lm.info.to_dict(),
             "architecture": type(lm.model).__name__,

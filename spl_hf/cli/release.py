@@ -27,9 +27,8 @@ RELEASES = {
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    import importlib
-
     from spl_hf.configs import add_config_parser
+    from spl_hf.recipes import kind_classes
 
     p = sub.add_parser(name, help=help_text, description=help_text)
     rsub = p.add_subparsers(dest="release", metavar="RELEASE", required=True)
@@ -37,11 +36,12 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
         r = add_config_parser(
             rsub,
             release,
-            importlib.import_module(module).recipe_classes(),
+            kind_classes(release),  # the release's recipe kind has the same name
             help=description,
             description=f"{description}. A rerun skips finished stages (keyed by the content of their inputs "
             "and their settings); killed model work resumes from the run's caches. --dry_run validates the "
-            "inputs and prints the stage plan without a model.",
+            "inputs and prints the stage plan without a model. With --repo_id the last stage publishes "
+            "(to --revision, default main).",
         )
         r.set_defaults(func=run, _release_module=module)
 

@@ -7,19 +7,27 @@ import json
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    from spl_hf.configs import JsonArgs, add_config_parser
+    from spl_hf.rules.config import RulesArgs
+
     p = sub.add_parser(name, help=help_text, description=help_text)
     rsub = p.add_subparsers(dest="rules_command", metavar="ACTION", required=True)
-    c = rsub.add_parser(
+    c = add_config_parser(
+        rsub,
         "check",
+        (RulesArgs, JsonArgs),
         help="enumerate every schema assignment and report rule counts, overlaps and conflicts",
         description="Enumerate every assignment of the attribute schema and apply the rule base. "
         "Exits 1 when rules with different verdicts can fire together.",
     )
-    c.add_argument("--rulebase", help="rule base YAML (default: the packaged rule base)")
-    c.add_argument("--json", action="store_true", help="print the report as JSON")
     c.set_defaults(func=run_check)
-    s = rsub.add_parser("show", help="print the rule base in canonical form with its hash")
-    s.add_argument("--rulebase", help="rule base YAML (default: the packaged rule base)")
+    s = add_config_parser(
+        rsub,
+        "show",
+        (RulesArgs,),
+        help="print the rule base in canonical form with its hash",
+        description="Print the rule base in canonical form with its hash.",
+    )
     s.set_defaults(func=run_show)
 
 

@@ -7,10 +7,10 @@ import json
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    p = sub.add_parser(name, help=help_text, description=help_text)
-    p.add_argument("path", help="dataset folder or Hub repo id")
-    p.add_argument("--config", default="derivations", help="config to read (default: derivations)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+    from spl_hf.audit.config import TablesArgs
+    from spl_hf.configs import JsonArgs, add_config_parser
+
+    p = add_config_parser(sub, name, (TablesArgs, JsonArgs), help=help_text, description=help_text)
     p.set_defaults(func=run)
 
 
@@ -19,13 +19,15 @@ def run(args: argparse.Namespace) -> int:
 
     from spl_hf.audit.load import load_built
     from spl_hf.audit.tables import composition_tables
+    from spl_hf.configs import configs_from_args
 
-    splits = load_built(args.path, args.config)
+    t, js = configs_from_args(args)
+    splits = load_built(t.path, t.config_name)
     if any("derivation" not in s.table.column_names for s in splits):
         raise ValueError(
-            f"{args.path}: config {args.config!r} holds no rule derivation (for the verdict judge's "
-            f"labels run `spl-hf report judge {args.path}`)"
+            f"{t.path}: config {t.config_name!r} holds no rule derivation (for the verdict judge's "
+            f"labels run `spl-hf report judge {t.path}`)"
         )
     tables = composition_tables(pa.concat_tables([s.table for s in splits]))
-    print(json.dumps(tables.to_dict(), indent=2) if args.json else tables.to_markdown(), end="")
+    print(json.dumps(tables.to_dict(), indent=2) if js.json else tables.to_markdown(), end="")
     return 0

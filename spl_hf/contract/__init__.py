@@ -3,33 +3,45 @@ judged-input hashing, row digests (the value hash of :mod:`spl_hf.contract.diges
 tables. Imports no model, backend, build, audit or derive code, so both sides (and the derivation)
 depend on it and never on each other."""
 
-from spl_hf.contract.composition import (
-    CompositionTables,
-    JudgeComparisonTables,
-    RulePairRow,
-    TopicRow,
-    VerdictPairRow,
-    composition_tables,
-    judge_comparison_tables,
-)
-from spl_hf.contract.decontamination import DECONTAMINATION_FILE, DecontaminationRecord, read_decontamination
-from spl_hf.contract.digest import combine, combine_scalar, hash_array, hash_value
-from spl_hf.contract.judge_quality import TenetQuality, judge_quality, tenet_quality
-from spl_hf.contract.messages import MESSAGES
-from spl_hf.contract.scores import pair_input_hash, score_from_probs, scores_from_probs
-from spl_hf.contract.tenet_rows import (
-    CERTIFICATE_FILE,
-    DIGEST_DERIVATION,
-    JUDGE_FIELDS,
-    ROW_FEATURES,
-    SCORE_FEATURES,
-    check_inputs,
-    first_content,
-    input_hashes,
-    oriented_input_hashes_arrow,
-    row_digests,
-    score_index,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spl_hf.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from spl_hf.contract.composition import (
+        CompositionTables,
+        JudgeComparisonTables,
+        RulePairRow,
+        TopicRow,
+        VerdictPairRow,
+        composition_tables,
+        judge_comparison_tables,
+    )
+    from spl_hf.contract.decontamination import (
+        DECONTAMINATION_FILE,
+        DecontaminationRecord,
+        read_decontamination,
+    )
+    from spl_hf.contract.digest import combine, combine_scalar, hash_array, hash_value
+    from spl_hf.contract.judge_quality import TenetQuality, judge_quality, tenet_quality
+    from spl_hf.contract.messages import MESSAGES
+    from spl_hf.contract.scores import pair_input_hash, score_from_probs, scores_from_probs
+    from spl_hf.contract.tenet_rows import (
+        CERTIFICATE_FILE,
+        DIGEST_DERIVATION,
+        JUDGE_FIELDS,
+        ROW_FEATURES,
+        SCORE_FEATURES,
+        check_inputs,
+        first_content,
+        input_hashes,
+        oriented_input_hashes_arrow,
+        row_digests,
+        score_index,
+    )
+
 
 __all__ = [
     "CERTIFICATE_FILE",
@@ -65,3 +77,5 @@ __all__ = [
     "scores_from_probs",
     "tenet_quality",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -1,17 +1,25 @@
 """Decontamination: remove training prompts that match held-out evaluation prompts, and recheck it."""
 
-from spl_hf.decontam.config import DEFAULT_HELDOUT, DecontamConfig
-from spl_hf.decontam.decontaminate import (
-    REMOVED_SCHEMA,
-    DecontamResult,
-    RecheckResult,
-    decontaminate,
-    recheck,
-    transcript_user_turns,
-    user_turns,
-)
-from spl_hf.decontam.index import CONTAINED, EXACT, NEAR, HeldoutIndex, Match
-from spl_hf.decontam.normalize import ngrams, normalize_prompt
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spl_hf.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from spl_hf.decontam.config import DEFAULT_HELDOUT, DecontamConfig
+    from spl_hf.decontam.decontaminate import (
+        REMOVED_SCHEMA,
+        DecontamResult,
+        RecheckResult,
+        decontaminate,
+        recheck,
+        transcript_user_turns,
+        user_turns,
+    )
+    from spl_hf.decontam.index import CONTAINED, EXACT, NEAR, HeldoutIndex, Match
+    from spl_hf.decontam.normalize import ngrams, normalize_prompt
+
 
 __all__ = [
     "CONTAINED",
@@ -31,3 +39,5 @@ __all__ = [
     "transcript_user_turns",
     "user_turns",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

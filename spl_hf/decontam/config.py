@@ -9,6 +9,8 @@ DEFAULT_HELDOUT: tuple[str, ...] = ("or_bench_hard_1k", "or_bench_toxic")
 
 @dataclass
 class DecontamConfig:
+    """Decontamination against held-out prompt sets"""
+
     heldout: list[str] = field(
         default_factory=lambda: list(DEFAULT_HELDOUT),
         metadata={
@@ -19,7 +21,8 @@ class DecontamConfig:
     near_duplicates: bool = field(
         default=True,
         metadata={
-            "help": "Also remove near-duplicates (word n-gram overlap), not only exact matches after normalisation."
+            "help": "Also remove near-duplicates (word n-gram overlap), not only exact matches after normalisation.",
+            "negated_help": "Remove exact matches (after normalisation) only, no near-duplicates.",
         },
     )
     ngram_size: int = field(

@@ -49,7 +49,7 @@ def publish_and_load(url: str, token: str, builds: dict[str, Path]) -> tuple[boo
         with tempfile.TemporaryDirectory(prefix="spl-hf-home-") as home:
             env = client_env(url, token, home)
             pub = subprocess.run(
-                [sys.executable, "-m", "spl_hf.cli", "publish", str(folder), "--repo-id", repo_id, "--json"],
+                [sys.executable, "-m", "spl_hf.cli", "publish", str(folder), "--repo_id", repo_id, "--json"],
                 env=env,
                 capture_output=True,
                 text=True,

@@ -1,26 +1,40 @@
-from spl_hf.derive.derivation import derive_codes, derive_row, derive_table, encode_attributes, row_digests
-from spl_hf.derive.features import (
-    DIGEST_COLUMNS,
-    DIGEST_DERIVATION_FIELDS,
-    NO_LABEL_REASONS,
-    derived_features,
-    pair_features,
-)
-from spl_hf.derive.pairs import apply_labels, candidate_pairs, pairs_from_records, read_jsonl
-from spl_hf.derive.verdict_labels import (
-    JUDGE_COLUMN,
-    JUDGE_NO_LABEL_REASONS,
-    JudgeTables,
-    common_features,
-    judge_codes,
-    judge_column,
-    judge_digests,
-    judge_features,
-    judge_identity,
-    judge_tables,
-    parse_verdict_records,
-    verdict_options,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spl_hf.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from spl_hf.derive.derivation import (
+        derive_codes,
+        derive_row,
+        derive_table,
+        encode_attributes,
+        row_digests,
+    )
+    from spl_hf.derive.features import (
+        DIGEST_COLUMNS,
+        DIGEST_DERIVATION_FIELDS,
+        NO_LABEL_REASONS,
+        derived_features,
+        pair_features,
+    )
+    from spl_hf.derive.pairs import apply_labels, candidate_pairs, pairs_from_records, read_jsonl
+    from spl_hf.derive.verdict_labels import (
+        JUDGE_COLUMN,
+        JUDGE_NO_LABEL_REASONS,
+        JudgeTables,
+        common_features,
+        judge_codes,
+        judge_column,
+        judge_digests,
+        judge_features,
+        judge_identity,
+        judge_tables,
+        parse_verdict_records,
+        verdict_options,
+    )
+
 
 __all__ = [
     "DIGEST_COLUMNS",
@@ -50,3 +64,5 @@ __all__ = [
     "row_digests",
     "verdict_options",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -4,12 +4,26 @@ the at-limit table across seeds, and an optional model-based refusal classifier.
 Heavy dependencies (torch, transformers, peft) load only when a model is loaded.
 """
 
-from spl_hf.evaluation.classifier import RefusalClass, RefusalClassifier, RefusalItem
-from spl_hf.evaluation.collect import at_limit_table, collect_metrics, format_at_limit
-from spl_hf.evaluation.job import EvalTarget, evaluate_sets, plan_outputs
-from spl_hf.evaluation.prompts import DEFAULT_SETS, EvalPrompt, PromptSet, load_prompt_set, parse_prompt_sets
-from spl_hf.evaluation.run_folder import RunInfo, read_run
-from spl_hf.evaluation.runner import EvalConfig, RefusalEvaluator, refusal_metrics
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spl_hf.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from spl_hf.evaluation.classifier import RefusalClass, RefusalClassifier, RefusalItem
+    from spl_hf.evaluation.collect import at_limit_table, collect_metrics, format_at_limit
+    from spl_hf.evaluation.job import EvalTarget, evaluate_sets, plan_outputs
+    from spl_hf.evaluation.prompts import (
+        DEFAULT_SETS,
+        EvalPrompt,
+        PromptSet,
+        load_prompt_set,
+        parse_prompt_sets,
+    )
+    from spl_hf.evaluation.run_folder import RunInfo, read_run
+    from spl_hf.evaluation.runner import EvalConfig, RefusalEvaluator, refusal_metrics
+
 
 __all__ = [
     "DEFAULT_SETS",
@@ -32,3 +46,5 @@ __all__ = [
     "read_run",
     "refusal_metrics",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -23,11 +23,15 @@ TEMPLATE_VERSION = 1
 
 @dataclass
 class EvalConfig:
+    """Refusal evaluation"""
+
     max_new_tokens: int = field(default=200, metadata={"help": "token limit per response (the paper: 200)"})
     batch_size: int = field(default=8, metadata={"help": "prompts generated together (1 = one at a time)"})
     system_prompt: str | None = field(default=None, metadata={"help": "system message before each prompt"})
     matcher: str = field(default="default", metadata={"help": f"refusal matcher: {', '.join(MATCHERS)}"})
-    progress: bool = field(default=True, metadata={"help": "show a tqdm progress bar"})
+    progress: bool = field(
+        default=True, metadata={"help": "Show a tqdm progress bar.", "negated_help": "Hide the progress bar."}
+    )
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:

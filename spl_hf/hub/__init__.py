@@ -9,9 +9,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+DEFAULT_MAX_SHARD_SIZE = (
+    "500MB"  # largest parquet shard of a build (Arrow size); here so configs need no pyarrow
+)
+
 _EXPORTS = {
     "CARD_INPUTS": "spl_hf.hub.card",
-    "DEFAULT_MAX_SHARD_SIZE": "spl_hf.hub.folder",
     "RunningServer": "spl_hf.hub.server",
     "card_configs": "spl_hf.hub.publish",
     "card_inputs": "spl_hf.hub.card",
@@ -27,7 +30,7 @@ _EXPORTS = {
     "PublishResult": "spl_hf.hub.publish",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted([*_EXPORTS, "DEFAULT_MAX_SHARD_SIZE"])
 
 
 def __getattr__(name: str) -> Any:

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 from datasets import Features
 
 from spl_hf.filehash import sha256_file
+from spl_hf.hub import DEFAULT_MAX_SHARD_SIZE
 from spl_hf.manifest import check_manifest, write_manifest
 from spl_hf.outputs import (
     MARKER,
@@ -36,7 +37,6 @@ from spl_hf.outputs import (
 )
 
 _SPLIT = re.compile(r"^\w+(\.\w+)*$")
-DEFAULT_MAX_SHARD_SIZE = "500MB"
 WRITE_THREADS = min(4, os.cpu_count() or 1)
 
 

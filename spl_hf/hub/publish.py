@@ -199,7 +199,7 @@ def publish(
     if not (folder / MANIFEST).is_file():
         raise ValueError(f"{folder}: no {MANIFEST}; publish takes a folder written by an spl-hf build")
     if not _REPO_ID.match(repo_id):
-        raise ValueError(f"--repo-id {repo_id!r}: expected ORG/NAME")
+        raise ValueError(f"--repo_id {repo_id!r}: expected ORG/NAME")
     ok, reason, report = _audit_clean(folder, sources)
     if not ok:
         raise ValueError(f"{folder} does not audit clean, nothing published: {reason}")

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from spl_hf.backends.settings import ModelArgs
+from spl_hf.configs import PublishArgs
+
 
 @dataclass
-class ReleaseSettings:
+class ReleaseSettings(PublishArgs):
+    """Release run (publishes when repo_id is given)"""
+
     run_dir: str = field(
         default="out/release",
         metadata={"help": "Folder of the run: stage outputs, model caches and the run report."},
@@ -17,12 +22,6 @@ class ReleaseSettings:
     overwrite: bool = field(
         default=False, metadata={"help": "Replace an earlier spl_hf build in output_dir (never other files)."}
     )
-    repo_id: str | None = field(
-        default=None,
-        metadata={"help": "Publish to this Hub dataset repo (HF_ENDPOINT, HF_TOKEN from the environment)."},
-    )
-    hub_revision: str | None = field(default=None, metadata={"help": "Branch to publish to (default: main)."})
-    private: bool = field(default=False, metadata={"help": "Create the Hub repo as private."})
     pretty_name: str = field(default="", metadata={"help": "Card title (default: the builder's)."})
     heldout_files: list[str] = field(
         default_factory=list,
@@ -56,3 +55,94 @@ def parse_assignments(entries: list[str], what: str) -> dict[str, str]:
             raise ValueError(f"{what}: {name!r} given twice")
         out[name] = value
     return out
+
+
+@dataclass
+class TenetReleaseConfig(ReleaseSettings, ModelArgs):
+    """Per-tenet DPO release"""
+
+    pools: list[str] = field(
+        default_factory=lambda: ["sample"],
+        metadata={
+            "help": "Pair pools as 'source=path' or 'source=org/name@sha', or 'sample' for the shipped samples."
+        },
+    )
+    clip_chars: int | None = field(
+        default=None,
+        metadata={"help": "Character budget of flattened multi-turn histories (default: the adapters')."},
+    )
+    pku_preference: str = field(
+        default="safer", metadata={"help": "PKU-SafeRLHF label used as source preference."}
+    )
+    tenets: str = field(default="all", metadata={"help": "Comma-separated tenet names, or 'all'."})
+    tenets_file: str | None = field(
+        default=None, metadata={"help": "YAML of tenet statements (default: the 49 built in)."}
+    )
+    threshold_note: str = field(
+        default="", metadata={"help": "Why the threshold differs from the card's 0.5, stated in the card."}
+    )
+    sft: bool = field(
+        default=True,
+        metadata={
+            "help": "Also write the companion 'sft' config (prompt + chosen).",
+            "negated_help": "Write no 'sft' config.",
+        },
+    )
+
+
+@dataclass
+class SPLReleaseConfig(ReleaseSettings, ModelArgs):
+    """SPL safety release"""
+
+    prompt_sources: list[str] = field(
+        default_factory=list,
+        metadata={
+            "help": "Prompt sources as 'source=path' or 'source=org/name@sha' (Table VI: ultrachat, "
+            "or_bench_80k, xstest, harmbench, do_not_answer, malicious_instruct)."
+        },
+    )
+    pool_sizes: list[str] = field(
+        default_factory=list,
+        metadata={"help": "Prompts drawn per source as 'source=N' (a seeded draw; default: every prompt)."},
+    )
+    draw_seed: int = field(default=0, metadata={"help": "Seed of the per-source prompt draw."})
+    rulebase: str | None = field(
+        default=None, metadata={"help": "Rule base YAML (default: the packaged one)."}
+    )
+    margin: int = field(default=1, metadata={"help": "Minimum rank difference for a label."})
+    labeler_mode: str = field(
+        default="constrained", metadata={"help": "constrained (default) or json labeling."}
+    )
+    recorded_prompts: str | None = field(
+        default=None,
+        metadata={
+            "help": "Prompt records with recorded attributes (JSON Lines, as `spl-hf derive` reads), or "
+            "'sample' for the shipped sample; with recorded_candidates the release derives from these "
+            "instead of generating and labeling."
+        },
+    )
+    recorded_candidates: str | None = field(
+        default=None, metadata={"help": "Candidate records with recorded attributes, or 'sample'."}
+    )
+    verdict_judge: bool = field(
+        default=False,
+        metadata={
+            "help": "Also judge every candidate with the verdict judge (the model above, one rule-base "
+            "verdict per response) and write the judge comparison: the judge_derivations, common_support "
+            "and common_support_judge configs (the paper's Tables IX and X)."
+        },
+    )
+    verdict_model: str | None = field(
+        default=None,
+        metadata={
+            "help": "Model of the verdict judge (a local folder or Hub id, same backend and settings); "
+            "default: the model that generates and labels."
+        },
+    )
+    recorded_verdicts: str | None = field(
+        default=None,
+        metadata={
+            "help": "With recorded_prompts and recorded_candidates: verdict-judge records per candidate "
+            "(JSON Lines, as the verdict stage writes) for the judge comparison configs."
+        },
+    )

@@ -13,80 +13,22 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from spl_hf.backends.settings import ModelArgs, load_backend
+from spl_hf.backends.settings import load_backend
 from spl_hf.contract.decontamination import DECONTAMINATION_FILE
-from spl_hf.release.config import ReleaseSettings, parse_assignments
+from spl_hf.release.config import SPLReleaseConfig, parse_assignments
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
 from spl_hf.release.stages import StageRunner, fingerprint
 from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, written_here
 
-
-@dataclass
-class SPLReleaseConfig(ReleaseSettings, ModelArgs):
-    prompt_sources: list[str] = field(
-        default_factory=list,
-        metadata={
-            "help": "Prompt sources as 'source=path' or 'source=org/name@sha' (Table VI: ultrachat, "
-            "or_bench_80k, xstest, harmbench, do_not_answer, malicious_instruct)."
-        },
-    )
-    pool_sizes: list[str] = field(
-        default_factory=list,
-        metadata={"help": "Prompts drawn per source as 'source=N' (a seeded draw; default: every prompt)."},
-    )
-    draw_seed: int = field(default=0, metadata={"help": "Seed of the per-source prompt draw."})
-    rulebase: str | None = field(
-        default=None, metadata={"help": "Rule base YAML (default: the packaged one)."}
-    )
-    margin: int = field(default=1, metadata={"help": "Minimum rank difference for a label."})
-    labeler_mode: str = field(
-        default="constrained", metadata={"help": "constrained (default) or json labeling."}
-    )
-    recorded_prompts: str | None = field(
-        default=None,
-        metadata={
-            "help": "Prompt records with recorded attributes (JSON Lines, as `spl-hf derive` reads), or "
-            "'sample' for the shipped sample; with recorded_candidates the release derives from these "
-            "instead of generating and labeling."
-        },
-    )
-    recorded_candidates: str | None = field(
-        default=None, metadata={"help": "Candidate records with recorded attributes, or 'sample'."}
-    )
-    verdict_judge: bool = field(
-        default=False,
-        metadata={
-            "help": "Also judge every candidate with the verdict judge (the model above, one rule-base "
-            "verdict per response) and write the judge comparison: the judge_derivations, common_support "
-            "and common_support_judge configs (the paper's Tables IX and X)."
-        },
-    )
-    verdict_model: str | None = field(
-        default=None,
-        metadata={
-            "help": "Model of the verdict judge (a local folder or Hub id, same backend and settings); "
-            "default: the model that generates and labels."
-        },
-    )
-    recorded_verdicts: str | None = field(
-        default=None,
-        metadata={
-            "help": "With recorded_prompts and recorded_candidates: verdict-judge records per candidate "
-            "(JSON Lines, as the verdict stage writes) for the judge comparison configs."
-        },
-    )
-
-
 VERDICTS_FILE = "verdicts.jsonl"
 
 
 def recipe_classes() -> tuple[type, ...]:
-    """The config dataclasses whose fields a recipe of this release holds."""
-    from spl_hf.backends.generate import GenerationConfig
-    from spl_hf.decontam import DecontamConfig
+    """The config dataclasses whose fields a recipe of this release holds (:data:`spl_hf.recipes.RECIPE_KINDS`)."""
+    from spl_hf.recipes import kind_classes
 
-    return (SPLReleaseConfig, GenerationConfig, DecontamConfig)
+    return kind_classes("spl")
 
 
 def draw(ids: list[str], n: int, seed: int) -> set[str]:
@@ -273,7 +215,7 @@ class SPLRelease:
                 {
                     "write": written.key,
                     "repo_id": c.repo_id,
-                    "revision": c.hub_revision,
+                    "revision": c.revision,
                     "private": c.private,
                 },
                 self._publish,
@@ -601,7 +543,9 @@ class SPLRelease:
         from spl_hf.hub.publish import publish
 
         c = self.cfg
-        result = publish(c.output_dir, c.repo_id, revision=c.hub_revision, private=c.private)
+        result = publish(
+            c.output_dir, c.repo_id, revision=c.revision, private=c.private, create_pr=c.create_pr
+        )
         (out / "publish.json").write_text(
             json.dumps({**result.to_json(), "load": result.load_line()}, indent=2) + "\n", encoding="utf-8"
         )

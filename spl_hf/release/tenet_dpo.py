@@ -12,49 +12,20 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spl_hf.backends.settings import ModelArgs, load_backend
+from spl_hf.backends.settings import load_backend
 from spl_hf.contract.decontamination import DECONTAMINATION_FILE
-from spl_hf.release.config import ReleaseSettings
+from spl_hf.release.config import TenetReleaseConfig
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
 from spl_hf.release.stages import StageRunner, fingerprint
 from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, written_here
 
 
-@dataclass
-class TenetReleaseConfig(ReleaseSettings, ModelArgs):
-    pools: list[str] = field(
-        default_factory=lambda: ["sample"],
-        metadata={
-            "help": "Pair pools as 'source=path' or 'source=org/name@sha', or 'sample' for the shipped samples."
-        },
-    )
-    clip_chars: int | None = field(
-        default=None,
-        metadata={"help": "Character budget of flattened multi-turn histories (default: the adapters')."},
-    )
-    pku_preference: str = field(
-        default="safer", metadata={"help": "PKU-SafeRLHF label used as source preference."}
-    )
-    tenets: str = field(default="all", metadata={"help": "Comma-separated tenet names, or 'all'."})
-    tenets_file: str | None = field(
-        default=None, metadata={"help": "YAML of tenet statements (default: the 49 built in)."}
-    )
-    threshold_note: str = field(
-        default="", metadata={"help": "Why the threshold differs from the card's 0.5, stated in the card."}
-    )
-    sft: bool = field(
-        default=True, metadata={"help": "Also write the companion 'sft' config (prompt + chosen)."}
-    )
-
-
 def recipe_classes() -> tuple[type, ...]:
-    """The config dataclasses whose fields a recipe of this release holds."""
-    from spl_hf.assign import AssignConfig
-    from spl_hf.backends.judge import JudgeConfig
-    from spl_hf.decontam import DecontamConfig
+    """The config dataclasses whose fields a recipe of this release holds (:data:`spl_hf.recipes.RECIPE_KINDS`)."""
+    from spl_hf.recipes import kind_classes
 
-    return (TenetReleaseConfig, AssignConfig, JudgeConfig, DecontamConfig)
+    return kind_classes("tenets")
 
 
 @dataclass
@@ -135,7 +106,7 @@ class TenetRelease:
                 {
                     "write": written.key,
                     "repo_id": self.cfg.repo_id,
-                    "revision": self.cfg.hub_revision,
+                    "revision": self.cfg.revision,
                     "private": self.cfg.private,
                 },
                 lambda d: self._publish(d),
@@ -355,7 +326,11 @@ class TenetRelease:
         from spl_hf.hub.publish import publish
 
         result = publish(
-            self.cfg.output_dir, self.cfg.repo_id, revision=self.cfg.hub_revision, private=self.cfg.private
+            self.cfg.output_dir,
+            self.cfg.repo_id,
+            revision=self.cfg.revision,
+            private=self.cfg.private,
+            create_pr=self.cfg.create_pr,
         )
         (out / "publish.json").write_text(
             json.dumps({**result.to_json(), "load": result.load_line()}, indent=2) + "\n", encoding="utf-8"

@@ -1,8 +1,16 @@
 """Reports over evaluation runs and built datasets: seed statistics, figures, judge comparison."""
 
-from spl_hf.report.runs import METRIC_KEYS, RunMetrics, load_runs
-from spl_hf.report.seeds import ConditionSummary, ContrastSummary, SeedReport, parse_contrast, seed_report
-from spl_hf.report.write import write_seed_report
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spl_hf.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from spl_hf.report.runs import METRIC_KEYS, RunMetrics, load_runs
+    from spl_hf.report.seeds import ConditionSummary, ContrastSummary, SeedReport, parse_contrast, seed_report
+    from spl_hf.report.write import write_seed_report
+
 
 __all__ = [
     "METRIC_KEYS",
@@ -15,3 +23,5 @@ __all__ = [
     "seed_report",
     "write_seed_report",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

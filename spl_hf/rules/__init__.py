@@ -1,15 +1,23 @@
-from spl_hf.rules.apply import CONFLICT, NO_VERDICT, apply_rules, apply_rules_row
-from spl_hf.rules.compile import Program, compile_program, evaluate, expand, row_evaluator
-from spl_hf.rules.coverage import CoverageReport, check_coverage
-from spl_hf.rules.expr import And, Eq, Expr, ExprError, In, Not, Or, Ref, parse_expr, to_source
-from spl_hf.rules.rulebase import (
-    Rule,
-    RuleBase,
-    RuleBaseError,
-    default_rulebase,
-    load_rulebase,
-    parse_rulebase,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spl_hf.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from spl_hf.rules.apply import CONFLICT, NO_VERDICT, apply_rules, apply_rules_row
+    from spl_hf.rules.compile import Program, compile_program, evaluate, expand, row_evaluator
+    from spl_hf.rules.coverage import CoverageReport, check_coverage
+    from spl_hf.rules.expr import And, Eq, Expr, ExprError, In, Not, Or, Ref, parse_expr, to_source
+    from spl_hf.rules.rulebase import (
+        Rule,
+        RuleBase,
+        RuleBaseError,
+        default_rulebase,
+        load_rulebase,
+        parse_rulebase,
+    )
+
 
 __all__ = [
     "CONFLICT",
@@ -40,3 +48,5 @@ __all__ = [
     "row_evaluator",
     "to_source",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -42,37 +42,45 @@ raises ValueError naming the source, file and columns; so does a file that is un
 at all: 0 bytes, only a header, a 0-row parquet, or none that decodes).
 """
 
-from spl_hf.sources.adapter import Converted, PairAdapter, PromptAdapter, SourceOptions
-from spl_hf.sources.fields import RowError
-from spl_hf.sources.io import HubSpec, RawTable, read_local, read_table
-from spl_hf.sources.pools import (
-    ADAPTERS,
-    PROMPT_SOURCES,
-    PoolResult,
-    PoolsResult,
-    PromptPoolResult,
-    pairs_from_table,
-    prompts_from_table,
-    quarantine_dataset,
-    read_pool,
-    read_pools,
-    read_prompt_pool,
-    read_prompt_pools,
-)
-from spl_hf.sources.report import BuildReport, SourceReport
-from spl_hf.sources.rows import (
-    PAIR_FEATURES,
-    PROMPT_FEATURES,
-    QUARANTINE_FEATURES,
-    Issue,
-    PairDraft,
-    PromptDraft,
-    QuarantineRecord,
-    normalize_text,
-    prompt_id,
-)
-from spl_hf.sources.samples import eval_sample_paths, prompt_sample_paths, sample_paths
-from spl_hf.sources.transcript import DEFAULT_CLIP_CHARS, OMITTED_MARKER, Flattened, flatten_history
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spl_hf.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from spl_hf.sources.adapter import Converted, PairAdapter, PromptAdapter, SourceOptions
+    from spl_hf.sources.fields import RowError
+    from spl_hf.sources.io import HubSpec, RawTable, read_local, read_table
+    from spl_hf.sources.pools import (
+        ADAPTERS,
+        PROMPT_SOURCES,
+        PoolResult,
+        PoolsResult,
+        PromptPoolResult,
+        pairs_from_table,
+        prompts_from_table,
+        quarantine_dataset,
+        read_pool,
+        read_pools,
+        read_prompt_pool,
+        read_prompt_pools,
+    )
+    from spl_hf.sources.report import BuildReport, SourceReport
+    from spl_hf.sources.rows import (
+        PAIR_FEATURES,
+        PROMPT_FEATURES,
+        QUARANTINE_FEATURES,
+        Issue,
+        PairDraft,
+        PromptDraft,
+        QuarantineRecord,
+        normalize_text,
+        prompt_id,
+    )
+    from spl_hf.sources.samples import eval_sample_paths, prompt_sample_paths, sample_paths
+    from spl_hf.sources.transcript import DEFAULT_CLIP_CHARS, OMITTED_MARKER, Flattened, flatten_history
+
 
 __all__ = [
     "ADAPTERS",
@@ -115,3 +123,5 @@ __all__ = [
     "read_table",
     "sample_paths",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -6,26 +6,28 @@ evaluations read, imports without TRL; trainers are imported where they run.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
 
-_EXPORTS = {
-    "RUN_FILE": "spl_hf.train.record",
-    "DataRecord": "spl_hf.train.data",
-    "TrainScriptArguments": "spl_hf.train.args",
-    "check_rows": "spl_hf.train.data",
-    "load_split": "spl_hf.train.data",
-    "make_parser": "spl_hf.train.args",
-    "parse_args": "spl_hf.train.args",
-    "seed_dir": "spl_hf.train.layout",
-    "seed_dirs": "spl_hf.train.layout",
-    "seed_of": "spl_hf.train.layout",
-}
+from spl_hf.lazy import lazy_exports
 
-__all__ = sorted(_EXPORTS)
+if TYPE_CHECKING:
+    from spl_hf.train.args import TrainScriptArguments, make_parser, parse_args
+    from spl_hf.train.data import DataRecord, check_rows, load_split
+    from spl_hf.train.layout import seed_dir, seed_dirs, seed_of
+    from spl_hf.train.record import RUN_FILE
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'spl_hf.train' has no attribute {name!r}")
+__all__ = [
+    "RUN_FILE",
+    "DataRecord",
+    "TrainScriptArguments",
+    "check_rows",
+    "load_split",
+    "make_parser",
+    "parse_args",
+    "seed_dir",
+    "seed_dirs",
+    "seed_of",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

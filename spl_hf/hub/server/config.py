@@ -18,6 +18,8 @@ TOKEN_ENV = "SPL_HF_HUB_TOKEN"
 
 @dataclass
 class HubServeConfig:
+    """Server"""
+
     root: str = field(metadata={"help": "Folder holding the repositories (created if missing)."})
     host: str = field(default="127.0.0.1", metadata={"help": "Interface to listen on."})
     port: int = field(default=0, metadata={"help": "Port; 0 picks a free one (printed)."})
