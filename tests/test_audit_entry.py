@@ -24,7 +24,7 @@ def test_a_tenet_build_reports_its_certificate_in_the_same_shape(built_tenets):
     report = audit(built_tenets, config="all")
     assert report.kind == "tenets" and report.ok and report.certificate_ok is True
     assert report.rows == report.reproduced > 0
-    assert any("--config is ignored" in n for n in report.notes)
+    assert any("--config_name is ignored" in n for n in report.notes)
     assert COMMON | {"certificate_ok", "certificate_failures"} <= report.to_dict().keys()
 
 

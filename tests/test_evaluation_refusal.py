@@ -326,5 +326,5 @@ def test_a_negative_or_zero_limit_is_refused(tmp_path: Path, capsys) -> None:
         with pytest.raises(ValueError, match=f"limit must be a number of prompts of at least 1, got {bad}"):
             load_prompt_set("or_bench_hard_1k", "sample", limit=bad)
     cmd = ["eval", "refusal", "--samples", "--prompts", "or_bench_hard_1k", "--limit", "-1"]
-    assert main([*cmd, "--out", str(tmp_path / "o9")]) == 2
+    assert main([*cmd, "--output_dir", str(tmp_path / "o9")]) == 2
     assert "limit must be" in capsys.readouterr().err

@@ -259,12 +259,12 @@ def test_private_onto_an_existing_public_repo_makes_it_private(builds, hub, monk
 
     _env(monkeypatch, hub)
     HfApi(endpoint=hub.url, token=TOKEN).create_repo("org/vis", repo_type="dataset")  # public
-    assert main(["publish", str(builds["tenets"]), "--repo-id", "org/vis", "--private"]) == 0
+    assert main(["publish", str(builds["tenets"]), "--repo_id", "org/vis", "--private"]) == 0
     assert "was public: made private" in capsys.readouterr().out
     with pytest.raises(RepositoryNotFoundError):
         HfApi(endpoint=hub.url, token=False).repo_info("org/vis", repo_type="dataset")
     # Without --private a private repo stays private: nothing asked to make it public.
-    assert main(["publish", str(builds["tenets"]), "--repo-id", "org/vis"]) == 0
+    assert main(["publish", str(builds["tenets"]), "--repo_id", "org/vis"]) == 0
     assert HfApi(endpoint=hub.url, token=TOKEN).repo_info("org/vis", repo_type="dataset").private is True
 
 
@@ -294,10 +294,10 @@ def test_create_pr_with_nothing_to_change_says_nothing_changed(builds, hub, monk
     from huggingface_hub import HfApi
 
     _env(monkeypatch, hub)
-    assert main(["publish", str(builds["tenets"]), "--repo-id", "org/same"]) == 0
+    assert main(["publish", str(builds["tenets"]), "--repo_id", "org/same"]) == 0
     first = capsys.readouterr().out
     assert "published" in first
-    assert main(["publish", str(builds["tenets"]), "--repo-id", "org/same", "--create-pr"]) == 0
+    assert main(["publish", str(builds["tenets"]), "--repo_id", "org/same", "--create_pr"]) == 0
     out = capsys.readouterr().out
     assert "nothing changed" in out and "no pull request opened" in out and "published" not in out
     refs = HfApi(endpoint=hub.url, token=TOKEN).list_repo_refs(
@@ -325,7 +325,7 @@ def test_publish_with_sources_refuses_a_consistent_forgery_and_records_what_it_c
     _forge_tenet_row(forged, first["derivation"]["pair_id"], first["tenet"], "A forged reply.")
     assert main(["audit", str(forged)]) == 0  # self-consistent: digests, certificate, manifest agree
     capsys.readouterr()
-    assert main(["publish", str(forged), "--repo-id", "org/forged", "--sources", *specs]) == 2
+    assert main(["publish", str(forged), "--repo_id", "org/forged", "--sources", *specs]) == 2
     err = capsys.readouterr().err
     assert (
         "does not audit clean" in err
@@ -336,7 +336,7 @@ def test_publish_with_sources_refuses_a_consistent_forgery_and_records_what_it_c
     assert not api.repo_exists("org/forged", repo_type="dataset")
     # The real build passes, and the release says what was checked, by sha256, in the card too.
     assert (
-        main(["publish", str(built_tenets), "--repo-id", "org/checked", "--sources", *specs, "--json"]) == 0
+        main(["publish", str(built_tenets), "--repo_id", "org/checked", "--sources", *specs, "--json"]) == 0
     )
     result = json.loads(capsys.readouterr().out)
     download = dict(repo_type="dataset", revision=result["commit_sha"], endpoint=hub.url, token=TOKEN)
@@ -353,7 +353,7 @@ def test_publish_with_sources_refuses_a_consistent_forgery_and_records_what_it_c
     assert "## Provenance check at publication" in card and all(sha in card for *_, sha in want)
     assert str(Path(next(iter(sample_paths().values()))).parent) not in card  # no local paths
     # Without --sources the release says it was not checked.
-    assert main(["publish", str(built_tenets), "--repo-id", "org/unchecked", "--json"]) == 0
+    assert main(["publish", str(built_tenets), "--repo_id", "org/unchecked", "--json"]) == 0
     sha = json.loads(capsys.readouterr().out)["commit_sha"]
     download["revision"] = sha
     card = Path(hf_hub_download("org/unchecked", "README.md", cache_dir=tmp_path, **download)).read_text()
@@ -369,7 +369,7 @@ def test_an_spl_build_published_with_its_prompt_and_candidate_files(
 
     _env(monkeypatch, hub)
     prompts, candidates = _sample("spl_prompts.jsonl"), _sample("spl_candidates.jsonl")
-    argv = ["publish", str(builds["spl"]), "--repo-id", "org/splsrc", "--json"]
+    argv = ["publish", str(builds["spl"]), "--repo_id", "org/splsrc", "--json"]
     assert main([*argv, "--sources", f"prompts={prompts}", f"candidates={candidates}"]) == 0
     record = json.loads(capsys.readouterr().out)["provenance"]
     assert record["checked"] and record["rows_differing"] == 0 and record["rows_checked"] > 0

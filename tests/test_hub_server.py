@@ -574,7 +574,7 @@ def test_the_token_comes_from_the_environment_or_a_file_never_from_argv(tmp_path
     finally:
         env_hub.stop()
     (tmp_path / "token").write_text("from-a-file-77\n")
-    file_hub = HubProcess(tmp_path / "b", token=None, args=("--token-file", str(tmp_path / "token"))).start()
+    file_hub = HubProcess(tmp_path / "b", token=None, args=("--token_file", str(tmp_path / "token"))).start()
     try:
         _api(file_hub, token="from-a-file-77").create_repo("org/x", repo_type="dataset")
         with pytest.raises(HfHubHTTPError) as exc:

@@ -217,11 +217,11 @@ def test_a_truncated_download_exits_2_naming_it_unless_a_partial_file_is_accepte
     path = tmp_path / "pku.jsonl.gz"
     path.write_bytes(data[: len(data) // 2])
     args = ["sources", "read", "--source", "pku_train", "--path", str(path)]
-    assert main([*args, "--out", str(tmp_path / "a")]) == 2
+    assert main([*args, "--output_dir", str(tmp_path / "a")]) == 2
     err = capsys.readouterr().err
     assert "pku.jsonl.gz: incomplete file" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "a" / "pairs.parquet").exists()
-    assert main([*args, "--out", str(tmp_path / "b"), "--accept-partial", "--json"]) == 0
+    assert main([*args, "--output_dir", str(tmp_path / "b"), "--accept_partial", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["partial"] is True and report["quarantined"] == {"truncated_file": 1}
     assert 0 < report["rows_yielded"] < 4000

@@ -8,7 +8,6 @@ MAX_LINES = 80
 # Functions on other branches' files, being split there; each may not grow past its length today.
 PENDING = {
     "spl_hf/agreement/panel.py:panel_agreement": 89,
-    "spl_hf/cli/eval.py:add_parser": 82,
     "spl_hf/release/spl_safety.py:run": 86,
 }
 

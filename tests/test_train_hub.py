@@ -55,7 +55,7 @@ def hub(tmp_path_factory, built_spl):
     assert line.startswith("serving on http://"), (root / "server.log").read_text()[-2000:]
     env.update(HF_ENDPOINT=line.removeprefix("serving on "), HF_TOKEN=TOKEN)
     pub = subprocess.run(
-        [sys.executable, "-m", "spl_hf.cli", "publish", str(built_spl), "--repo-id", "spl-hf/spl-train-test"],
+        [sys.executable, "-m", "spl_hf.cli", "publish", str(built_spl), "--repo_id", "spl-hf/spl-train-test"],
         env=env,
         capture_output=True,
         text=True,

@@ -123,7 +123,7 @@ def audit(
     cannot be a build at all; everything else is a failure in the report.
     """
     if max_report < 0:
-        raise ValueError(f"--max-report must be >= 0, got {max_report}")
+        raise ValueError(f"--max_report must be >= 0, got {max_report}")
     with audit_target(str(path_or_repo), revision) as target:
         built = read_folder(target.folder, config=config, manifest=manifest, ignore=target.ignore)
         if built.kind == "tenets":

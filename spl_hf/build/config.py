@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from spl_hf.assign.config import DEFAULT_STRATEGY, STRATEGIES
+from spl_hf.assign import DEFAULT_STRATEGY, STRATEGIES
 from spl_hf.hub import DEFAULT_MAX_SHARD_SIZE
 
 SAMPLE = "<embedded sample>"

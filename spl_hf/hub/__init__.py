@@ -30,7 +30,23 @@ _EXPORTS = {
     "PublishResult": "spl_hf.hub.publish",
 }
 
-__all__ = sorted([*_EXPORTS, "DEFAULT_MAX_SHARD_SIZE"])
+__all__ = [
+    "CARD_INPUTS",
+    "ConfigData",
+    "DEFAULT_MAX_SHARD_SIZE",
+    "PublishResult",
+    "RunningServer",
+    "WrittenFolder",
+    "card_configs",
+    "card_inputs",
+    "publish",
+    "regenerate_card",
+    "render_card",
+    "split_digests",
+    "verify_manifest",
+    "write_dataset_folder",
+    "yaml_metadata",
+]
 
 
 def __getattr__(name: str) -> Any:
