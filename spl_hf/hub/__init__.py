@@ -32,8 +32,8 @@ _EXPORTS = {
 
 __all__ = [
     "CARD_INPUTS",
-    "ConfigData",
     "DEFAULT_MAX_SHARD_SIZE",
+    "ConfigData",
     "PublishResult",
     "RunningServer",
     "WrittenFolder",
