@@ -402,3 +402,41 @@ def test_sft_messages_are_prompt_then_chosen_for_sliced_lists():
         assert got.to_pylist() == [
             p + c for p, c in zip(prompts[start : start + length], chosen[start : start + length])
         ]
+
+
+# The v3 card's declared schema (constitution-v3-dpo front matter, dataset_info.features).
+V3_FEATURES = [
+    {"name": "tenet", "dtype": "large_string"},
+    {"name": "source", "dtype": "large_string"},
+    {"name": "scenario_id", "dtype": "large_string"},
+    {"name": "score", "dtype": "float64"},
+    *(
+        {"name": m, "list": [{"name": "role", "dtype": "string"}, {"name": "content", "dtype": "string"}]}
+        for m in ("prompt", "chosen", "rejected")
+    ),
+]
+
+
+def test_release_concatenates_with_the_v3_card_schema_without_a_cast(built):
+    from datasets import Dataset, Features, concatenate_datasets
+
+    result, _ = built
+    release = load_dataset(str(result.path), "all", split="train")
+    v3_features = Features._from_yaml_list(V3_FEATURES)
+    msg = [{"role": "user", "content": "hi"}]
+    v3 = Dataset.from_dict(
+        {
+            "tenet": ["t"],
+            "source": ["pku_train"],
+            "scenario_id": ["t_pku_train_0"],
+            "score": [0.9],
+            "prompt": [msg],
+            "chosen": [msg],
+            "rejected": [msg],
+        },
+        features=v3_features,
+    )
+    both = concatenate_datasets([release, v3])  # raises when a shared column's type differs
+    assert both.num_rows == release.num_rows + 1
+    assert all(both.features[k] == v3_features[k] for k in v3_features)
+    assert both[-1]["scenario_id"] == "t_pku_train_0" and both[0]["tenet"] == release[0]["tenet"]

@@ -97,6 +97,7 @@ def score_rows(pair_id: pa.Array, tenet: pa.Array, scores: pa.Table) -> tuple[np
             "_srow": pa.array(np.arange(scores.num_rows, dtype=np.int64)),
         }
     )
+    tenet = tenet.cast(scores.schema.field("tenet").type)  # rows hold large_string, scores string
     audited = pa.table({"pair_id": pair_id, "tenet": tenet, "_row": pa.array(np.arange(n, dtype=np.int64))})
     matches = judged.join(audited, ["pair_id", "tenet"], join_type="inner")
     rows = matches.column("_row").to_numpy()
@@ -121,7 +122,10 @@ def check_rows(table: pa.Table, scores: pa.Table, cert: Certificate | None) -> d
         "digest": _mask(pc.equal(_field(der, "digest"), row_digests(table))),
     }
     expected_scenario = pc.binary_join_element_wise(
-        table.column("tenet"), table.column("source"), pc.cast(_field(der, "row_id"), pa.string()), "_"
+        table.column("tenet"),
+        table.column("source"),
+        pc.cast(_field(der, "row_id"), table.schema.field("tenet").type),
+        pa.scalar("_", table.schema.field("tenet").type),
     )
     checks["scenario_id"] = _mask(pc.equal(table.column("scenario_id"), expected_scenario))
     settings = np.zeros(len(table), dtype=bool)

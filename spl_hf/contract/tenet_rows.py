@@ -30,11 +30,13 @@ JUDGE_FIELDS = {
     "template_hash": Value("string"),
     "input_sha256": Value("string"),  # sha256 of the judged conversation and responses (A/B order)
 }
+# tenet, source and scenario_id are large_string as in the v3 card's schema, so a release concatenates
+# with that card's rows (datasets.concatenate_datasets) without a cast.
 ROW_FEATURES = Features(
     {
-        "tenet": Value("string"),
-        "source": Value("string"),
-        "scenario_id": Value("string"),
+        "tenet": Value("large_string"),
+        "source": Value("large_string"),
+        "scenario_id": Value("large_string"),
         "score": Value("float64"),
         "prompt": MESSAGES,
         "chosen": MESSAGES,
