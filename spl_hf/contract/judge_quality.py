@@ -75,7 +75,7 @@ def quantiles(values: np.ndarray) -> dict[str, float | None]:
     >>> quantiles(np.array([0.0, 1.0]))
     {'mean': 0.5, 'q10': 0.1, 'q50': 0.5, 'q90': 0.9}
     """
-    v = np.asarray(values, dtype=np.float64)
+    v = np.sort(np.asarray(values, dtype=np.float64))  # sorted: the mean does not depend on row order
     keys = ["mean"] + [f"q{round(q * 100)}" for q in QUANTILES]
     if not v.size:
         return dict.fromkeys(keys)
@@ -150,10 +150,16 @@ class TenetQuality:
     released: int
     capacity: int
     off_label_mass: dict[str, float | None]
+    # Judgements the judge stage gave up on (e.g. too little mass on the labels); 0 where the stage
+    # records none (see ``not_judged_recorded`` of :func:`judge_quality_section`).
+    not_judged: int = 0
+    # Per source pool, agreement of the judge's side with the pool's own preference (eligible pairs).
+    sources: tuple[SourceAgreement, ...] = ()
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["position"] = {**asdict(self.position), "rates": self.position.rates()}
+        d["sources"] = [asdict(a) for a in self.sources]
         return d
 
 
@@ -161,12 +167,31 @@ def _column(table: pa.Table, name: str) -> np.ndarray:
     return table.column(name).to_numpy(zero_copy_only=False)
 
 
+def _agreement(scores: pa.Table, eligible: np.ndarray, raw: np.ndarray) -> tuple[SourceAgreement, ...]:
+    """Source agreement over the eligible judgements; none when the table has no source preferences."""
+    if "source_preference" not in scores.column_names or "source" not in scores.column_names:
+        return ()
+    return tuple(
+        source_agreement(
+            _column(scores, "source")[eligible],
+            raw[eligible] > 0,  # the judge's chosen side is "a" when the score is positive
+            _column(scores, "source_preference")[eligible],
+        )
+    )
+
+
 def tenet_quality(
-    name: str, scores: pa.Table, released_scores: np.ndarray, threshold: float, capacity: int
+    name: str,
+    scores: pa.Table,
+    released_scores: np.ndarray,
+    threshold: float,
+    capacity: int,
+    not_judged: int = 0,
 ) -> TenetQuality:
     """Figures of one tenet from its ``judge_scores`` rows and the |score|s it released."""
     p1, p2 = _column(scores, "p_a_first"), _column(scores, "p_a_second")
-    abs_score = np.abs(p1 - p2)
+    raw = p1 - p2
+    abs_score = np.abs(raw)
     # Off-label mass: the next-token probability the judge put on neither label, per ordering.
     off = 1.0 - np.concatenate([_column(scores, "mass_first"), _column(scores, "mass_second")])
     return TenetQuality(
@@ -178,6 +203,8 @@ def tenet_quality(
         released=int(np.asarray(released_scores).size),
         capacity=int(capacity),
         off_label_mass=quantiles(np.clip(off, 0.0, 1.0)),
+        not_judged=int(not_judged),
+        sources=_agreement(scores, abs_score >= threshold, raw),
     )
 
 
@@ -187,20 +214,76 @@ def judge_quality(
     *,
     threshold: float,
     capacity: int,
+    not_judged: Mapping[str, int] | None = None,
 ) -> list[TenetQuality]:
     """Per-tenet figures (tenets in sorted order) and the overall row ``"all"``, from stored columns.
 
     ``scores`` is the build's ``judge_scores`` table (``tenet``, ``p_a_first``, ``p_a_second``,
-    ``mass_first``, ``mass_second``); ``released`` maps each released tenet to its rows' scores.
-    The overall row's capacity is the sum over the released tenets.
+    ``mass_first``, ``mass_second``, and for source agreement ``source`` and ``source_preference``);
+    ``released`` maps each released tenet to its rows' scores; ``not_judged`` the judge stage's
+    per-tenet count of judgements it gave up on, where it records one. The overall row's capacity is
+    the sum over the released tenets.
     """
     tenets = _column(scores, "tenet")
+    skipped = dict(not_judged or {})
     rows = []
     for t in sorted(set(tenets.tolist())):
         sub = scores.filter(pa.array(tenets == t))
-        rows.append(
-            tenet_quality(t, sub, np.asarray(released.get(t, ()), dtype=np.float64), threshold, capacity)
-        )
+        got = np.asarray(released.get(t, ()), dtype=np.float64)
+        rows.append(tenet_quality(t, sub, got, threshold, capacity, skipped.get(t, 0)))
     every = np.concatenate([np.asarray(v, dtype=np.float64) for v in released.values()] or [np.array([])])
-    rows.append(tenet_quality("all", scores, every, threshold, capacity * len(released)))
+    total = sum(skipped.values())
+    rows.append(tenet_quality("all", scores, every, threshold, capacity * len(released), total))
     return rows
+
+
+def judge_quality_section(
+    scores: pa.Table,
+    released: Mapping[str, Sequence[float]],
+    *,
+    threshold: float,
+    capacity: int,
+    not_judged: Mapping[str, int] | None = None,
+) -> dict:
+    """The ``judge_quality`` entry of a tenet build's report and card inputs (JSON-ready).
+
+    The build writes it and the audit recomputes it from the released columns with this function,
+    so both sides agree by construction unless a stored column or the entry itself was changed.
+    """
+    rows = judge_quality(scores, released, threshold=threshold, capacity=capacity, not_judged=not_judged)
+    return section_of(
+        rows, threshold=threshold, capacity=capacity, not_judged_recorded=not_judged is not None
+    )
+
+
+def section_of(
+    rows: Sequence[TenetQuality], *, threshold: float, capacity: int, not_judged_recorded: bool
+) -> dict:
+    """The JSON-ready section of :func:`judge_quality`'s rows (its last row is the overall one)."""
+    return {
+        "threshold": threshold,
+        "capacity": capacity,
+        "not_judged_recorded": not_judged_recorded,
+        "tenets": [r.to_dict() for r in rows if r.tenet != "all"],
+        "overall": rows[-1].to_dict(),
+    }
+
+
+def flat_figures(section: object, prefix: str = "") -> dict[str, object]:
+    """Every leaf of a judge-quality section by its path (``overall.position.consistent``, ``tenets[t1]…``).
+
+    List entries that carry a ``tenet`` or ``source`` are named by it, so a difference names the tenet
+    and source it is about rather than a list index.
+    """
+    if isinstance(section, Mapping):
+        out: dict[str, object] = {}
+        for k, v in section.items():
+            out.update(flat_figures(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    if isinstance(section, list):
+        out = {}
+        for i, v in enumerate(section):
+            key = v.get("tenet", v.get("source", i)) if isinstance(v, Mapping) else i
+            out.update(flat_figures(v, f"{prefix}[{key}]"))
+        return out
+    return {prefix: section}

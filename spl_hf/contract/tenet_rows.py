@@ -62,8 +62,13 @@ SCORE_FEATURES = Features(
         "tenet": Value("string"),
         "score": Value("float64"),
         **JUDGE_FIELDS,
+        # The pool's own preference of the pair ("a", "b", "tie", or null where it states none), carried
+        # from the pair rows so that the judge's agreement with it is recomputable from the release.
+        "source_preference": Value("string"),
     }
 )
+# What the judge stage writes: the released score rows less what the build adds from the pair rows.
+JUDGED_SCORE_COLUMNS = tuple(k for k in SCORE_FEATURES if k != "source_preference")
 # Row fields folded into the digest (all but the digest itself).
 DIGEST_TOP = ("tenet", "source", "scenario_id", "score", "prompt", "chosen", "rejected")
 DIGEST_DERIVATION = (
