@@ -21,6 +21,7 @@ from datasets import Features, Value
 
 from spl_hf.assign import verify_assignment
 from spl_hf.assign.certificate import Certificate
+from spl_hf.audit.judge_quality import check_judge_quality
 from spl_hf.audit.load import BuiltFolder, read_folder
 from spl_hf.audit.verify import differs
 from spl_hf.contract.scores import scores_from_probs
@@ -448,6 +449,15 @@ def audit_folder(built: BuiltFolder, max_report: int = 1000) -> TenetAuditReport
             "the 'all' rows or the judge scores could not be read: the certificate is unverified"
         )
     report.certificate_failures = cert_failures
+    if cert is not None and all_table is not None and score_splits:
+        tenets = [c for c in built.card.configs if c not in NOT_TENET_CONFIGS]
+        report.failures += check_judge_quality(
+            built.path, scores, all_table, tenets, cert.threshold, cert.capacity
+        )
+    else:
+        report.notes.append(
+            "judge_quality not recomputed: the certificate, 'all' rows or judge scores are unread"
+        )
     return report
 
 
