@@ -93,8 +93,7 @@ def bias_sentence(overall: Mapping) -> str:
     if k > c:
         return (
             f"**The judge is position-biased**: the {slot}-shown response was preferred in both orderings "
-            f"in {k} of {n} judgements, and only {c} of {n} prefer the same response in both orderings. "
-            "Scores average the two orderings, so such a judgement scores near 0 and is rarely eligible."
+            f"in {k} of {n} judgements, and {c} of {n} prefer the same response in both orderings."
         )
     return (
         f"The judge prefers the same response in both orderings in {c} of {n} judgements; the "

@@ -59,7 +59,7 @@ def judge_quality_figure(
         right.barh(y, width, left=start, color=color, label=label)
         start += width
     right.set_yticks(y, [q.tenet for q in tenets], fontsize=7)
-    right.invert_yaxis()
+    right.set_ylim(len(tenets) - 0.5, -0.5)  # first tenet on top, no empty band above or below
     right.set(xlim=(0, 1), xlabel="share of judgements")
     # Legend above the bars and the title above it, at offsets in points: clear of the axis label
     # whatever the figure's height (which grows with the number of tenets).
