@@ -77,7 +77,10 @@ def old_check_rows(table: pa.Table, scores: pa.Table, cert) -> dict[str, np.ndar
         ),
     }
     expected_scenario = pc.binary_join_element_wise(
-        table.column("tenet"), table.column("source"), pc.cast(_field(der, "row_id"), pa.string()), "_"
+        table.column("tenet"),
+        table.column("source"),
+        pc.cast(_field(der, "row_id"), pa.large_string()),
+        pa.scalar("_", pa.large_string()),
     )
     checks["scenario_id"] = ~np.asarray(
         pc.equal(table.column("scenario_id"), expected_scenario).fill_null(False)

@@ -204,7 +204,7 @@ def synthetic_scores(pairs_path: Path, out: Path, capacity: int, seed: int) -> d
     import pyarrow.parquet as pq
 
     from spl_hf.assign.synthetic import card_shaped_scores
-    from spl_hf.contract import SCORE_FEATURES, input_hashes
+    from spl_hf.contract.tenet_rows import JUDGED_SCORE_COLUMNS, input_hashes
 
     pairs = pq.read_table(pairs_path)
     n = pairs.num_rows
@@ -217,27 +217,23 @@ def synthetic_scores(pairs_path: Path, out: Path, capacity: int, seed: int) -> d
     s = shaped.column("score").to_numpy()
     p1, p2 = (1 + s) / 2, (1 - s) / 2
     k = shaped.num_rows
-    scores = (
-        pa.table(
-            {
-                "pair_id": pairs.column("pair_id").take(row),
-                "prompt_id": pairs.column("prompt_id").take(row),
-                "source": pairs.column("source").take(row),
-                "tenet": shaped.column("tenet"),
-                "score": pa.array(p1 - p2),
-                "p_a_first": pa.array(p1),
-                "p_a_second": pa.array(p2),
-                "mass_first": pa.array(np.full(k, 0.9)),
-                "mass_second": pa.array(np.full(k, 0.8)),
-                "model_id": pa.array(["synthetic-judge"] * k),
-                "model_revision": pa.array(["sha256:0"] * k),
-                "template_hash": pa.array(["t1"] * k),
-                "input_sha256": judged.take(row),
-            }
-        )
-        .select(list(SCORE_FEATURES))
-        .cast(SCORE_FEATURES.arrow_schema)
-    )
+    scores = pa.table(
+        {
+            "pair_id": pairs.column("pair_id").take(row),
+            "prompt_id": pairs.column("prompt_id").take(row),
+            "source": pairs.column("source").take(row),
+            "tenet": shaped.column("tenet"),
+            "score": pa.array(p1 - p2),
+            "p_a_first": pa.array(p1),
+            "p_a_second": pa.array(p2),
+            "mass_first": pa.array(np.full(k, 0.9)),
+            "mass_second": pa.array(np.full(k, 0.8)),
+            "model_id": pa.array(["synthetic-judge"] * k),
+            "model_revision": pa.array(["sha256:0"] * k),
+            "template_hash": pa.array(["t1"] * k),
+            "input_sha256": judged.take(row),
+        }
+    ).select(list(JUDGED_SCORE_COLUMNS))
     pq.write_table(scores, out)
     return {"pairs": n, "scores": k, "eligible": int((np.abs(p1 - p2) >= 0.5).sum())}
 

@@ -224,3 +224,44 @@ def test_a_different_pool_file_is_named_before_its_rows(built_tenets, tmp_path, 
     assert first.startswith(
         f"--sources {name}={other}: different file (sha256 {sha256_file(other)}, build recorded "
     )
+
+
+def _reseal_judge_quality(folder) -> None:
+    """What a consistent forger does after editing judge_scores: recompute judge_quality everywhere."""
+    from spl_hf.contract.judge_quality import judge_quality_section
+
+    report_path, card_path = folder / "build_report.json", folder / "card.json"
+    report, card = json.loads(report_path.read_text()), json.loads(card_path.read_text())
+    scores = pq.read_table(data_file(folder, "judge_scores"))
+    rows = pa.concat_tables([pq.read_table(f) for f in tenet_files(folder)])
+    released = {t: [r["score"] for r in rows.to_pylist() if r["tenet"] == t] for t in report["tenets_kept"]}
+    old = report["judge_quality"]
+    section = judge_quality_section(scores, released, threshold=old["threshold"], capacity=old["capacity"])
+    report["judge_quality"] = card["kwargs"]["judge_quality"] = section
+    report_path.write_text(json.dumps(report))
+    card_path.write_text(json.dumps(card))
+    reseal(folder)
+
+
+def test_a_consistent_forgery_of_a_source_preference_is_caught_by_the_sources(built_tenets, tmp_path, capsys):
+    code, clean = _audit(capsys, str(built_tenets), "--sources", *_pool_specs())
+    judged = pq.read_table(data_file(built_tenets, "judge_scores")).num_rows
+    assert code == 0 and clean["provenance"]["scores_checked"] == judged  # every judged pair's pool given
+    folder = copy_build(built_tenets, tmp_path / "forged")
+    threshold = json.loads((folder / "build_report.json").read_text())["judge_quality"]["threshold"]
+    forged = {}
+
+    def flip_to_other(rows):  # an eligible judgement whose pool states a side: the other side
+        r = next(r for r in rows if abs(r["score"]) >= threshold and r["source_preference"] in ("a", "b"))
+        r["source_preference"] = "b" if r["source_preference"] == "a" else "a"
+        forged[r["pair_id"]] = r["source_preference"]
+
+    rewrite(data_file(folder, "judge_scores"), flip_to_other)
+    _reseal_judge_quality(folder)
+    code, selfcheck = _audit(capsys, str(folder))
+    assert code == 0, selfcheck["failures"]  # the figures now match the edited column
+    code, out = _audit(capsys, str(folder), "--sources", *_pool_specs())
+    assert code == 1
+    (pair_id,) = forged
+    diffs = [d for d in out["provenance"]["differences"] if d["config"] == "judge_scores"]
+    assert [(d["pair_id"], d["fields"]) for d in diffs] == [(pair_id, ["source_preference"])]

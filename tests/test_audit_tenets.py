@@ -280,3 +280,46 @@ def test_the_sft_rows_must_be_the_all_rows(built_tenets_sft, tmp_path, edit):
     assert any(f"'sft' holds {held} rows and 'all' {n}" in f for f in report.failures)
     if edit == "duplicate":  # the repeat sits where no 'all' row of its id does
         assert [(m["row"], m["fields"]) for m in report.mismatches] == [(n, ["order"])]
+
+
+def test_the_audit_recomputes_judge_quality_and_names_an_edited_figure(built_tenets, tmp_path):
+    assert audit_tenet_build(built_tenets).ok  # the control: the stored figures are the recomputed ones
+    folder = copy_build(built_tenets, tmp_path / "b")
+    path = folder / "build_report.json"
+    report = json.loads(path.read_text())
+    pos = report["judge_quality"]["overall"]["position"]
+    real = pos["consistent"]
+    pos["consistent"] = real + 1  # a judge that looks more consistent than it was
+    path.write_text(json.dumps(report))
+    reseal(folder)
+    got = audit_tenet_build(folder)
+    assert not got.ok
+    (failure,) = [f for f in got.failures if "judge_quality" in f]
+    assert failure.startswith("build_report.json: judge_quality differs")
+    assert f"overall.position.consistent is {real + 1}, recomputed {real}" in failure
+
+
+def test_an_edited_source_preference_changes_the_recomputed_agreement(built_tenets, tmp_path):
+    folder = copy_build(built_tenets, tmp_path / "b")
+    report = json.loads((folder / "build_report.json").read_text())
+    threshold = report["judge_quality"]["threshold"]
+
+    def flip(rows):  # the first eligible judgement whose pool states a side: state the other side
+        r = next(r for r in rows if abs(r["score"]) >= threshold and r["source_preference"] in ("a", "b"))
+        r["source_preference"] = "b" if r["source_preference"] == "a" else "a"
+
+    rewrite(data_file(folder, "judge_scores"), flip)
+    reseal(folder)
+    got = audit_tenet_build(folder)
+    assert not got.ok
+    failures = [f for f in got.failures if "judge_quality differs" in f]
+    assert [f.split(":")[0] for f in failures] == ["build_report.json", "card.json"]
+    assert all(".sources[" in f and "agree is" in f for f in failures)
+
+
+def test_a_build_without_its_judge_quality_figure_fails(built_tenets, tmp_path):
+    folder = copy_build(built_tenets, tmp_path / "b")
+    (folder / "judge_quality.png").unlink()
+    reseal(folder)
+    got = audit_tenet_build(folder)
+    assert "judge_quality.png is missing: a tenet build ships its judge-quality figure" in got.failures

@@ -402,3 +402,103 @@ def test_sft_messages_are_prompt_then_chosen_for_sliced_lists():
         assert got.to_pylist() == [
             p + c for p, c in zip(prompts[start : start + length], chosen[start : start + length])
         ]
+
+
+# The v3 card's declared schema (constitution-v3-dpo front matter, dataset_info.features).
+V3_FEATURES = [
+    {"name": "tenet", "dtype": "large_string"},
+    {"name": "source", "dtype": "large_string"},
+    {"name": "scenario_id", "dtype": "large_string"},
+    {"name": "score", "dtype": "float64"},
+    *(
+        {"name": m, "list": [{"name": "role", "dtype": "string"}, {"name": "content", "dtype": "string"}]}
+        for m in ("prompt", "chosen", "rejected")
+    ),
+]
+
+
+def test_release_concatenates_with_the_v3_card_schema_without_a_cast(built):
+    from datasets import Dataset, Features, concatenate_datasets
+
+    result, _ = built
+    release = load_dataset(str(result.path), "all", split="train")
+    v3_features = Features._from_yaml_list(V3_FEATURES)
+    msg = [{"role": "user", "content": "hi"}]
+    v3 = Dataset.from_dict(
+        {
+            "tenet": ["t"],
+            "source": ["pku_train"],
+            "scenario_id": ["t_pku_train_0"],
+            "score": [0.9],
+            "prompt": [msg],
+            "chosen": [msg],
+            "rejected": [msg],
+        },
+        features=v3_features,
+    )
+    both = concatenate_datasets([release, v3])  # raises when a shared column's type differs
+    assert both.num_rows == release.num_rows + 1
+    assert all(both.features[k] == v3_features[k] for k in v3_features)
+    assert both[-1]["scenario_id"] == "t_pku_train_0" and both[0]["tenet"] == release[0]["tenet"]
+
+
+def test_build_report_and_card_carry_judge_quality_and_the_figure(built):
+    result, rows = built
+    report = json.loads((result.path / "build_report.json").read_text())
+    jq = report["judge_quality"]
+    overall = jq["overall"]
+    assert overall["tenet"] == "all" and overall["position"]["judged"] == len(rows)
+    assert [t["tenet"] for t in jq["tenets"]] == sorted(TENETS)
+    pos = overall["position"]
+    assert pos["consistent"] + pos["first_slot"] + pos["second_slot"] <= pos["judged"]
+    assert overall["released"] == result.rows and overall["capacity"] == 2 * len(result.tenets_kept)
+    assert overall["eligible"] == sum(abs(r["score"]) >= 0.3 for r in rows)
+    assert jq["not_judged_recorded"] is False and overall["not_judged"] == 0
+    # Source agreement: recomputed here from the judged rows and the pair rows' own preference.
+    prefs = dict(
+        zip(
+            *pq.read_table(result.path.parent / "pairs.parquet", columns=["pair_id", "source_preference"])
+            .to_pydict()
+            .values()
+        )
+    )
+    for agreement in overall["sources"]:
+        eligible = [
+            r
+            for r in rows
+            if r["source"] == agreement["source"]
+            and abs(r["score"]) >= 0.3
+            and prefs[r["pair_id"]] in ("a", "b")
+        ]
+        agree = sum((r["score"] > 0) == (prefs[r["pair_id"]] == "a") for r in eligible)
+        assert (agreement["compared"], agreement["agree"]) == (len(eligible), agree)
+    assert any(a["compared"] for a in overall["sources"])
+    card_inputs = json.loads((result.path / "card.json").read_text())
+    assert card_inputs["kwargs"]["judge_quality"] == jq
+    card = (result.path / "README.md").read_text()
+    assert "## Judge quality" in card and "![Score distribution" in card and "(judge_quality.png)" in card
+    assert f"| **all** | {len(rows)} |" in card
+    manifest = (result.path / "MANIFEST.sha256").read_text()
+    assert "  judge_quality.png\n" in manifest
+    assert (result.path / "judge_quality.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    released = load_dataset(str(result.path), "judge_scores", split="train")
+    assert [prefs[p] for p in released["pair_id"]] == released["source_preference"]
+
+
+def test_card_says_when_the_judge_prefers_the_first_shown_response(tmp_path):
+    # The demo's judge: P("A") high in both orderings, so the first-shown response wins every time.
+    pairs, scores = tenet_inputs(tmp_path)
+    table = pq.read_table(scores)
+    n = table.num_rows
+    table = table.set_column(table.schema.get_field_index("p_a_first"), "p_a_first", pa.array([0.9] * n))
+    table = table.set_column(table.schema.get_field_index("p_a_second"), "p_a_second", pa.array([0.6] * n))
+    table = table.set_column(table.schema.get_field_index("score"), "score", pa.array([0.9 - 0.6] * n))
+    pq.write_table(table, scores)
+    cfg = TenetBuildConfig(
+        pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.2, output_dir=str(tmp_path / "ds")
+    )
+    result = build_tenets(cfg)
+    pos = json.loads((result.path / "build_report.json").read_text())["judge_quality"]["overall"]["position"]
+    assert (pos["judged"], pos["consistent"], pos["first_slot"]) == (n, 0, n)
+    card = (result.path / "README.md").read_text()
+    assert f"the first-shown response was preferred in both orderings in {n} of {n} judgements" in card

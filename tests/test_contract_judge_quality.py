@@ -98,3 +98,35 @@ def test_the_figure_is_a_png_that_depends_on_the_data_only(tmp_path):
 
     a, b, c = draw("a.png", [0.1, 0.7, 0.5]), draw("b.png", [0.1, 0.7, 0.5]), draw("c.png", [0.1, 0.2, 0.5])
     assert a[:8] == b"\x89PNG\r\n\x1a\n" and a == b and a != c
+
+
+def test_source_agreement_counts_eligible_judgements_only_and_not_judged_sums_to_overall():
+    from spl_hf.contract.judge_quality import judge_quality_section
+
+    table = _scores(["t1"] * 3 + ["t2"] * 2, [0.9, 0.2, 0.55, 0.9, 0.9], [0.1, 0.8, 0.5, 0.1, 0.1])
+    table = table.append_column("source", pa.array(["hh", "hh", "hh", "hh", "pku"]))
+    table = table.append_column("source_preference", pa.array(["a", "a", "a", "b", "tie"]))
+    section = judge_quality_section(
+        table, {"t1": [0.8]}, threshold=0.5, capacity=1, not_judged={"t1": 2, "t2": 1}
+    )
+    t1, t2 = section["tenets"]
+    # t1: the 0.55-0.5 judgement is not eligible; of the eligible two, the judge agrees once (a) and
+    # picks b once against the pool's a.
+    assert [(a["source"], a["compared"], a["agree"]) for a in t1["sources"]] == [("hh", 2, 1)]
+    # t2: hh says b, the judge a; pku states a tie, which is left out.
+    assert [(a["source"], a["compared"], a["agree"]) for a in t2["sources"]] == [("hh", 1, 0), ("pku", 0, 0)]
+    overall = {a["source"]: a for a in section["overall"]["sources"]}
+    assert (overall["hh"]["compared"], overall["hh"]["agree"]) == (3, 1)
+    assert (t1["not_judged"], t2["not_judged"], section["overall"]["not_judged"]) == (2, 1, 3)
+    assert section["not_judged_recorded"] is True
+
+
+def test_figures_are_named_by_tenet_and_source_so_a_difference_says_what_it_is_about():
+    from spl_hf.contract.judge_quality import flat_figures
+
+    flat = flat_figures({"tenets": [{"tenet": "t1", "sources": [{"source": "hh", "agree": 2}]}]})
+    assert flat == {
+        "tenets[t1].tenet": "t1",
+        "tenets[t1].sources[hh].source": "hh",
+        "tenets[t1].sources[hh].agree": 2,
+    }

@@ -111,6 +111,15 @@ def test_two_builds_pushed_concurrently_load_back_identical(published, remote, l
     assert {"preferences/train", "derivations/xstest"} <= set(remote[0]) and "all/train" in remote[1]
 
 
+def test_the_judge_quality_figure_is_published_with_the_tenet_build(published, builds, hub, hub_client):
+    from huggingface_hub import HfApi
+
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    files = api.list_repo_files("org/tenets", repo_type="dataset", revision=published["tenets_sha"])
+    assert "judge_quality.png" in files and "judge_quality.png" in build_files(builds["tenets"])
+    assert "](judge_quality.png)" in (builds["tenets"] / "README.md").read_text()  # the card shows it
+
+
 def test_republish_reshaped_removes_stale_files_and_old_commit_still_loads(
     published,
     remote,

@@ -292,3 +292,16 @@ def test_an_unreachable_hub_id_is_one_clear_error_before_any_model(monkeypatch):
         ValueError, match=r"^nobody/nothing: not a local dataset folder, and the Hub could not"
     ):
         load_split("nobody/nothing", None, "train")
+
+
+def test_tenet_release_large_string_columns_pass_the_row_checks_and_source_filter(built_tenets):
+    from datasets import load_dataset
+
+    from spl_hf.train.data import check_rows, filter_sources
+
+    ds = load_dataset(str(built_tenets), "all", split="train")
+    assert ds.features["source"].dtype == "large_string"
+    check_rows(ds, "all/train")  # raises on rows train.py would refuse
+    first = ds[0]["source"]
+    kept = filter_sources(ds, [first], "all/train")
+    assert kept.num_rows == sum(s == first for s in ds["source"]) and set(kept["source"]) == {first}

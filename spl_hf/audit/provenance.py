@@ -30,13 +30,14 @@ from spl_hf.contract import ROW_FEATURES, first_content
 from spl_hf.derive import JUDGE_COLUMN, pair_features
 from spl_hf.schema import AttributeSchema
 
-SOURCE_COLUMNS = ("pair_id", "source", "prompt", "response_a", "response_b")
+SOURCE_COLUMNS = ("pair_id", "source", "prompt", "response_a", "response_b", "source_preference")
 
 
 @dataclass
 class ProvenanceReport:
     sources: list[str] = field(default_factory=list)
     rows_checked: int = 0
+    scores_checked: int = 0  # judge_scores rows whose source_preference was compared with the source's
     differing: int = 0
     differences: list[dict] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
@@ -148,6 +149,7 @@ def tenet_sources(specs: list[str]) -> tuple[pa.Table, list[str]]:
                         ("prompt", ROW_FEATURES.arrow_schema.field("prompt").type),
                         ("response_a", pa.string()),
                         ("response_b", pa.string()),
+                        ("source_preference", pa.string()),
                     ]
                 )
             )
@@ -258,7 +260,49 @@ def check_tenet_provenance(built: BuiltFolder, specs: list[str], max_report: int
     }
     ids = [pc.struct_field(t.column("derivation").combine_chunks(), "pair_id") for t in tables]
     _report(report, splits, tables, ids, checks, max_report)
+    _check_score_preferences(report, built, source, given, max_report)
     return report
+
+
+def _check_score_preferences(
+    report: ProvenanceReport, built: BuiltFolder, source: pa.Table, given: set[str], max_report: int
+) -> None:
+    """Each judge_scores row of a given pool must carry its source pair's ``source_preference``: the
+    judge's agreement with the pools is computed from it, so an edited one would misstate it."""
+    splits = built.config("judge_scores")
+    if any("source_preference" not in s.table.column_names for s in splits):
+        report.failures.append("judge_scores has no source_preference column: the build predates it")
+        return
+    for s in splits:
+        t = s.table
+        index, repeated = _lookup(
+            t.column("pair_id").combine_chunks().cast(pa.string()), source.column("pair_id")
+        )
+        found = index >= 0
+        in_given = np.asarray(
+            pc.is_in(t.column("source"), pa.array(sorted(given), pa.string())).fill_null(False)
+        )
+        src = source.column("source_preference").take(pa.array(np.maximum(index, 0)))
+        checks = {
+            "pair_id": (~found & in_given) | repeated,
+            "source_preference": found
+            & ~repeated
+            & differs(t.column("source_preference").combine_chunks().cast(pa.string()), src.combine_chunks()),
+        }
+        report.scores_checked += int((found & ~repeated).sum())
+        bad = np.flatnonzero(np.logical_or.reduce(list(checks.values())))
+        report.differing += len(bad)
+        ids = t.column("pair_id").combine_chunks()
+        for i in bad[: max(0, max_report - len(report.differences))]:
+            report.differences.append(
+                {
+                    "config": s.config,
+                    "split": s.split,
+                    "row": int(i),
+                    "pair_id": ids[int(i)].as_py(),
+                    "fields": [f for f, m in checks.items() if m[i]],
+                }
+            )
 
 
 def spl_sources(specs: list[str], schema: AttributeSchema) -> tuple[pa.Table, list[str], str | None]:

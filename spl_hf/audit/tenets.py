@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from datasets import Features, Value
 
 from spl_hf.assign import Certificate, verify_assignment
+from spl_hf.audit.judge_quality import check_judge_quality
 from spl_hf.audit.load import BuiltFolder, read_folder
 from spl_hf.audit.verify import differs
 from spl_hf.contract import (
@@ -92,6 +93,7 @@ def score_rows(pair_id: pa.Array, tenet: pa.Array, scores: pa.Table) -> tuple[np
             "_srow": pa.array(np.arange(scores.num_rows, dtype=np.int64)),
         }
     )
+    tenet = tenet.cast(scores.schema.field("tenet").type)  # rows hold large_string, scores string
     audited = pa.table({"pair_id": pair_id, "tenet": tenet, "_row": pa.array(np.arange(n, dtype=np.int64))})
     matches = judged.join(audited, ["pair_id", "tenet"], join_type="inner")
     rows = matches.column("_row").to_numpy()
@@ -116,7 +118,10 @@ def check_rows(table: pa.Table, scores: pa.Table, cert: Certificate | None) -> d
         "digest": _mask(pc.equal(_field(der, "digest"), row_digests(table))),
     }
     expected_scenario = pc.binary_join_element_wise(
-        table.column("tenet"), table.column("source"), pc.cast(_field(der, "row_id"), pa.string()), "_"
+        table.column("tenet"),
+        table.column("source"),
+        pc.cast(_field(der, "row_id"), table.schema.field("tenet").type),
+        pa.scalar("_", table.schema.field("tenet").type),
     )
     checks["scenario_id"] = _mask(pc.equal(table.column("scenario_id"), expected_scenario))
     settings = np.zeros(len(table), dtype=bool)
@@ -362,6 +367,15 @@ def audit_folder(built: BuiltFolder, max_report: int = 1000) -> TenetAuditReport
             "the 'all' rows or the judge scores could not be read: the certificate is unverified"
         )
     report.certificate_failures = cert_failures
+    if cert is not None and all_table is not None and score_splits:
+        tenets = [c for c in built.card.configs if c not in NOT_TENET_CONFIGS]
+        report.failures += check_judge_quality(
+            built.path, scores, all_table, tenets, cert.threshold, cert.capacity
+        )
+    else:
+        report.notes.append(
+            "judge_quality not recomputed: the certificate, 'all' rows or judge scores are unread"
+        )
     return report
 
 

@@ -30,11 +30,13 @@ from spl_hf.assign import (
     verify_certificate,
 )
 from spl_hf.build.config import TenetBuildConfig
+from spl_hf.build.judge_quality import FIGURE_FILE, build_quality, card_context, figure_png
 from spl_hf.contract import (
     CERTIFICATE_FILE,
     DECONTAMINATION_FILE,
     DIGEST_DERIVATION,
     JUDGE_FIELDS,
+    JUDGED_SCORE_COLUMNS,
     ROW_FEATURES,
     SCORE_FEATURES,
     check_inputs,
@@ -155,6 +157,17 @@ def _split_by(table: pa.Table, column: str, order: list[str]) -> dict[str, pa.Ta
     return {v: table.filter(pc.equal(col, v)) for v in order if pc.any(pc.equal(col, v)).as_py()}
 
 
+def with_source_preference(scores: pa.Table, pairs: pa.Table) -> pa.Table:
+    """The judged rows with their pair's ``source_preference`` (null where the pair rows hold none), in
+    the released score schema."""
+    if "source_preference" in pairs.column_names:
+        rows = _row_numbers(scores, pairs, ["pair_id"], "judged pairs missing from the pair rows")
+        pref = pairs.column("source_preference").take(rows)
+    else:  # pair rows written without the column: no pool preference is stated
+        pref = pa.nulls(scores.num_rows, pa.string())
+    return scores.append_column("source_preference", pref).cast(SCORE_FEATURES.arrow_schema)
+
+
 def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
     guard_dir(
         cfg.output_dir,
@@ -162,19 +175,34 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         inputs=(cfg.pairs, cfg.scores, cfg.tenets_file, cfg.assignment),
     )
     pairs = read_table(
-        cfg.pairs, ("pair_id", "prompt_id", "source", "row_id", "prompt", "response_a", "response_b")
+        cfg.pairs,
+        (
+            "pair_id",
+            "prompt_id",
+            "source",
+            "row_id",
+            "prompt",
+            "response_a",
+            "response_b",
+            "source_preference",
+        ),
     )
     scores, recomputed = _read_scores(cfg)
     check_inputs(pairs, scores, cfg.scores)
+    scores = with_source_preference(scores, pairs)
     result, result_check = _assign(cfg, scores.select(["pair_id", "prompt_id", "tenet", "score"]))
     rows = assemble_rows(pairs, scores, result.assignment, cfg)
     source_order = list(dict.fromkeys(pairs.column("source").to_pylist()))
     configs = _configs(cfg, rows, scores, result.kept_tenets, source_order)
     per_source = {s: t.num_rows for s, t in _split_by(rows, "source", source_order).items()}
+    quality, judge_quality = build_quality(
+        scores, rows, list(result.kept_tenets), cfg.threshold, cfg.capacity
+    )
     decontamination = read_decontamination(cfg.decontamination) if cfg.decontamination else None
     statements = _statements(cfg, result.kept_tenets)
     summary = result.summary()
     card_kwargs = _card_kwargs(cfg, result, rows, scores, recomputed, per_source, statements, decontamination)
+    card_kwargs.update(judge_quality=judge_quality, judge_quality_card=card_context(judge_quality))
     readme = render_card("tenet_dataset.md.j2", configs, **card_kwargs)
     license_text = "# Licences\n\nRows keep the licences of their source pools:\n\n" + "".join(
         f"- `{s}`: {ADAPTERS[s].license if s in ADAPTERS else 'unknown'}\n" for s in per_source
@@ -185,6 +213,7 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         "certificate_ok": result_check,
         "rows_per_source": per_source,
         "decontamination": decontamination.summary if decontamination else None,
+        "judge_quality": judge_quality,
     }
     written = write_dataset_folder(
         cfg.output_dir,
@@ -197,6 +226,7 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
             "build_report.json": json.dumps(report, indent=2, sort_keys=True, default=str) + "\n",
             CARD_INPUTS: card_inputs("tenet_dataset.md.j2", configs, **card_kwargs),
             LICENSE_FILE: license_text,
+            FIGURE_FILE: figure_png(scores, rows, quality, cfg.threshold),
             **({DECONTAMINATION_FILE: decontamination.text} if decontamination else {}),
         },
         max_shard_size=cfg.max_shard_size,
@@ -214,11 +244,12 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
 
 def _read_scores(cfg: TenetBuildConfig) -> tuple[pa.Table, np.ndarray]:
     """The judge scores, typed, and each score recomputed from its two probabilities (must be equal)."""
-    scores = read_table(cfg.scores, tuple(SCORE_FEATURES))
-    missing = [c for c in SCORE_FEATURES if c not in scores.column_names]
+    scores = read_table(cfg.scores, JUDGED_SCORE_COLUMNS)
+    missing = [c for c in JUDGED_SCORE_COLUMNS if c not in scores.column_names]
     if missing:
         raise ValueError(f"{cfg.scores}: judge scores lack columns {missing}")
-    scores = scores.select(list(SCORE_FEATURES)).cast(SCORE_FEATURES.arrow_schema)
+    judged_schema = pa.schema([SCORE_FEATURES.arrow_schema.field(c) for c in JUDGED_SCORE_COLUMNS])
+    scores = scores.select(list(JUDGED_SCORE_COLUMNS)).cast(judged_schema)
     recomputed = scores_from_probs(
         scores.column("p_a_first").to_numpy(), scores.column("p_a_second").to_numpy()
     )

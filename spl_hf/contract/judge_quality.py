@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 QUANTILES = (0.1, 0.5, 0.9)
 
@@ -75,6 +76,8 @@ def quantiles(values: np.ndarray) -> dict[str, float | None]:
     >>> quantiles(np.array([0.0, 1.0]))
     {'mean': 0.5, 'q10': 0.1, 'q50': 0.5, 'q90': 0.9}
     """
+    # Not sorted first (that doubled the cost on millions of judgements): the mean may differ in the
+    # last bits with the row order, which the audit's tolerance absorbs; the quantiles do not.
     v = np.asarray(values, dtype=np.float64)
     keys = ["mean"] + [f"q{round(q * 100)}" for q in QUANTILES]
     if not v.size:
@@ -125,16 +128,33 @@ def source_agreement(
     ...     np.array(["a", "b", "b", None], dtype=object))]
     [('hh', 3, 2, 0.666666666667, 0.4), ('pku', 0, 0, None, None)]
     """
+    names = sorted(set(np.asarray(sources).tolist()))
+    codes = np.searchsorted(np.array(names, dtype=object), np.asarray(sources, dtype=object))
     pref = np.asarray(source_preference, dtype=object)
-    stated = (pref == "a") | (pref == "b")
+    return _coded_agreement(
+        names, codes, np.asarray(chosen_a, dtype=bool), _preference_codes(pref == "a", pref == "b")
+    )
+
+
+def _preference_codes(is_a: np.ndarray, is_b: np.ndarray) -> np.ndarray:
+    """1 where the source prefers a, 0 where b, -1 where it states no side (tie or none)."""
+    return np.where(is_a, 1, np.where(is_b, 0, -1)).astype(np.int8)
+
+
+def _coded_agreement(
+    names: Sequence[str], codes: np.ndarray, chosen_a: np.ndarray, pref: np.ndarray
+) -> list[SourceAgreement]:
+    """:func:`source_agreement` on integer source codes (indices into ``names``) and preference codes,
+    for every source present, in name order; integer masks keep it fast on millions of judgements."""
+    stated = pref >= 0
     out = []
-    for src in sorted(set(np.asarray(sources).tolist())):
-        m = (np.asarray(sources) == src) & stated
-        judge = np.asarray(chosen_a, dtype=bool)[m]
-        src_a = pref[m] == "a"
+    for k in sorted(np.unique(codes).tolist(), key=lambda k: names[k]):
+        m = (codes == k) & stated
+        judge, src_a = chosen_a[m], pref[m] == 1
+        n = int(np.count_nonzero(m))
         agree = int(np.count_nonzero(judge == src_a))
-        share = round(agree / int(m.sum()), 12) if m.any() else None
-        out.append(SourceAgreement(src, int(m.sum()), agree, share, binary_kappa(judge, src_a)))
+        share = round(agree / n, 12) if n else None
+        out.append(SourceAgreement(names[k], n, agree, share, binary_kappa(judge, src_a)))
     return out
 
 
@@ -150,10 +170,16 @@ class TenetQuality:
     released: int
     capacity: int
     off_label_mass: dict[str, float | None]
+    # Judgements the judge stage gave up on (e.g. too little mass on the labels); 0 where the stage
+    # records none (see ``not_judged_recorded`` of :func:`judge_quality_section`).
+    not_judged: int = 0
+    # Per source pool, agreement of the judge's side with the pool's own preference (eligible pairs).
+    sources: tuple[SourceAgreement, ...] = ()
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["position"] = {**asdict(self.position), "rates": self.position.rates()}
+        d["sources"] = [asdict(a) for a in self.sources]
         return d
 
 
@@ -161,24 +187,87 @@ def _column(table: pa.Table, name: str) -> np.ndarray:
     return table.column(name).to_numpy(zero_copy_only=False)
 
 
-def tenet_quality(
-    name: str, scores: pa.Table, released_scores: np.ndarray, threshold: float, capacity: int
+def _codes(values: pa.ChunkedArray) -> tuple[list[str], np.ndarray]:
+    """Distinct values and each row's index into them (a null is the value ``""``)."""
+    enc = pc.dictionary_encode(values.combine_chunks().fill_null(""))
+    return enc.dictionary.to_pylist(), enc.indices.to_numpy(zero_copy_only=False)
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """The judge columns as numpy arrays, sources and preferences as integer codes (None: absent)."""
+
+    p1: np.ndarray
+    p2: np.ndarray
+    m1: np.ndarray
+    m2: np.ndarray
+    source_names: list[str] | None
+    sources: np.ndarray | None
+    preference: np.ndarray | None
+
+    @classmethod
+    def of(cls, scores: pa.Table) -> _Columns:
+        names = codes = pref = None
+        if "source_preference" in scores.column_names and "source" in scores.column_names:
+            names, codes = _codes(scores.column("source"))
+            p = scores.column("source_preference")
+            pref = _preference_codes(
+                np.asarray(pc.equal(p, "a").fill_null(False)), np.asarray(pc.equal(p, "b").fill_null(False))
+            )
+        cols = ("p_a_first", "p_a_second", "mass_first", "mass_second")
+        return cls(*(_column(scores, c).astype(np.float64) for c in cols), names, codes, pref)
+
+
+def _quality(
+    name: str,
+    c: _Columns,
+    rows: np.ndarray | slice,
+    released_scores: np.ndarray,
+    threshold: float,
+    capacity: int,
+    not_judged: int,
 ) -> TenetQuality:
-    """Figures of one tenet from its ``judge_scores`` rows and the |score|s it released."""
-    p1, p2 = _column(scores, "p_a_first"), _column(scores, "p_a_second")
-    abs_score = np.abs(p1 - p2)
+    """Figures of the judgements ``rows`` of ``c`` and the |score|s released for them."""
+    p1, p2 = c.p1[rows], c.p2[rows]
+    raw = p1 - p2
+    abs_score = np.abs(raw)
+    eligible = abs_score >= threshold
     # Off-label mass: the next-token probability the judge put on neither label, per ordering.
-    off = 1.0 - np.concatenate([_column(scores, "mass_first"), _column(scores, "mass_second")])
+    off = 1.0 - np.concatenate([c.m1[rows], c.m2[rows]])
+    agreement = ()
+    if c.sources is not None and c.preference is not None and c.source_names is not None:
+        agreement = tuple(
+            _coded_agreement(
+                c.source_names,
+                c.sources[rows][eligible],
+                raw[eligible] > 0,  # the judge's chosen side is "a" when the score is positive
+                c.preference[rows][eligible],
+            )
+        )
     return TenetQuality(
         tenet=name,
         position=position_counts(p1, p2),
         abs_score_judged=quantiles(abs_score),
         abs_score_released=quantiles(np.abs(np.asarray(released_scores, dtype=np.float64))),
-        eligible=int(np.count_nonzero(abs_score >= threshold)),
+        eligible=int(np.count_nonzero(eligible)),
         released=int(np.asarray(released_scores).size),
         capacity=int(capacity),
         off_label_mass=quantiles(np.clip(off, 0.0, 1.0)),
+        not_judged=int(not_judged),
+        sources=agreement,
     )
+
+
+def tenet_quality(
+    name: str,
+    scores: pa.Table,
+    released_scores: np.ndarray,
+    threshold: float,
+    capacity: int,
+    not_judged: int = 0,
+) -> TenetQuality:
+    """Figures of one tenet from its ``judge_scores`` rows and the |score|s it released."""
+    return _quality(name, _Columns.of(scores), slice(None), released_scores, threshold, capacity, not_judged)
 
 
 def judge_quality(
@@ -187,20 +276,80 @@ def judge_quality(
     *,
     threshold: float,
     capacity: int,
+    not_judged: Mapping[str, int] | None = None,
 ) -> list[TenetQuality]:
     """Per-tenet figures (tenets in sorted order) and the overall row ``"all"``, from stored columns.
 
     ``scores`` is the build's ``judge_scores`` table (``tenet``, ``p_a_first``, ``p_a_second``,
-    ``mass_first``, ``mass_second``); ``released`` maps each released tenet to its rows' scores.
-    The overall row's capacity is the sum over the released tenets.
+    ``mass_first``, ``mass_second``, and for source agreement ``source`` and ``source_preference``);
+    ``released`` maps each released tenet to its rows' scores; ``not_judged`` the judge stage's
+    per-tenet count of judgements it gave up on, where it records one. The overall row's capacity is
+    the sum over the released tenets.
     """
-    tenets = _column(scores, "tenet")
+    cols = _Columns.of(scores)
+    names, codes = _codes(scores.column("tenet"))
+    order = np.argsort(codes, kind="stable")  # each tenet's rows, in table order, one slice each
+    starts = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=len(names)))])
+    skipped = dict(not_judged or {})
     rows = []
-    for t in sorted(set(tenets.tolist())):
-        sub = scores.filter(pa.array(tenets == t))
-        rows.append(
-            tenet_quality(t, sub, np.asarray(released.get(t, ()), dtype=np.float64), threshold, capacity)
-        )
+    for k in sorted(range(len(names)), key=lambda k: names[k]):
+        t = names[k]
+        got = np.asarray(released.get(t, ()), dtype=np.float64)
+        idx = order[starts[k] : starts[k + 1]]
+        rows.append(_quality(t, cols, idx, got, threshold, capacity, skipped.get(t, 0)))
     every = np.concatenate([np.asarray(v, dtype=np.float64) for v in released.values()] or [np.array([])])
-    rows.append(tenet_quality("all", scores, every, threshold, capacity * len(released)))
+    total = sum(skipped.values())
+    rows.append(_quality("all", cols, slice(None), every, threshold, capacity * len(released), total))
     return rows
+
+
+def judge_quality_section(
+    scores: pa.Table,
+    released: Mapping[str, Sequence[float]],
+    *,
+    threshold: float,
+    capacity: int,
+    not_judged: Mapping[str, int] | None = None,
+) -> dict:
+    """The ``judge_quality`` entry of a tenet build's report and card inputs (JSON-ready).
+
+    The build writes it and the audit recomputes it from the released columns with this function,
+    so both sides agree by construction unless a stored column or the entry itself was changed.
+    """
+    rows = judge_quality(scores, released, threshold=threshold, capacity=capacity, not_judged=not_judged)
+    return section_of(
+        rows, threshold=threshold, capacity=capacity, not_judged_recorded=not_judged is not None
+    )
+
+
+def section_of(
+    rows: Sequence[TenetQuality], *, threshold: float, capacity: int, not_judged_recorded: bool
+) -> dict:
+    """The JSON-ready section of :func:`judge_quality`'s rows (its last row is the overall one)."""
+    return {
+        "threshold": threshold,
+        "capacity": capacity,
+        "not_judged_recorded": not_judged_recorded,
+        "tenets": [r.to_dict() for r in rows if r.tenet != "all"],
+        "overall": rows[-1].to_dict(),
+    }
+
+
+def flat_figures(section: object, prefix: str = "") -> dict[str, object]:
+    """Every leaf of a judge-quality section by its path (``overall.position.consistent``, ``tenets[t1]…``).
+
+    List entries that carry a ``tenet`` or ``source`` are named by it, so a difference names the tenet
+    and source it is about rather than a list index.
+    """
+    if isinstance(section, Mapping):
+        out: dict[str, object] = {}
+        for k, v in section.items():
+            out.update(flat_figures(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    if isinstance(section, list):
+        out = {}
+        for i, v in enumerate(section):
+            key = v.get("tenet", v.get("source", i)) if isinstance(v, Mapping) else i
+            out.update(flat_figures(v, f"{prefix}[{key}]"))
+        return out
+    return {prefix: section}

@@ -30,11 +30,13 @@ JUDGE_FIELDS = {
     "template_hash": Value("string"),
     "input_sha256": Value("string"),  # sha256 of the judged conversation and responses (A/B order)
 }
+# tenet, source and scenario_id are large_string as in the v3 card's schema, so a release concatenates
+# with that card's rows (datasets.concatenate_datasets) without a cast.
 ROW_FEATURES = Features(
     {
-        "tenet": Value("string"),
-        "source": Value("string"),
-        "scenario_id": Value("string"),
+        "tenet": Value("large_string"),
+        "source": Value("large_string"),
+        "scenario_id": Value("large_string"),
         "score": Value("float64"),
         "prompt": MESSAGES,
         "chosen": MESSAGES,
@@ -60,8 +62,13 @@ SCORE_FEATURES = Features(
         "tenet": Value("string"),
         "score": Value("float64"),
         **JUDGE_FIELDS,
+        # The pool's own preference of the pair ("a", "b", "tie", or null where it states none), carried
+        # from the pair rows so that the judge's agreement with it is recomputable from the release.
+        "source_preference": Value("string"),
     }
 )
+# What the judge stage writes: the released score rows less what the build adds from the pair rows.
+JUDGED_SCORE_COLUMNS = tuple(k for k in SCORE_FEATURES if k != "source_preference")
 # Row fields folded into the digest (all but the digest itself).
 DIGEST_TOP = ("tenet", "source", "scenario_id", "score", "prompt", "chosen", "rejected")
 DIGEST_DERIVATION = (

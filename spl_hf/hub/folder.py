@@ -233,13 +233,13 @@ def write_dataset_folder(
     out_dir: str | Path,
     configs: list[ConfigData],
     readme: str,
-    extra_files: Mapping[str, str] | None = None,
+    extra_files: Mapping[str, str | bytes] | None = None,
     max_shard_size: str | int = DEFAULT_MAX_SHARD_SIZE,
     *,
     overwrite: bool = False,
     inputs: Iterable[str | Path] = (),
 ) -> WrittenFolder:
-    """Write configs as parquet shards, the README and extra text files; then a SHA-256 manifest.
+    """Write configs as parquet shards, the README and extra files (text, or bytes); then a SHA-256 manifest.
 
     ``out_dir`` must be new, empty, or (with ``overwrite``) an earlier spl_hf build; inputs may not
     lie in it (see :func:`spl_hf.outputs.guard_dir`). The build is written to a hidden sibling and
@@ -266,7 +266,10 @@ def write_dataset_folder(
                     shards.append((tmp / rel, shard))
         for rel, text in {"README.md": readme, **(extra_files or {})}.items():
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
-            (tmp / rel).write_text(text, encoding="utf-8")
+            if isinstance(text, bytes):  # e.g. a figure
+                (tmp / rel).write_bytes(text)
+            else:
+                (tmp / rel).write_text(text, encoding="utf-8")
         # Parquet encoding and hashing run outside the GIL, so files are written and hashed in
         # parallel (largest first, so the longest write does not start last); each file's bytes
         # depend only on its own table.

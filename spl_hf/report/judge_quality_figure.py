@@ -59,9 +59,12 @@ def judge_quality_figure(
         right.barh(y, width, left=start, color=color, label=label)
         start += width
     right.set_yticks(y, [q.tenet for q in tenets], fontsize=7)
-    right.invert_yaxis()
-    right.set(xlim=(0, 1), xlabel="share of judgements", title="Position consistency per tenet")
-    right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize=7, frameon=False)
+    right.set_ylim(len(tenets) - 0.5, -0.5)  # first tenet on top, no empty band above or below
+    right.set(xlim=(0, 1), xlabel="share of judgements")
+    # Legend above the bars and the title above it, at offsets in points: clear of the axis label
+    # whatever the figure's height (which grows with the number of tenets).
+    right.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=7, frameon=False)
+    right.set_title("Position consistency per tenet", pad=30)
     fig.tight_layout()
     return fig
 
