@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spl_hf.contract.judge_quality import flat_figures, judge_quality_section
+from spl_hf.contract import flat_figures, judge_quality_section
 
 SECTION = "judge_quality"
 FIGURE_FILE = "judge_quality.png"

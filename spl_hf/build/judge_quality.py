@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spl_hf.contract.judge_quality import TenetQuality, judge_quality, section_of
+from spl_hf.contract import TenetQuality, judge_quality, section_of
 
 FIGURE_FILE = "judge_quality.png"
 
@@ -117,8 +117,7 @@ def card_context(section: Mapping) -> dict:
 
 def figure_png(scores: pa.Table, rows: pa.Table, quality: list[TenetQuality], threshold: float) -> bytes:
     """The PNG of :mod:`spl_hf.report.judge_quality_figure` as bytes (signed scores, judged and released)."""
-    from spl_hf.report.figures import PNG_METADATA
-    from spl_hf.report.judge_quality_figure import judge_quality_figure
+    from spl_hf.report import PNG_METADATA, judge_quality_figure
 
     judged = scores.column("p_a_first").to_numpy() - scores.column("p_a_second").to_numpy()
     judge = pc.struct_field(rows.column("derivation").combine_chunks(), "judge")

@@ -25,13 +25,21 @@ if TYPE_CHECKING:
         read_decontamination,
     )
     from spl_hf.contract.digest import combine, combine_scalar, hash_array, hash_value
-    from spl_hf.contract.judge_quality import TenetQuality, judge_quality, tenet_quality
+    from spl_hf.contract.judge_quality import (
+        TenetQuality,
+        flat_figures,
+        judge_quality,
+        judge_quality_section,
+        section_of,
+        tenet_quality,
+    )
     from spl_hf.contract.messages import MESSAGES
     from spl_hf.contract.scores import pair_input_hash, score_from_probs, scores_from_probs
     from spl_hf.contract.tenet_rows import (
         CERTIFICATE_FILE,
         DIGEST_DERIVATION,
         JUDGE_FIELDS,
+        JUDGED_SCORE_COLUMNS,
         ROW_FEATURES,
         SCORE_FEATURES,
         check_inputs,
@@ -47,6 +55,7 @@ __all__ = [
     "CERTIFICATE_FILE",
     "DECONTAMINATION_FILE",
     "DIGEST_DERIVATION",
+    "JUDGED_SCORE_COLUMNS",
     "JUDGE_FIELDS",
     "MESSAGES",
     "ROW_FEATURES",
@@ -63,11 +72,13 @@ __all__ = [
     "combine_scalar",
     "composition_tables",
     "first_content",
+    "flat_figures",
     "hash_array",
     "hash_value",
     "input_hashes",
     "judge_comparison_tables",
     "judge_quality",
+    "judge_quality_section",
     "oriented_input_hashes_arrow",
     "pair_input_hash",
     "read_decontamination",
@@ -75,6 +86,7 @@ __all__ = [
     "score_from_probs",
     "score_index",
     "scores_from_probs",
+    "section_of",
     "tenet_quality",
 ]
 

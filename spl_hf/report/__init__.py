@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 from spl_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from spl_hf.report.figures import PNG_METADATA, save_png
+    from spl_hf.report.judge_quality_figure import judge_quality_figure, save_judge_quality_figure
     from spl_hf.report.runs import METRIC_KEYS, RunMetrics, load_runs
     from spl_hf.report.seeds import ConditionSummary, ContrastSummary, SeedReport, parse_contrast, seed_report
     from spl_hf.report.write import write_seed_report
@@ -14,12 +16,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "METRIC_KEYS",
+    "PNG_METADATA",
     "ConditionSummary",
     "ContrastSummary",
     "RunMetrics",
     "SeedReport",
+    "judge_quality_figure",
     "load_runs",
     "parse_contrast",
+    "save_judge_quality_figure",
+    "save_png",
     "seed_report",
     "write_seed_report",
 ]
