@@ -43,7 +43,13 @@ def __getattr__(name: str) -> Any:
 
 
 # Engine settings only vLLM takes (ModelArgs passes them to every backend).
-VLLM_ONLY = ("gpu_memory_utilization", "tensor_parallel_size", "max_model_len", "enable_prefix_caching")
+VLLM_ONLY = (
+    "gpu_memory_utilization",
+    "tensor_parallel_size",
+    "max_model_len",
+    "enable_prefix_caching",
+    "enforce_eager",
+)
 
 
 def make_backend(kind: str = "hf", model: str | None = None, **kwargs: Any) -> Backend | HFBackend:

@@ -26,6 +26,7 @@ except ImportError:  # pragma: no cover
 # attention kernels' shapes and with them the last bits of a result, while the rows sharing a chunk do
 # not (measured); so a width fixed by the suffix itself makes its scores independent of its batch.
 PAD_MULTIPLE = 16
+MIN_PROJECTED_ROWS = 16  # rows of the vocabulary projection per chunk pass, at least (see _score_chunk)
 
 
 def width_groups(suffix_ids: Sequence[Sequence[int]]) -> list[tuple[int, list[int]]]:
@@ -177,6 +178,12 @@ class HFBackend(TokenizerText):
             ids[i, : len(s)] = torch.tensor(s)
         last = torch.tensor([len(s) - 1 for s in chunk])
         keep = torch.unique(last)
+        need = min(width, -(-MIN_PROJECTED_ROWS // len(chunk)))
+        if len(keep) < need:
+            # A projection of few rows takes small-matrix kernels whose sums round differently (a suffix
+            # scored alone came out 1e-6 off its batched value): project extra positions, never read.
+            extra = [p for p in range(width) if p not in set(keep.tolist())][: need - len(keep)]
+            keep = torch.unique(torch.cat([keep, torch.tensor(extra, dtype=keep.dtype)]))
         cache = copy.deepcopy(prefix_cache)
         if len(chunk) > 1:
             cache.batch_repeat_interleave(len(chunk))

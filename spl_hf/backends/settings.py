@@ -52,6 +52,12 @@ class ModelArgs:
     enable_prefix_caching: bool = field(
         default=True, metadata={"help": "vLLM: reuse the KV blocks of shared prompt prefixes (the judge's)."}
     )
+    enforce_eager: bool = field(
+        default=False,
+        metadata={
+            "help": "vLLM: skip torch.compile and CUDA graphs (starts in seconds instead of minutes on CPU)."
+        },
+    )
     chat_template_kwargs: dict[str, Any] | str | None = field(
         default=None,
         metadata={
@@ -142,6 +148,7 @@ def engine_kwargs(model: ModelArgs) -> dict[str, Any]:
         "tensor_parallel_size": model.tensor_parallel_size,
         "max_model_len": model.max_model_len,
         "enable_prefix_caching": model.enable_prefix_caching,
+        "enforce_eager": model.enforce_eager,
     }
 
 
