@@ -10,7 +10,9 @@ from spl_hf.backends.settings import ModelArgs, engine_kwargs, resolve_dtype
 from spl_hf.configs import parse_config
 
 
-def test_chat_template_kwargs_come_as_json_on_the_command_line_and_a_mapping_in_a_recipe(tmp_path: Path) -> None:
+def test_chat_template_kwargs_come_as_json_on_the_command_line_and_a_mapping_in_a_recipe(
+    tmp_path: Path,
+) -> None:
     (args,) = parse_config(ModelArgs, ["--chat_template_kwargs", '{"enable_thinking": false}'])
     assert args.chat_template_kwargs == {"enable_thinking": False}
     recipe = tmp_path / "r.yaml"
