@@ -144,3 +144,54 @@ def test_demo_release_judge_killed_and_resumed_writes_the_same_manifest(tmp_path
     judge = next(s for s in report["stages"] if s["name"] == "judge")["counts"]
     assert judge["cached"] == done_at_kill and judge["computed"] == 72 - done_at_kill
     assert (root / "ds" / "MANIFEST.sha256").read_bytes() == reference
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("command", "flag", "extra", "kill_at"),
+    [
+        ("label", "--items", [], 10),
+        ("generate", "--prompts", ["--max_new_tokens", "8"], 6),
+    ],
+)
+def test_label_and_generate_killed_and_resumed_write_the_uninterrupted_bytes(
+    command: str, flag: str, extra: list[str], kill_at: int, tiny_model_dir: Path, tmp_path: Path, capsys
+) -> None:
+    rows = write_jsonl(tmp_path / "rows.jsonl", [pair_row(i) for i in range(40)])
+
+    def argv(db: Path, out: Path) -> list[str]:
+        head = [
+            command,
+            flag,
+            str(rows),
+            "--model",
+            str(tiny_model_dir),
+            "--cache",
+            str(db),
+            "--out",
+            str(out),
+        ]
+        return [*head, *extra, "--json", "--no-progress"]
+
+    assert cli_main(argv(tmp_path / "ref.db", tmp_path / "ref.jsonl")) == 0
+    total = json.loads(capsys.readouterr().out)["computed"]
+    db, out = tmp_path / "run.db", tmp_path / "run.jsonl"
+    code = "import sys; from spl_hf.cli import main; sys.exit(main(sys.argv[1:]))"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, *argv(db, out)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 300
+    while _count(db) < kill_at and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_at_kill = _count(db)
+    assert proc.returncode == -signal.SIGKILL and 0 < done_at_kill < total
+    assert cli_main(argv(db, out)) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["cached"] == done_at_kill and summary["computed"] == total - done_at_kill
+    assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
