@@ -153,7 +153,7 @@ def compare_vllm(args: argparse.Namespace, hf_judge: PairwiseJudge, pairs: list,
     hf_judge.judge_pair(pairs[0], tenets[:2])
     # Two rounds, each one vLLM submission of half the pairs then HF on the same half, so background
     # load on a shared machine hits both alike.
-    calls, tokens = engine.forward_calls, engine.prompt_tokens
+    calls, tokens, cached = engine.forward_calls, engine.prompt_tokens, engine.cached_tokens
     ours, ref, vllm_s, hf_s = [], [], 0.0, 0.0
     half = max(1, len(work) // 2)
     for part in (work[:half], work[half:]):
@@ -166,6 +166,7 @@ def compare_vllm(args: argparse.Namespace, hf_judge: PairwiseJudge, pairs: list,
         ref += [hf_judge.judge_pair(p, ts) for p, ts in part]
         hf_s += time.perf_counter() - t0
     calls, tokens = engine.forward_calls - calls, engine.prompt_tokens - tokens
+    cached = engine.cached_tokens - cached
     n = sum(len(r) for r in ref)
     both = [(a, b) for ra, rb in zip(ours, ref, strict=True) for a, b in zip(ra, rb, strict=True)]
     dp = max(max(abs(a.p_a_first - b.p_a_first), abs(a.p_a_second - b.p_a_second)) for a, b in both)
@@ -175,7 +176,8 @@ def compare_vllm(args: argparse.Namespace, hf_judge: PairwiseJudge, pairs: list,
     print(f"vLLM, 2 submissions   : {n} scores in {vllm_s:.1f} s = {n / vllm_s:.3f} scores/s")
     print(f"vLLM / HF throughput: {hf_s / vllm_s:.2f}x")
     print(
-        f"requests per score: {calls / n:.1f}; prompt tokens per score: {tokens / n:.0f} (prefix-cache hits included)"
+        f"requests per score: {calls / n:.1f}; prompt tokens per score: {tokens / n:.0f}, "
+        f"of which {cached / n:.0f} from the prefix cache ({(tokens - cached) / n:.0f} computed)"
     )
     print(f"agreement: max |dp| {dp:.2e}, max |dmass| {dm:.2e}, same sign {signs}/{n}")
 

@@ -81,6 +81,7 @@ class VLLMBackend(TokenizerText):
         self.max_length = min(context, max_length) if max_length else context
         self.forward_calls = 0  # requests sent to the engine
         self.prompt_tokens = 0  # their prompt tokens (prefix-cache hits included)
+        self.cached_tokens = 0  # of which served from the prefix cache
 
     def _score(self, token_lists: list[list[int]], labels: Sequence[Sequence[str]]) -> list[LabelScores]:
         """One one-token request per input, returning every label's raw log-probability."""
@@ -102,6 +103,7 @@ class VLLMBackend(TokenizerText):
         outs = self.llm.generate(prompts, params, use_tqdm=False)
         self.forward_calls += len(outs)
         self.prompt_tokens += sum(len(ids) for ids in token_lists)
+        self.cached_tokens += sum(int(getattr(out, "num_cached_tokens", 0) or 0) for out in outs)
         scores = []
         for labs, out in zip(labels, outs, strict=True):
             got = out.outputs[0].logprobs[0]
