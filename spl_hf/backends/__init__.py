@@ -42,11 +42,23 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'spl_hf.backends' has no attribute {name!r}")
 
 
+# Engine settings only vLLM takes (ModelArgs passes them to every backend).
+VLLM_ONLY = (
+    "gpu_memory_utilization",
+    "tensor_parallel_size",
+    "max_model_len",
+    "enable_prefix_caching",
+    "enforce_eager",
+)
+
+
 def make_backend(kind: str = "hf", model: str | None = None, **kwargs: Any) -> Backend | HFBackend:
     """``hf`` (transformers, default) or ``vllm`` (needs the [vllm] extra)."""
     if kind == "hf":
         from spl_hf.backends.hf import HFBackend
 
+        for name in VLLM_ONLY:
+            kwargs.pop(name, None)
         return HFBackend.load(model, **kwargs)
     if kind == "vllm":
         from spl_hf.backends.vllm import VLLMBackend

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -44,18 +45,54 @@ class Generation:
     hit_limit: bool  # stopped by max_new_tokens rather than an end-of-turn token
 
 
+class LabelError(ValueError):
+    """An answer label that is not one token the model can emit as its answer: refused before scoring."""
+
+
+PROBE = [{"role": "user", "content": "Question?"}]
+
+
 class TokenizerText:
-    """Text handling both backends share, over a Hugging Face tokenizer in ``self.tokenizer``."""
+    """Text handling both backends share, over a Hugging Face tokenizer in ``self.tokenizer``.
+
+    A backend sets ``engine`` (backend, engine version, dtype) and ``chat_template_kwargs``; both are
+    part of :attr:`template_fingerprint`, so every worker's template hash and cache key tell one engine
+    configuration's results from another's.
+    """
 
     tokenizer: Any
+    engine: dict[str, str]
+    chat_template_kwargs: dict[str, Any]
+    min_label_mass: float = 0.0
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        """What besides the weights decides a result: engine, dtype, template arguments, label-mass floor."""
+        return {
+            **self.engine,
+            "chat_template_kwargs": dict(self.chat_template_kwargs),
+            "min_label_mass": self.min_label_mass,
+        }
 
     @property
     def template_fingerprint(self) -> str:
-        return hashlib.sha256((self.tokenizer.chat_template or "").encode()).hexdigest()
+        blob = json.dumps(
+            {
+                "chat_template": self.tokenizer.chat_template or "",
+                "chat_template_kwargs": self.chat_template_kwargs,
+                "engine": self.engine,
+            },
+            sort_keys=True,
+            separators=(",", ":"),
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()
 
     def render_chat(self, messages: Sequence[dict[str, str]], add_generation_prompt: bool = True) -> str:
         return self.tokenizer.apply_chat_template(
-            list(messages), tokenize=False, add_generation_prompt=add_generation_prompt
+            list(messages),
+            tokenize=False,
+            add_generation_prompt=add_generation_prompt,
+            **self.chat_template_kwargs,
         )
 
     def encode(self, text: str) -> list[int]:
@@ -68,14 +105,69 @@ class TokenizerText:
     def label_id(self, label: str) -> int:
         cache = self.__dict__.setdefault("_label_ids", {})  # per instance, filled on first use
         if label not in cache:
-            ids = self.encode(label)
-            if len(ids) != 1:
-                raise ValueError(
-                    f"answer label {label!r} is {len(ids)} tokens for this tokenizer; labels must be single "
-                    "tokens (use letters or digits as option keys)"
-                )
-            cache[label] = ids[0]
+            cache[label] = resolve_label(self, label)
         return cache[label]
+
+    def check_labels(self, labels: Sequence[str]) -> None:
+        """Resolve every label now, so a bad one is refused before any scoring."""
+        for label in labels:
+            self.label_id(label)
+
+
+def _tokenizer_name(backend: Any) -> str:
+    tok = backend.tokenizer
+    return f"{type(tok).__name__}({getattr(tok, 'name_or_path', '') or '?'})"
+
+
+def resolve_label(backend: Any, label: str) -> int:
+    """The single token a model emits to answer ``label`` right after the chat's generation prompt.
+
+    The candidates are the tokenizations of the generation prompt followed by the label, with and
+    without a leading space (SentencePiece tokenizers mark it '▁A', byte-level BPE 'ĠA' vs 'A'); the
+    one the template itself writes for an assistant turn saying the label wins. A template that opens
+    a thinking block (``enable_thinking``) would have the model answer inside it, so it is refused
+    unless the template arguments switch thinking off.
+    """
+    name = _tokenizer_name(backend)
+    prompt = backend.render_chat(PROBE, add_generation_prompt=True)
+    if _thinks_first(backend, prompt):
+        raise LabelError(
+            f"answer label {label!r}: the chat template of {name} starts the reply with a thinking block, "
+            "so the first token would not be the answer; set chat_template_kwargs "
+            '{"enable_thinking": false}'
+        )
+    base = backend.encode(prompt)
+    candidates: dict[str, int] = {}
+    for text in (label, " " + label):
+        ids = backend.encode(prompt + text)
+        single = ids[: len(base)] == base and len(ids) == len(base) + 1
+        if single and backend.tokenizer.decode(ids[-1:]).strip() == label:
+            candidates[text] = ids[-1]
+    if not candidates:
+        pieces = backend.tokenizer.convert_ids_to_tokens(backend.encode(prompt + label)[len(base) :])
+        raise LabelError(
+            f"answer label {label!r} is not a single token after the generation prompt for {name} "
+            f"(it tokenizes as {pieces}); use letters or digits that the tokenizer keeps whole"
+        )
+    if len(candidates) == 1:
+        return next(iter(candidates.values()))
+    full = backend.render_chat([*PROBE, {"role": "assistant", "content": label}], add_generation_prompt=False)
+    written = full[len(prompt) :] if full.startswith(prompt) else label
+    return candidates[" " + label] if written.startswith(" " + label) else candidates[label]
+
+
+def _thinks_first(backend: Any, prompt: str) -> bool:
+    """True when the template has a thinking switch that the current arguments leave on."""
+    template = backend.tokenizer.chat_template or ""
+    if "enable_thinking" not in template or backend.chat_template_kwargs.get("enable_thinking") is False:
+        return False
+    off = backend.tokenizer.apply_chat_template(
+        PROBE,
+        tokenize=False,
+        add_generation_prompt=True,
+        **{**backend.chat_template_kwargs, "enable_thinking": False},
+    )
+    return off != prompt and "</think>" not in prompt[-64:]
 
 
 @runtime_checkable

@@ -22,6 +22,21 @@ except ImportError:  # pragma: no cover
     _CACHE_KW = "past_key_values"
 
 
+# Suffixes are padded to their own length rounded up to this multiple. The padded width changes the
+# attention kernels' shapes and with them the last bits of a result, while the rows sharing a chunk do
+# not (measured); so a width fixed by the suffix itself makes its scores independent of its batch.
+PAD_MULTIPLE = 16
+MIN_PROJECTED_ROWS = 16  # rows of the vocabulary projection per chunk pass, at least (see _score_chunk)
+
+
+def width_groups(suffix_ids: Sequence[Sequence[int]]) -> list[tuple[int, list[int]]]:
+    """(padded width, indices in input order) per width bucket, buckets in ascending width."""
+    groups: dict[int, list[int]] = {}
+    for i, s in enumerate(suffix_ids):
+        groups.setdefault(-(-len(s) // PAD_MULTIPLE) * PAD_MULTIPLE, []).append(i)
+    return sorted(groups.items())
+
+
 class BoundaryError(ValueError):
     """Prefix and suffix do not tokenize independently, so the shared cache would change the scores."""
 
@@ -33,10 +48,26 @@ class HFBackend(TokenizerText):
     (8-16 measured fastest on CPU: larger chunks spend their time copying the expanded cache).
     """
 
-    def __init__(self, loaded: LoadedModel, chunk_size: int = 8, max_length: int | None = None) -> None:
+    def __init__(
+        self,
+        loaded: LoadedModel,
+        chunk_size: int = 8,
+        max_length: int | None = None,
+        chat_template_kwargs: dict[str, Any] | None = None,
+        min_label_mass: float = 0.0,
+    ) -> None:
         self.model = loaded.model
         self.tokenizer = loaded.tokenizer
         self.info: ModelInfo = loaded.info
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
+        self.min_label_mass = float(min_label_mass)
+        import transformers
+
+        self.engine = {
+            "backend": "hf",
+            "engine": f"transformers {transformers.__version__}",
+            "dtype": str(next(self.model.parameters()).dtype).removeprefix("torch."),
+        }
         self.chunk_size = max(1, int(chunk_size))
         ctx = getattr(self.model.config, "max_position_embeddings", None) or 2048
         self.max_length = int(min(max_length or ctx, ctx))
@@ -49,8 +80,11 @@ class HFBackend(TokenizerText):
         self._last_only: dict[str, Any] = {"logits_to_keep": 1} if "logits_to_keep" in params else {}
 
     @classmethod
-    def load(cls, model: str | None = None, threads: int = 1, **kw: Any) -> HFBackend:
-        return cls(load_model(model, threads=threads), **kw)
+    def load(cls, model: str | None = None, threads: int = 1, dtype: str = "auto", **kw: Any) -> HFBackend:
+        from spl_hf.backends.loading import default_device
+        from spl_hf.backends.settings import resolve_dtype
+
+        return cls(load_model(model, threads=threads, dtype=resolve_dtype(dtype, default_device())), **kw)
 
     def split_ids(self, prefix: str, suffix: str) -> tuple[list[int], list[int]]:
         """Token ids of prefix and suffix, checked to concatenate to the ids of the joined text."""
@@ -121,34 +155,46 @@ class HFBackend(TokenizerText):
             )
         self.forward_calls += 1
         prefix_cache = getattr(out, _CACHE_KW)
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        for start in range(0, len(suffix_ids), self.chunk_size):
-            chunk = suffix_ids[start : start + self.chunk_size]
-            width = max(len(s) for s in chunk)
-            # Right padding needs no attention mask: under the causal mask a real token never sees the
-            # padding after it, and default positions (prefix length + i) are the true ones. Only the rows'
-            # last real positions are projected onto the vocabulary.
-            ids = torch.full((len(chunk), width), pad, dtype=torch.long)
-            for i, s in enumerate(chunk):
-                ids[i, : len(s)] = torch.tensor(s)
-            last = torch.tensor([len(s) - 1 for s in chunk])
-            keep = torch.unique(last)
-            cache = copy.deepcopy(prefix_cache)
-            if len(chunk) > 1:
-                cache.batch_repeat_interleave(len(chunk))
-            kw: dict[str, Any] = {_CACHE_KW: cache}
-            if self._last_only:
-                kw["logits_to_keep"] = keep.to(self.device)
-            with self._gqa():
-                logits = self.model(input_ids=ids.to(self.device), use_cache=True, **kw).logits
-            self.forward_calls += 1
-            col = torch.searchsorted(keep, last) if self._last_only else last
-            probs = torch.softmax(logits[torch.arange(len(chunk)), col.to(logits.device)].float(), dim=-1)
-            for i in range(len(chunk)):
-                j = shared[start + i]
-                p = probs[i, label_ids[j]].tolist()
-                results[j] = LabelScores(tuple(labels[j]), tuple(float(x) for x in p))
+        room = self.max_length - len(prefix_ids)  # padding never goes past the model's positions
+        for width, members in width_groups(suffix_ids):
+            width = min(width, room)
+            for start in range(0, len(members), self.chunk_size):
+                rows = members[start : start + self.chunk_size]
+                probs = self._score_chunk(prefix_cache, [suffix_ids[r] for r in rows], width)
+                for i, r in enumerate(rows):
+                    j = shared[r]
+                    p = probs[i, label_ids[j]].tolist()
+                    results[j] = LabelScores(tuple(labels[j]), tuple(float(x) for x in p))
         return [results[j] for j in range(len(suffixes))]
+
+    def _score_chunk(self, prefix_cache: Any, chunk: list[list[int]], width: int) -> torch.Tensor:
+        """Next-token probabilities after each suffix of ``chunk`` (all padded to ``width``)."""
+        # Right padding needs no attention mask: under the causal mask a real token never sees the
+        # padding after it, and default positions (prefix length + i) are the true ones. Only the rows'
+        # last real positions are projected onto the vocabulary.
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        ids = torch.full((len(chunk), width), pad, dtype=torch.long)
+        for i, s in enumerate(chunk):
+            ids[i, : len(s)] = torch.tensor(s)
+        last = torch.tensor([len(s) - 1 for s in chunk])
+        keep = torch.unique(last)
+        need = min(width, -(-MIN_PROJECTED_ROWS // len(chunk)))
+        if len(keep) < need:
+            # A projection of few rows takes small-matrix kernels whose sums round differently (a suffix
+            # scored alone came out 1e-6 off its batched value): project extra positions, never read.
+            extra = [p for p in range(width) if p not in set(keep.tolist())][: need - len(keep)]
+            keep = torch.unique(torch.cat([keep, torch.tensor(extra, dtype=keep.dtype)]))
+        cache = copy.deepcopy(prefix_cache)
+        if len(chunk) > 1:
+            cache.batch_repeat_interleave(len(chunk))
+        kw: dict[str, Any] = {_CACHE_KW: cache}
+        if self._last_only:
+            kw["logits_to_keep"] = keep.to(self.device)
+        with self._gqa():
+            logits = self.model(input_ids=ids.to(self.device), use_cache=True, **kw).logits
+        self.forward_calls += 1
+        col = torch.searchsorted(keep, last) if self._last_only else last
+        return torch.softmax(logits[torch.arange(len(chunk)), col.to(logits.device)].float(), dim=-1)
 
     @torch.inference_mode()
     def next_token_scores_full(self, text: str, labels: Sequence[str]) -> LabelScores:

@@ -32,7 +32,7 @@ JUDGE_HEAD = (
 )
 # Everything shared sits in the prefix; the per-tenet suffix is only the statement (fewer tokens per score).
 JUDGE_QUESTION = "\n\nPrinciple: {statement}."
-TEMPLATE_VERSION = 1
+TEMPLATE_VERSION = 2  # 2: a transcript message is shown without a stacked speaker label
 
 
 @dataclass(frozen=True)
@@ -46,12 +46,25 @@ class JudgeConfig:
     progress: bool = field(
         default=True, metadata={"help": "Show a tqdm progress bar.", "negated_help": "Hide the progress bar."}
     )
+    batch_pairs: int = field(
+        default=0,
+        metadata={
+            "help": "Pairs whose questions go to the engine in one submission (0 = auto: 64 on vllm, whose "
+            "continuous batching needs many requests at once; 1 on hf, which batches within a pair)."
+        },
+    )
 
     def __post_init__(self) -> None:
         for name in ("chunk_size", "commit_every"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if (
+            isinstance(self.batch_pairs, bool)
+            or not isinstance(self.batch_pairs, int)
+            or self.batch_pairs < 0
+        ):
+            raise ValueError(f"batch_pairs must be 0 (auto) or a positive integer, got {self.batch_pairs!r}")
 
 
 @dataclass(frozen=True)
@@ -88,6 +101,13 @@ class TenetJudgement:
     @property
     def score(self) -> float:
         return score_from_probs(self.p_a_first, self.p_a_second)
+
+    def low_mass(self, floor: float) -> str | None:
+        """Why this judgement is not a score under ``floor`` (None when both orderings reach it)."""
+        for ordering, mass in (("first", self.mass_first), ("second", self.mass_second)):
+            if mass < floor:
+                return f"label mass {mass:.4g} < min_label_mass {floor:g} ({ordering} ordering)"
+        return None
 
 
 def chosen_from_score(score: float) -> str:
@@ -143,13 +163,20 @@ class PairwiseJudge:
     def __init__(self, backend: Backend, config: JudgeConfig | None = None) -> None:
         self.backend = backend
         self.config = config or JudgeConfig()
-        self.template_hash = template_hash(
+        self.min_label_mass = float(getattr(backend, "min_label_mass", 0.0))
+        # The raw judgements do not depend on the floor, so the cache key leaves it out (changing it
+        # recomputes nothing); the recorded template hash includes it.
+        self.compute_hash = template_hash(
             backend.template_fingerprint,
             head=JUDGE_HEAD,
             question=JUDGE_QUESTION,
             labels=LABELS,
             version=TEMPLATE_VERSION,
         )
+        self.template_hash = template_hash(self.compute_hash, min_label_mass=self.min_label_mass)
+        check = getattr(backend, "check_labels", None)
+        if check is not None:
+            check(LABELS)  # a label the tokenizer cannot answer with is refused before any scoring
 
     # -- prompt parts ---------------------------------------------------------------------------
     def prefix_and_tail(self, pair: PairInput, swapped: bool) -> tuple[str, str]:
@@ -167,7 +194,7 @@ class PairwiseJudge:
         return content_key(
             "judge",
             self.backend.info.revision,
-            self.template_hash,
+            self.compute_hash,
             list(pair.messages),
             pair.response_a,
             pair.response_b,
@@ -190,15 +217,24 @@ class PairwiseJudge:
     # -- scoring --------------------------------------------------------------------------------
     def judge_pair(self, pair: PairInput, tenets: Sequence[Tenet]) -> list[TenetJudgement]:
         """Both orderings, prefix shared across all tenets of each ordering."""
-        per_order = []
+        return self.judge_pairs([(pair, tenets)])[0]
+
+    def _jobs(self, pair: PairInput, tenets: Sequence[Tenet]) -> list[tuple[str, list[str], list[tuple]]]:
+        jobs = []
         for swapped in (False, True):
             prefix, tail = self.prefix_and_tail(pair, swapped)
-            per_order.append(
-                self.backend.next_token_scores(
-                    prefix, [self.question(t, tail) for t in tenets], [LABELS] * len(tenets)
-                )
-            )
-        return [_judgement(f, s) for f, s in zip(*per_order, strict=True)]
+            jobs.append((prefix, [self.question(t, tail) for t in tenets], [LABELS] * len(tenets)))
+        return jobs
+
+    def judge_pairs(self, work: Sequence[tuple[PairInput, Sequence[Tenet]]]) -> list[list[TenetJudgement]]:
+        """:meth:`judge_pair` of several pairs; an engine that takes many prefixes at once gets them all."""
+        jobs = [job for pair, tenets in work for job in self._jobs(pair, tenets)]
+        many = getattr(self.backend, "next_token_scores_many", None)
+        scores = many(jobs) if many is not None else [self.backend.next_token_scores(*job) for job in jobs]
+        return [
+            [_judgement(f, s) for f, s in zip(scores[2 * i], scores[2 * i + 1], strict=True)]
+            for i in range(len(work))
+        ]
 
     def judge_pair_naive(self, pair: PairInput, tenets: Sequence[Tenet]) -> list[TenetJudgement]:
         """One independent forward pass per (tenet, ordering): the reference the fast path must match."""
@@ -212,19 +248,28 @@ class PairwiseJudge:
         return out
 
     def run(self, pairs: Sequence[PairInput], tenets: Sequence[Tenet], cache: ResultCache) -> JudgeRunStats:
-        """Compute every (pair, tenet) missing from ``cache``; longest pairs first, one pair per commit."""
+        """Compute every (pair, tenet) missing from ``cache``; longest pairs first.
+
+        Pairs go to the backend ``batch_pairs`` at a time and their results commit together, so a
+        killed run leaves whole pairs. A judgement below ``min_label_mass`` (cached or new) is counted
+        per tenet in ``low_label_mass`` and listed in ``failures``; it never becomes a score.
+        """
         from tqdm.auto import tqdm
 
         todo: list[tuple[PairInput, list[Tenet], list[str]]] = []
         n_cached = 0
+        stats = JudgeRunStats()
         for pair in sorted(pairs, key=lambda p: (-p.n_chars, p.pair_id)):
             keys = [self.key(pair, t) for t in tenets]
             have = cache.get_many(keys)
             n_cached += len(have)
+            for t, k in zip(tenets, keys, strict=True):
+                if k in have:
+                    self._count_low_mass(stats, pair, t, TenetJudgement(**have[k]))
             missing = [(t, k) for t, k in zip(tenets, keys, strict=True) if k not in have]
             if missing:
                 todo.append((pair, [t for t, _ in missing], [k for _, k in missing]))
-        stats = JudgeRunStats(cached=n_cached)
+        stats.cached = n_cached
         bar = tqdm(
             total=sum(len(ts) for _, ts, _ in todo),
             unit="score",
@@ -232,24 +277,36 @@ class PairwiseJudge:
             disable=not self.config.progress,
             dynamic_ncols=True,
         )
-        pending: dict[str, dict] = {}
-        for i, (pair, ts, keys) in enumerate(todo):
-            try:
-                self.precheck(pair, ts)
-                results = self.judge_pair(pair, ts)
-            except InputError as exc:
-                # Deterministic per-pair problems are reported, not cached: they cost no model time.
-                stats.failures.append(BadRow(-1, pair.pair_id, str(exc)))
-            else:
-                pending.update({k: asdict(r) for k, r in zip(keys, results, strict=True)})
-                stats.computed += len(results)
-            bar.update(len(ts))
-            if len(pending) and ((i + 1) % self.config.commit_every == 0 or i == len(todo) - 1):
-                cache.put_many("judge", pending)
-                pending = {}
-        cache.put_many("judge", pending)
+        size = self.config.batch_pairs or (64 if hasattr(self.backend, "next_token_scores_many") else 1)
+        size = max(size, self.config.commit_every)
+        for start in range(0, len(todo), size):
+            group = []
+            for pair, ts, keys in todo[start : start + size]:
+                try:
+                    self.precheck(pair, ts)
+                except InputError as exc:
+                    # Deterministic per-pair problems are reported, not cached: they cost no model time.
+                    stats.failures.append(BadRow(-1, pair.pair_id, str(exc)))
+                    bar.update(len(ts))
+                else:
+                    group.append((pair, ts, keys))
+            results = self.judge_pairs([(pair, ts) for pair, ts, _ in group]) if group else []
+            pending: dict[str, dict] = {}
+            for (pair, ts, keys), res in zip(group, results, strict=True):
+                pending.update({k: asdict(r) for k, r in zip(keys, res, strict=True)})
+                for t, r in zip(ts, res, strict=True):
+                    self._count_low_mass(stats, pair, t, r)
+                stats.computed += len(res)
+                bar.update(len(ts))
+            cache.put_many("judge", pending)
         bar.close()
         return stats
+
+    def _count_low_mass(self, stats: JudgeRunStats, pair: PairInput, tenet: Tenet, j: TenetJudgement) -> None:
+        reason = j.low_mass(self.min_label_mass)
+        if reason is not None:
+            stats.low_label_mass[tenet.name] = stats.low_label_mass.get(tenet.name, 0) + 1
+            stats.failures.append(BadRow(-1, pair.pair_id, f"tenet {tenet.name}: not judged: {reason}"))
 
     def collect(
         self, pairs: Sequence[PairInput], tenets: Sequence[Tenet], cache: ResultCache
@@ -261,7 +318,9 @@ class PairwiseJudge:
             have = cache.get_many(keys)
             for t, k in zip(tenets, keys, strict=True):
                 if k in have:
-                    rows.append(self.output_row(pair, t, TenetJudgement(**have[k])))
+                    j = TenetJudgement(**have[k])
+                    if j.low_mass(self.min_label_mass) is None:  # below the floor: not judged, no score
+                        rows.append(self.output_row(pair, t, j))
         return rows
 
     def output_row(self, pair: PairInput, tenet: Tenet, j: TenetJudgement) -> dict[str, Any]:
@@ -290,6 +349,8 @@ class JudgeRunStats:
     computed: int = 0
     cached: int = 0
     failures: list[BadRow] = field(default_factory=list)
+    # tenet name -> judgements below min_label_mass (recorded as not judged), for the build report
+    low_label_mass: dict[str, int] = field(default_factory=dict)
 
 
 def _judgement(first: Any, second: Any) -> TenetJudgement:

@@ -26,7 +26,7 @@ from spl_hf.schema import Attribute, AttributeSchema, default_schema
 
 Mode = Literal["constrained", "json"]
 Scope = Literal["prompt", "response"]
-TEMPLATE_VERSION = 1
+TEMPLATE_VERSION = 2  # 2: a transcript message is shown without a stacked speaker label
 
 HEADS = {
     "prompt": (
@@ -62,7 +62,7 @@ class LabelItem:
 class LabelResult:
     """Attributes (``None`` when unparsed), per-option probabilities (constrained), raw text (json)."""
 
-    status: str  # "ok", "invalid_json", "schema_error"
+    status: str  # "ok", "invalid_json", "schema_error", "low_label_mass" (constrained, below the floor)
     attributes: dict[str, Any] | None
     probs: dict[str, dict[str, float]] = field(default_factory=dict)
     mass: dict[str, float] = field(default_factory=dict)
@@ -141,6 +141,10 @@ class AttributeLabeler:
         self.backend = backend
         self.schema = schema or default_schema()
         self.config = config or LabelerConfig()
+        # Only constrained answers have a label mass; json mode ignores the floor.
+        self.min_label_mass = (
+            float(getattr(backend, "min_label_mass", 0.0)) if self.config.mode == "constrained" else 0.0
+        )
         if self.config.mode not in ("constrained", "json"):
             raise ValueError(f"mode: expected 'constrained' or 'json', got {self.config.mode!r}")
         self.template_hash = template_hash(
@@ -155,7 +159,11 @@ class AttributeLabeler:
             json_instruction=JSON_INSTRUCTION,
             max_new_tokens=self.config.max_new_tokens if self.config.mode == "json" else None,
             version=TEMPLATE_VERSION,
+            min_label_mass=self.min_label_mass,
         )
+        if self.config.mode == "constrained" and hasattr(backend, "check_labels"):
+            widest = max((len(a.options) for a in (*self.schema.prompt, *self.schema.response)), default=0)
+            backend.check_labels(option_keys(widest))  # refused before any scoring
 
     def attributes(self, scope: Scope) -> tuple[Attribute, ...]:
         return self.schema.prompt if scope == "prompt" else self.schema.response
@@ -210,6 +218,11 @@ class AttributeLabeler:
             mass[a.name] = s.mass
             best = argmax_option(a.options, norm)
             values[a.name] = (best == "true") if a.kind == "bool" else best
+        low = [f"{n} {m:.4g}" for n, m in mass.items() if m < self.min_label_mass]
+        if low:
+            # Not labelled: the answer letters held too little of the model's belief to trust the choice.
+            error = f"label mass below min_label_mass {self.min_label_mass:g}: {', '.join(low)}"
+            return LabelResult("low_label_mass", None, probs, mass, error=error)
         return LabelResult("ok", values, probs, mass)
 
     def _json(self, item: LabelItem) -> LabelResult:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
 
 def check_positive(name: str, value: int | None, optional: bool = False) -> None:
     if value is None and optional:
@@ -32,12 +34,94 @@ class ModelArgs:
         default=None, metadata={"help": "Token limit per input (default and maximum: the model's context)."}
     )
     backend: Literal["hf", "vllm"] = field(default="hf", metadata={"help": "vllm needs the [vllm] extra."})
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = field(
+        default="auto",
+        metadata={
+            "help": "Weights and compute dtype; auto = float32 on CPU, bfloat16 on CUDA (recorded with every "
+            "result; bf16 flips the sign of small judge scores, so compare backends at float32)."
+        },
+    )
+    gpu_memory_utilization: float = field(
+        default=0.9, metadata={"help": "vLLM: share of GPU memory the engine may take (0-1]."}
+    )
+    tensor_parallel_size: int = field(default=1, metadata={"help": "vLLM: GPUs one model is split over."})
+    max_model_len: int | None = field(
+        default=None,
+        metadata={
+            "help": "vLLM: the engine's context (KV-cache sizing); default --max_length, else the model's."
+        },
+    )
+    enable_prefix_caching: bool = field(
+        default=True, metadata={"help": "vLLM: reuse the KV blocks of shared prompt prefixes (the judge's)."}
+    )
+    enforce_eager: bool = field(
+        default=False,
+        metadata={
+            "help": "vLLM: skip torch.compile and CUDA graphs (starts in seconds instead of minutes on CPU)."
+        },
+    )
+    chat_template_kwargs: dict[str, Any] | str | None = field(
+        default=None,
+        metadata={
+            "help": "Keyword arguments for the chat template, a YAML mapping or a JSON object on the command "
+            "line, e.g. '{\"enable_thinking\": false}' for a Qwen3-family judge (part of the template hash)."
+        },
+    )
+    min_label_mass: float = field(
+        default=0.0,
+        metadata={
+            "help": "Judge, labeler, verdict: a judgement whose answer labels hold less next-token probability "
+            "than this is recorded as not judged, never a score or label (0 = off; recorded in the template hash)."
+        },
+    )
 
     def __post_init__(self) -> None:
         check_positive("threads", self.threads)
         check_positive("max_length", self.max_length, optional=True)
+        check_positive("tensor_parallel_size", self.tensor_parallel_size)
+        check_positive("max_model_len", self.max_model_len, optional=True)
         if self.backend not in ("hf", "vllm"):
             raise ValueError(f"--backend must be hf or vllm, got {self.backend!r}")
+        if self.dtype not in DTYPES:
+            raise ValueError(f"--dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
+        if (
+            not isinstance(self.gpu_memory_utilization, (int, float))
+            or not 0 < self.gpu_memory_utilization <= 1
+        ):
+            raise ValueError(
+                f"--gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization!r}"
+            )
+        mass = self.min_label_mass
+        if isinstance(mass, bool) or not isinstance(mass, (int, float)) or not 0.0 <= mass <= 1.0:
+            raise ValueError(f"--min_label_mass must be a number in [0, 1], got {mass!r}")
+        self.chat_template_kwargs = parse_template_kwargs(self.chat_template_kwargs)
+
+
+def parse_template_kwargs(value: Any) -> dict[str, Any]:
+    """A JSON object (command line) or mapping (recipe) of chat-template arguments, checked."""
+    if value is None or value == "":
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueError(
+                f"--chat_template_kwargs: not a JSON object ({exc.msg} at char {exc.pos})"
+            ) from None
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise ValueError(f"--chat_template_kwargs: expected a mapping of names to values, got {value!r}")
+    try:
+        json.dumps(value, sort_keys=True)
+    except TypeError as exc:
+        raise ValueError(f"--chat_template_kwargs: values must be JSON values ({exc})") from None
+    return dict(value)
+
+
+def resolve_dtype(dtype: str, device: str) -> str:
+    """The stated default per device: float32 on CPU (exact agreement between backends), bf16 on CUDA."""
+    if dtype != "auto":
+        return dtype
+    return "bfloat16" if device.startswith("cuda") else "float32"
 
 
 def check_context(model: ModelArgs) -> None:
@@ -56,8 +140,28 @@ def check_context(model: ModelArgs) -> None:
         raise ValueError(f"--max_length {model.max_length} exceeds the model's context of {context} tokens")
 
 
+def engine_kwargs(model: ModelArgs) -> dict[str, Any]:
+    """The engine settings of ``model`` as backend constructor arguments (see :func:`make_backend`)."""
+    return {
+        "dtype": model.dtype,
+        "chat_template_kwargs": parse_template_kwargs(model.chat_template_kwargs),
+        "min_label_mass": model.min_label_mass,
+        "gpu_memory_utilization": model.gpu_memory_utilization,
+        "tensor_parallel_size": model.tensor_parallel_size,
+        "max_model_len": model.max_model_len,
+        "enable_prefix_caching": model.enable_prefix_caching,
+        "enforce_eager": model.enforce_eager,
+    }
+
+
 def load_backend(model: ModelArgs, **kw: Any) -> Any:
     from spl_hf.backends import make_backend
 
     check_context(model)
-    return make_backend(model.backend, model.model, threads=model.threads, max_length=model.max_length, **kw)
+    return make_backend(
+        model.backend,
+        model.model,
+        threads=model.threads,
+        max_length=model.max_length,
+        **{**engine_kwargs(model), **kw},
+    )

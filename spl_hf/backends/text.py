@@ -12,6 +12,12 @@ from spl_hf.backends.base import InputError
 ROLES = ("system", "user", "assistant")
 _ROLE_NAMES = {"system": "System", "user": "User", "assistant": "Assistant"}
 SENTINEL = "\x00SPLHF_SPLIT\x00"
+# A user message that already is a transcript: the multi-turn pools' ``User: …\nAssistant: …`` flattening
+# (clipped ones start with the omission marker of spl_hf.sources.transcript, repeated here so this module
+# does not import the sources package) and HH-RLHF's native ``Human: …`` form. Such a message is shown
+# as it is; prefixing it with ``User:`` would stack two speaker labels (``User: Human: …``).
+OMITTED_MARKER = "[…earlier turns omitted…]"
+TRANSCRIPT_STARTS = ("User:", "Human:", OMITTED_MARKER)
 
 
 def validate_messages(messages: Any, field: str = "prompt") -> list[dict[str, str]]:
@@ -43,9 +49,18 @@ def validate_text(value: Any, field: str) -> str:
     return value
 
 
+def is_transcript(message: dict[str, str]) -> bool:
+    """True for a user message whose text is itself a speaker-labelled transcript (see TRANSCRIPT_STARTS)."""
+    return message["role"] == "user" and message["content"].lstrip().startswith(TRANSCRIPT_STARTS)
+
+
 def transcript(messages: Sequence[dict[str, str]]) -> str:
-    """``Role: content`` blocks; the text is stripped so a following marker starts on a clean boundary."""
-    return "\n\n".join(f"{_ROLE_NAMES[m['role']]}: {m['content'].strip()}" for m in messages)
+    """``Role: content`` blocks, each speaker label once; the text is stripped so a following marker
+    starts on a clean boundary."""
+    return "\n\n".join(
+        m["content"].strip() if is_transcript(m) else f"{_ROLE_NAMES[m['role']]}: {m['content'].strip()}"
+        for m in messages
+    )
 
 
 def split_template(render: Any, head: str) -> tuple[str, str]:

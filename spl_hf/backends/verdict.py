@@ -20,7 +20,7 @@ from spl_hf.backends.options import argmax_option, option_block, option_keys
 from spl_hf.backends.text import split_template, template_hash, transcript
 from spl_hf.derive.verdict_labels import verdict_options
 
-TEMPLATE_VERSION = 1
+TEMPLATE_VERSION = 2  # 2: a transcript message is shown without a stacked speaker label
 VERDICT_HEAD = (
     "Read the request and the reply below, then classify the reply.\n\n"
     "[Request]\n{conversation}\n[End of request]\n\n[Reply]\n{response}\n[End of reply]"
@@ -49,9 +49,10 @@ def load_verdict_ranking(ranking: Mapping[str, int] | None = None) -> dict[str, 
 
 @dataclass(frozen=True)
 class VerdictResult:
-    verdict: str
+    verdict: str | None  # None when not judged (status says why)
     probs: dict[str, float]
     mass: float
+    status: str = "ok"  # or "low_label_mass": the verdict letters held less than min_label_mass
 
 
 @dataclass(frozen=True)
@@ -80,14 +81,18 @@ class VerdictJudge:
         self.ranking = load_verdict_ranking(self.ranking or None)
         # Options in rank order, best first, so the letter order is fixed by the rule base.
         self.verdicts = verdict_options(self.ranking)
-        option_keys(len(self.verdicts))
+        keys = option_keys(len(self.verdicts))
+        self.min_label_mass = float(getattr(self.backend, "min_label_mass", 0.0))
         self.template_hash = template_hash(
             self.backend.template_fingerprint,
             head=VERDICT_HEAD,
             question=self.question(),
             verdicts=self.verdicts,
             version=TEMPLATE_VERSION,
+            min_label_mass=self.min_label_mass,
         )
+        if hasattr(self.backend, "check_labels"):
+            self.backend.check_labels(keys)  # refused before any scoring
 
     def question(self) -> str:
         return VERDICT_QUESTION.format(options=option_block(self.verdicts, VERDICT_MEANINGS))
@@ -106,13 +111,17 @@ class VerdictJudge:
             prefix, [self.question() + tail], [option_keys(len(self.verdicts))]
         )
         norm = s.normalised
-        return VerdictResult(
-            argmax_option(self.verdicts, norm), dict(zip(self.verdicts, norm, strict=True)), s.mass
-        )
+        probs = dict(zip(self.verdicts, norm, strict=True))
+        if s.mass < self.min_label_mass:
+            return VerdictResult(None, probs, s.mass, status="low_label_mass")
+        return VerdictResult(argmax_option(self.verdicts, norm), probs, s.mass)
 
     def run(self, items: Sequence[LabelItem], cache: ResultCache) -> dict[str, Any]:
-        return run_cached(
-            [it for it in items if it.scope == "response"],
+        """Judge every response item missing from the cache; ``low_label_mass`` counts (and
+        ``failures`` lists) the verdicts below ``min_label_mass``, which give no pair label."""
+        todo = [it for it in items if it.scope == "response"]
+        stats = run_cached(
+            todo,
             self.key,
             self.judge,
             cache,
@@ -121,6 +130,19 @@ class VerdictJudge:
             desc="verdict",
             progress=self.progress,
         )
+        have = cache.get_many([self.key(it) for it in todo])
+        low = [
+            (it, have[self.key(it)])
+            for it in todo
+            if have.get(self.key(it), {}).get("status") == "low_label_mass"
+        ]
+        stats["low_label_mass"] = len(low)
+        for it, r in low:
+            reason = f"not judged: label mass {r['mass']:.4g} < min_label_mass {self.min_label_mass:g}"
+            stats["failures"].append(
+                {"prompt_id": it.prompt_id, "response_id": it.response_id, "reason": reason}
+            )
+        return stats
 
     def collect(self, items: Sequence[LabelItem], cache: ResultCache) -> list[dict[str, Any]]:
         items = [it for it in items if it.scope == "response"]
@@ -131,6 +153,8 @@ class VerdictJudge:
             if stored is None:
                 continue
             r = VerdictResult(**stored)
+            if r.verdict is None:  # not judged (below min_label_mass): no verdict row, so no pair label
+                continue
             rows.append(
                 {
                     "prompt_id": it.prompt_id,
