@@ -167,6 +167,10 @@ def _unwrap(tp: Any) -> tuple[Any, bool]:
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         if len(args) == 1:
             return args[0], True
+        mappings = [a for a in args if a is dict or typing.get_origin(a) is dict]
+        if len(mappings) == 1 and set(args) - set(mappings) == {str}:
+            # ``dict | str``: a mapping in a recipe, its JSON text on the command line (parsed there)
+            return mappings[0], True
         raise TypeError(f"unsupported union type {tp!r}")
     return tp, False
 
@@ -201,6 +205,21 @@ def _help(f: dataclasses.Field, default: Any) -> str:
     return text
 
 
+def _json_object(text: str) -> dict[str, Any]:
+    """A mapping field's command-line form: a JSON object."""
+    import json
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(
+            f"not a JSON object ({exc.msg} at char {exc.pos}): {text!r}"
+        ) from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
+    return value
+
+
 def _value_kwargs(tp: Any) -> dict[str, Any]:
     """argparse ``type``/``choices``/``nargs`` for a field's (unwrapped) annotation."""
     origin = typing.get_origin(tp)
@@ -211,6 +230,8 @@ def _value_kwargs(tp: Any) -> dict[str, Any]:
         args = [a for a in typing.get_args(tp) if a is not Ellipsis]
         item = _value_kwargs(args[0]) if args else {"type": str}
         return {**item, "nargs": "+", "action": _ListAction}
+    if tp is dict or origin is dict:
+        return {"type": _json_object, "metavar": "JSON"}
     if tp in (int, float, str):
         return {"type": tp}
     if tp is Path:

@@ -52,7 +52,11 @@ class ModelArgs:
         },
     )
     enable_prefix_caching: bool = field(
-        default=True, metadata={"help": "vLLM: reuse the KV blocks of shared prompt prefixes (the judge's)."}
+        default=True,
+        metadata={
+            "help": "vLLM: reuse the KV blocks of shared prompt prefixes (the judge's).",
+            "negated_help": "vLLM: recompute every prompt in full (no prefix caching).",
+        },
     )
     enforce_eager: bool = field(
         default=False,

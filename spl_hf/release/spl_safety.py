@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from spl_hf.backends.settings import load_backend
+from spl_hf.backends.settings import engine_kwargs, load_backend
 from spl_hf.contract.decontamination import DECONTAMINATION_FILE
 from spl_hf.release.config import SPLReleaseConfig, parse_assignments
 from spl_hf.release.decontam_stage import check_heldout
@@ -149,7 +149,7 @@ class SPLRelease:
             },
             lambda d: self._decontaminate(prompts.path, d),
         )
-        model = {"model": c.model, "backend": c.backend, "max_length": c.max_length}
+        model = {"model": c.model, "backend": c.backend, "max_length": c.max_length, **engine_kwargs(c)}
         generated = runner.run(
             "generate",
             {

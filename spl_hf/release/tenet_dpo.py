@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spl_hf.backends.settings import load_backend
+from spl_hf.backends.settings import engine_kwargs, load_backend
 from spl_hf.contract.decontamination import DECONTAMINATION_FILE
 from spl_hf.release.config import TenetReleaseConfig
 from spl_hf.release.decontam_stage import check_heldout
@@ -197,6 +197,8 @@ class TenetRelease:
             "model": self.cfg.model,
             "backend": self.cfg.backend,
             "max_length": self.cfg.max_length,
+            # dtype, template arguments and the label-mass floor change results: a changed one re-judges
+            **engine_kwargs(self.cfg),
         }
 
     def _judge(self, clean_dir: Path, out: Path, ranks: Any) -> dict[str, Any]:
