@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,10 +33,34 @@ def _type_checking_imports(init_file: str) -> dict[str, str]:
     return out
 
 
+class _FaceModule(types.ModuleType):
+    """A package whose re-exported names win over its submodules of the same name.
+
+    Importing ``pkg.decontaminate`` makes the import system set the attribute ``decontaminate`` of
+    ``pkg`` to the submodule; where the face re-exports a function of that name, that would turn
+    ``from pkg import decontaminate`` into the module once anything imported the submodule first.
+    """
+
+    _face_exports: dict[str, str]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        exports = self.__dict__.get("_face_exports", {})
+        if (
+            name in exports
+            and isinstance(value, types.ModuleType)
+            and value.__name__ == f"{self.__name__}.{name}"
+        ):
+            return  # the submodule stays reachable through sys.modules and importlib
+        super().__setattr__(name, value)
+
+
 def lazy_exports(package: str, init_file: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` resolving the package's re-exports on first use."""
     exports = _type_checking_imports(init_file)
-    namespace = importlib.import_module(package).__dict__
+    module = importlib.import_module(package)
+    namespace = module.__dict__
+    namespace["_face_exports"] = exports
+    module.__class__ = _FaceModule
 
     def __getattr__(name: str) -> Any:
         if name not in exports:

@@ -228,7 +228,7 @@ def test_a_different_pool_file_is_named_before_its_rows(built_tenets, tmp_path, 
 
 def _reseal_judge_quality(folder) -> None:
     """What a consistent forger does after editing judge_scores: recompute judge_quality everywhere."""
-    from spl_hf.contract.judge_quality import judge_quality_section
+    from spl_hf.contract.quality import judge_quality_section
 
     report_path, card_path = folder / "build_report.json", folder / "card.json"
     report, card = json.loads(report_path.read_text()), json.loads(card_path.read_text())

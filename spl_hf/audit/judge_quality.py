@@ -1,7 +1,7 @@
 """Audit of a tenet build's judge-quality figures: recomputed from the released columns, compared.
 
 The figures in ``build_report.json`` and ``card.json`` (``judge_quality``) must equal what
-:func:`spl_hf.contract.judge_quality.judge_quality_section` gives for the released ``judge_scores``
+:func:`spl_hf.contract.quality.judge_quality_section` gives for the released ``judge_scores``
 rows, the released rows' scores and the certificate's threshold and capacity: the same pure function
 the build used, so any difference is an edited file or an edited column. Each difference names the
 file, the figure and both values.

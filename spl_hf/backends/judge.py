@@ -309,9 +309,19 @@ class PairwiseJudge:
             stats.failures.append(BadRow(-1, pair.pair_id, f"tenet {tenet.name}: not judged: {reason}"))
 
     def collect(
-        self, pairs: Sequence[PairInput], tenets: Sequence[Tenet], cache: ResultCache
+        self,
+        pairs: Sequence[PairInput],
+        tenets: Sequence[Tenet],
+        cache: ResultCache,
+        not_judged: dict[str, int] | None = None,
     ) -> list[dict[str, Any]]:
-        """Output rows in input order (pairs, then tenets) for every (pair, tenet) found in the cache."""
+        """Output rows in input order (pairs, then tenets) for every (pair, tenet) found in the cache.
+
+        A judgement below ``min_label_mass`` gives no row; with ``not_judged``, it is counted there
+        per tenet (every tenet gets an entry), over all pairs whichever rank judged them.
+        """
+        if not_judged is not None:
+            not_judged.update({t.name: not_judged.get(t.name, 0) for t in tenets})
         rows = []
         for pair in pairs:
             keys = [self.key(pair, t) for t in tenets]
@@ -321,6 +331,8 @@ class PairwiseJudge:
                     j = TenetJudgement(**have[k])
                     if j.low_mass(self.min_label_mass) is None:  # below the floor: not judged, no score
                         rows.append(self.output_row(pair, t, j))
+                    elif not_judged is not None:
+                        not_judged[t.name] += 1
         return rows
 
     def output_row(self, pair: PairInput, tenet: Tenet, j: TenetJudgement) -> dict[str, Any]:

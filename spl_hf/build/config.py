@@ -109,6 +109,13 @@ class TenetBuildConfig:
             "and the build report, its removed prompt ids into the build (the audit checks none is released)."
         },
     )
+    not_judged: str | None = field(
+        default=None,
+        metadata={
+            "help": "JSON object tenet -> judgements recorded as not judged (below min_label_mass), as a "
+            "release's judge stage writes it (not_judged.json): the counts go into the judge-quality table."
+        },
+    )
     sft: bool = field(
         default=False,
         metadata={"help": "Also write the companion 'sft' config: messages = prompt + chosen, same rows."},

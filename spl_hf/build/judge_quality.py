@@ -1,6 +1,6 @@
 """The judge-quality part of a tenet build: the report entry, the card's table and sentence, the PNG.
 
-The figures themselves are :func:`spl_hf.contract.judge_quality.judge_quality_section`, a pure
+The figures themselves are :func:`spl_hf.contract.quality.judge_quality_section`, a pure
 function of the released ``judge_scores`` rows and the released rows' scores, which the audit
 recomputes; this module only gathers its inputs from the build and formats its output.
 """
@@ -26,16 +26,45 @@ def released_scores(rows: pa.Table, kept: list[str]) -> dict[str, np.ndarray]:
 
 
 def build_quality(
-    scores: pa.Table, rows: pa.Table, kept: list[str], threshold: float, capacity: int
+    scores: pa.Table,
+    rows: pa.Table,
+    kept: list[str],
+    threshold: float,
+    capacity: int,
+    not_judged: Mapping[str, int] | None = None,
 ) -> tuple[list[TenetQuality], dict]:
     """The per-tenet figures and the ``judge_quality`` entry of the build report and card inputs.
 
-    The judge stage records no count of judgements it gave up on yet, so ``not_judged`` is 0 and
-    ``not_judged_recorded`` false (the card says so).
+    ``not_judged`` is the judge stage's count per tenet of judgements below its label-mass floor;
+    without it (a build from bare score files) the count is 0 and ``not_judged_recorded`` false, and
+    the card says so.
     """
-    quality = judge_quality(scores, released_scores(rows, kept), threshold=threshold, capacity=capacity)
-    section = section_of(quality, threshold=threshold, capacity=capacity, not_judged_recorded=False)
+    quality = judge_quality(
+        scores, released_scores(rows, kept), threshold=threshold, capacity=capacity, not_judged=not_judged
+    )
+    section = section_of(
+        quality, threshold=threshold, capacity=capacity, not_judged_recorded=not_judged is not None
+    )
     return quality, section
+
+
+def read_not_judged(path: str | None) -> dict[str, int] | None:
+    """The judge stage's ``not_judged.json`` (tenet -> count), checked; None without a file."""
+    import json
+    from pathlib import Path
+
+    if path is None:
+        return None
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a JSON object of not-judged counts ({exc})") from None
+    if not isinstance(data, dict) or not all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0
+        for k, v in data.items()
+    ):
+        raise ValueError(f"{path}: expected a JSON object of tenet -> count (whole numbers >= 0)")
+    return data
 
 
 def _count(n: int, of: int) -> str:

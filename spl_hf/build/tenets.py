@@ -30,7 +30,7 @@ from spl_hf.assign import (
     verify_certificate,
 )
 from spl_hf.build.config import TenetBuildConfig
-from spl_hf.build.judge_quality import FIGURE_FILE, build_quality, card_context, figure_png
+from spl_hf.build.judge_quality import FIGURE_FILE, build_quality, card_context, figure_png, read_not_judged
 from spl_hf.contract import (
     CERTIFICATE_FILE,
     DECONTAMINATION_FILE,
@@ -172,7 +172,7 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
     guard_dir(
         cfg.output_dir,
         overwrite=cfg.overwrite,
-        inputs=(cfg.pairs, cfg.scores, cfg.tenets_file, cfg.assignment),
+        inputs=(cfg.pairs, cfg.scores, cfg.tenets_file, cfg.assignment, cfg.not_judged),
     )
     pairs = read_table(
         cfg.pairs,
@@ -196,7 +196,7 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
     configs = _configs(cfg, rows, scores, result.kept_tenets, source_order)
     per_source = {s: t.num_rows for s, t in _split_by(rows, "source", source_order).items()}
     quality, judge_quality = build_quality(
-        scores, rows, list(result.kept_tenets), cfg.threshold, cfg.capacity
+        scores, rows, list(result.kept_tenets), cfg.threshold, cfg.capacity, read_not_judged(cfg.not_judged)
     )
     decontamination = read_decontamination(cfg.decontamination) if cfg.decontamination else None
     statements = _statements(cfg, result.kept_tenets)
@@ -220,7 +220,7 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         configs,
         readme,
         overwrite=cfg.overwrite,
-        inputs=(cfg.pairs, cfg.scores, cfg.tenets_file, cfg.assignment, cfg.decontamination),
+        inputs=(cfg.pairs, cfg.scores, cfg.tenets_file, cfg.assignment, cfg.decontamination, cfg.not_judged),
         extra_files={
             CERTIFICATE_FILE: json.dumps(result.certificate.to_dict(), separators=(",", ":")) + "\n",
             "build_report.json": json.dumps(report, indent=2, sort_keys=True, default=str) + "\n",

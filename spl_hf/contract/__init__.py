@@ -25,15 +25,16 @@ if TYPE_CHECKING:
         read_decontamination,
     )
     from spl_hf.contract.digest import combine, combine_scalar, hash_array, hash_value
-    from spl_hf.contract.judge_quality import (
+    from spl_hf.contract.messages import MESSAGES
+    from spl_hf.contract.quality import (
         TenetQuality,
         flat_figures,
         judge_quality,
         judge_quality_section,
+        position_counts,
         section_of,
         tenet_quality,
     )
-    from spl_hf.contract.messages import MESSAGES
     from spl_hf.contract.scores import pair_input_hash, score_from_probs, scores_from_probs
     from spl_hf.contract.tenet_rows import (
         CERTIFICATE_FILE,
@@ -81,6 +82,7 @@ __all__ = [
     "judge_quality_section",
     "oriented_input_hashes_arrow",
     "pair_input_hash",
+    "position_counts",
     "read_decontamination",
     "row_digests",
     "score_from_probs",

@@ -6,29 +6,21 @@ importing ``datasets``.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
+
+from spl_hf.lazy import lazy_exports
 
 DEFAULT_MAX_SHARD_SIZE = (
     "500MB"  # largest parquet shard of a build (Arrow size); here so configs need no pyarrow
 )
 
-_EXPORTS = {
-    "CARD_INPUTS": "spl_hf.hub.card",
-    "RunningServer": "spl_hf.hub.server",
-    "card_configs": "spl_hf.hub.publish",
-    "card_inputs": "spl_hf.hub.card",
-    "split_digests": "spl_hf.hub.roundtrip",
-    "ConfigData": "spl_hf.hub.folder",
-    "WrittenFolder": "spl_hf.hub.folder",
-    "verify_manifest": "spl_hf.manifest",
-    "write_dataset_folder": "spl_hf.hub.folder",
-    "yaml_metadata": "spl_hf.hub.folder",
-    "render_card": "spl_hf.hub.card",
-    "regenerate_card": "spl_hf.hub.card",
-    "publish": "spl_hf.hub.publish",
-    "PublishResult": "spl_hf.hub.publish",
-}
+if TYPE_CHECKING:
+    from spl_hf.hub.card import CARD_INPUTS, card_inputs, regenerate_card, render_card
+    from spl_hf.hub.folder import ConfigData, WrittenFolder, write_dataset_folder, yaml_metadata
+    from spl_hf.hub.publish import PublishResult, card_configs, publish
+    from spl_hf.hub.roundtrip import split_digests
+    from spl_hf.hub.server import RunningServer
+    from spl_hf.manifest import verify_manifest
 
 __all__ = [
     "CARD_INPUTS",
@@ -48,8 +40,4 @@ __all__ = [
     "yaml_metadata",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'spl_hf.hub' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

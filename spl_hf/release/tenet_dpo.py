@@ -218,12 +218,14 @@ class TenetRelease:
             ranks.wait()
             if not ranks.is_main:
                 return {}
-            scores = judge.collect(pairs, self.tenets, cache)
+            not_judged: dict[str, int] = {}
+            scores = judge.collect(pairs, self.tenets, cache, not_judged)
         if not scores:
             raise ValueError("judge: no (pair, tenet) could be scored")
         pq.write_table(pa.Table.from_pylist(scores), out / "scores.parquet")
         failures = [asdict(b) for b in bad] + [asdict(f) for f in stats.failures]
         (out / "failures.jsonl").write_text("".join(json.dumps(f) + "\n" for f in failures), encoding="utf-8")
+        (out / "not_judged.json").write_text(json.dumps(not_judged, sort_keys=True) + "\n", encoding="utf-8")
         mean_abs = sum(abs(r["score"]) for r in scores) / len(scores)
         return {
             "pairs": len(pairs),
@@ -232,6 +234,7 @@ class TenetRelease:
             "computed": stats.computed,
             "cached": stats.cached,
             "failed": len(failures),
+            "not_judged": sum(not_judged.values()),  # below min_label_mass: recorded, never a score
             "mean_abs_score": round(mean_abs, 6),
             "model_id": backend.info.model_id,
             "model_revision": backend.info.revision,
@@ -269,6 +272,7 @@ class TenetRelease:
         return {
             "pairs": content(clean, "pairs.parquet"),
             "scores": content(judged, "scores.parquet"),
+            "not_judged": content(judged, "not_judged.json"),
             "decontamination": content(clean, DECONTAMINATION_FILE),
             "assignment": content(assigned, "assignment.parquet"),
             "output_dir": c.output_dir,
@@ -287,6 +291,7 @@ class TenetRelease:
             TenetBuildConfig(
                 pairs=str(clean_dir / "pairs.parquet"),
                 scores=str(judge_dir / "scores.parquet"),
+                not_judged=str(judge_dir / "not_judged.json"),
                 assignment=str(assign_dir / "assignment.parquet"),
                 capacity=a.capacity,
                 threshold=a.threshold,

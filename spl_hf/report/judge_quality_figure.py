@@ -2,7 +2,7 @@
 
 Left panel: histogram of every judged score and of the released ones, with the eligibility threshold
 marked. Right panel: per tenet, the share of judgements that are position-consistent, first-slot,
-second-slot or undecided (see :mod:`spl_hf.contract.judge_quality`). Drawn without pyplot and saved
+second-slot or undecided (see :mod:`spl_hf.contract.quality`). Drawn without pyplot and saved
 without the matplotlib version, so the PNG depends on the data only.
 """
 

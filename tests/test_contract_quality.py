@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from spl_hf.contract.judge_quality import (
+from spl_hf.contract.quality import (
     binary_kappa,
     judge_quality,
     position_counts,
@@ -101,7 +101,7 @@ def test_the_figure_is_a_png_that_depends_on_the_data_only(tmp_path):
 
 
 def test_source_agreement_counts_eligible_judgements_only_and_not_judged_sums_to_overall():
-    from spl_hf.contract.judge_quality import judge_quality_section
+    from spl_hf.contract.quality import judge_quality_section
 
     table = _scores(["t1"] * 3 + ["t2"] * 2, [0.9, 0.2, 0.55, 0.9, 0.9], [0.1, 0.8, 0.5, 0.1, 0.1])
     table = table.append_column("source", pa.array(["hh", "hh", "hh", "hh", "pku"]))
@@ -122,7 +122,7 @@ def test_source_agreement_counts_eligible_judgements_only_and_not_judged_sums_to
 
 
 def test_figures_are_named_by_tenet_and_source_so_a_difference_says_what_it_is_about():
-    from spl_hf.contract.judge_quality import flat_figures
+    from spl_hf.contract.quality import flat_figures
 
     flat = flat_figures({"tenets": [{"tenet": "t1", "sources": [{"source": "hh", "agree": 2}]}]})
     assert flat == {
