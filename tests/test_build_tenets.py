@@ -502,3 +502,41 @@ def test_card_says_when_the_judge_prefers_the_first_shown_response(tmp_path):
     assert (pos["judged"], pos["consistent"], pos["first_slot"]) == (n, 0, n)
     card = (result.path / "README.md").read_text()
     assert f"the first-shown response was preferred in both orderings in {n} of {n} judgements" in card
+
+
+def test_not_judged_counts_from_the_judge_stage_reach_the_table_and_still_audit(tmp_path):
+    from spl_hf.audit import audit
+
+    pairs, scores, rows = _inputs(tmp_path)
+    tenets = sorted({r["tenet"] for r in rows})
+    counts = {t: i for i, t in enumerate(tenets)}  # judgements below min_label_mass, per tenet
+    (tmp_path / "not_judged.json").write_text(json.dumps(counts))
+    cfg = TenetBuildConfig(
+        pairs=str(pairs),
+        scores=str(scores),
+        capacity=2,
+        threshold=0.3,
+        output_dir=str(tmp_path / "ds"),
+        not_judged=str(tmp_path / "not_judged.json"),
+    )
+    result = build_tenets(cfg)
+    jq = json.loads((result.path / "build_report.json").read_text())["judge_quality"]
+    assert jq["not_judged_recorded"] is True
+    assert {t["tenet"]: t["not_judged"] for t in jq["tenets"]} == counts
+    assert jq["overall"]["not_judged"] == sum(counts.values())
+    card = (result.path / "README.md").read_text()
+    assert "records no count of judgements it gave up on" not in card
+    assert audit(result.path).ok
+
+
+def test_a_not_judged_file_that_is_not_counts_is_refused_naming_it(tmp_path):
+    pairs, scores, _ = _inputs(tmp_path)
+    bad = tmp_path / "not_judged.json"
+    bad.write_text('{"calibrated_caveats": -1}')
+    cfg = TenetBuildConfig(
+        pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp_path / "ds")
+    )
+    cfg.not_judged = str(bad)
+    with pytest.raises(ValueError, match="not_judged.json: expected a JSON object of tenet -> count"):
+        build_tenets(cfg)
+    assert not (tmp_path / "ds").exists()

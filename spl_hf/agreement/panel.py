@@ -9,12 +9,12 @@ error counts use the parsed items with a unique reference; Fleiss' kappa uses ev
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 from spl_hf.agreement.io import ModelLabel, PanelLabel
 from spl_hf.agreement.measures import binary_counts, cohen_kappa, confusion, fleiss_kappa, plurality
-from spl_hf.schema import AttributeSchema
+from spl_hf.schema import Attribute, AttributeSchema
 
 
 @dataclass(frozen=True)
@@ -163,71 +163,78 @@ def panel_agreement(
         )
     out = []
     for name in (n for n in schema.names() if n in ratings):
-        attr = schema.attribute(name)
         items = ratings[name]
         _check_items(set(items), set(predicted.get(name, {})), name, panel_name, labels_name)
-        sizes = {len(v) for v in items.values()}
-        if len(sizes) != 1:
-            first = sorted(items)[0]
-            odd = next(i for i in sorted(items) if len(items[i]) != len(items[first]))
-            raise ValueError(
-                f"{panel_name}: attribute {name!r} has {len(items[first])} ratings for item {first!r} "
-                f"but {len(items[odd])} for item {odd!r}; every item needs the same number of raters"
-            )
-        raters = sizes.pop()
-        if raters < 2:
-            raise ValueError(
-                f"{panel_name}: attribute {name!r} has one rater per item; agreement needs a panel"
-            )
-        order = sorted(items)
-        reference = {i: plurality([r.label for r in items[i]]) for i in order}
-        guesses = predicted[name]
-        unique = [i for i in order if reference[i] is not None]
-        parsed = [i for i in unique if guesses[i] is not None]
-        pred = [guesses[i] for i in parsed]
-        ref = [reference[i] for i in parsed]
-        correct = sum(p == r for p, r in zip(pred, ref))
-        notes: list[str] = []
-        kappa = cohen_kappa(pred, ref)
-        if kappa is None and parsed:
-            notes.append("Cohen's kappa undefined: model and reference use one and the same label throughout")
-        if not parsed:
-            notes.append("no parsed item with a unique reference: accuracies and kappa undefined")
-        f1 = ref_pos = fp = fn = None
-        table = None
-        if attr.kind == "bool":
-            bc = binary_counts(pred, ref, "true")
-            f1, fp, fn = bc.f1, bc.false_positives, bc.false_negatives
-            ref_pos = bc.true_positives + bc.false_negatives
-            if f1 is None and parsed:
-                notes.append("F1 undefined: neither the model nor the reference has a positive")
-        else:
-            table = Confusion(*confusion(pred, ref, attr.options))
-        counts = [[sum(r.label == v for r in items[i]) for v in attr.options] for i in order]
-        fk = fleiss_kappa(counts)
-        if fk is None:
-            notes.append("Fleiss' kappa undefined: every rating uses the same label")
-        out.append(
-            AttributeAgreement(
-                attribute=name,
-                kind=attr.kind,
-                items=len(order),
-                raters=raters,
-                ties=len(order) - len(unique),
-                parse_failures=sum(guesses[i] is None for i in order),
-                unique_reference=len(unique),
-                parsed_unique=len(parsed),
-                correct=correct,
-                conditional_accuracy=correct / len(parsed) if parsed else None,
-                coverage_aware_accuracy=correct / len(unique) if unique else None,
-                cohen_kappa=kappa,
-                f1=f1,
-                reference_positives=ref_pos,
-                false_positives=fp,
-                false_negatives=fn,
-                fleiss_kappa=fk,
-                confusion=table,
-                notes=notes,
-            )
-        )
+        raters = _raters(items, name, panel_name)
+        out.append(_attribute_agreement(schema.attribute(name), items, predicted[name], raters))
     return AgreementReport(out)
+
+
+def _raters(items: Mapping[str, list[PanelLabel]], name: str, panel_name: str) -> int:
+    """The number of raters per item: the same for every item, and at least two."""
+    sizes = {len(v) for v in items.values()}
+    if len(sizes) != 1:
+        first = sorted(items)[0]
+        odd = next(i for i in sorted(items) if len(items[i]) != len(items[first]))
+        raise ValueError(
+            f"{panel_name}: attribute {name!r} has {len(items[first])} ratings for item {first!r} "
+            f"but {len(items[odd])} for item {odd!r}; every item needs the same number of raters"
+        )
+    raters = sizes.pop()
+    if raters < 2:
+        raise ValueError(f"{panel_name}: attribute {name!r} has one rater per item; agreement needs a panel")
+    return raters
+
+
+def _attribute_agreement(
+    attr: Attribute, items: Mapping[str, list[PanelLabel]], guesses: Mapping[str, str | None], raters: int
+) -> AttributeAgreement:
+    """One attribute's accuracies, kappas, F1 or confusion against the panel's plurality label."""
+    order = sorted(items)
+    reference = {i: plurality([r.label for r in items[i]]) for i in order}
+    unique = [i for i in order if reference[i] is not None]
+    parsed = [i for i in unique if guesses[i] is not None]
+    pred = [guesses[i] for i in parsed]
+    ref = [reference[i] for i in parsed]
+    correct = sum(p == r for p, r in zip(pred, ref))
+    notes: list[str] = []
+    kappa = cohen_kappa(pred, ref)
+    if kappa is None and parsed:
+        notes.append("Cohen's kappa undefined: model and reference use one and the same label throughout")
+    if not parsed:
+        notes.append("no parsed item with a unique reference: accuracies and kappa undefined")
+    f1 = ref_pos = fp = fn = None
+    table = None
+    if attr.kind == "bool":
+        bc = binary_counts(pred, ref, "true")
+        f1, fp, fn = bc.f1, bc.false_positives, bc.false_negatives
+        ref_pos = bc.true_positives + bc.false_negatives
+        if f1 is None and parsed:
+            notes.append("F1 undefined: neither the model nor the reference has a positive")
+    else:
+        table = Confusion(*confusion(pred, ref, attr.options))
+    counts = [[sum(r.label == v for r in items[i]) for v in attr.options] for i in order]
+    fk = fleiss_kappa(counts)
+    if fk is None:
+        notes.append("Fleiss' kappa undefined: every rating uses the same label")
+    return AttributeAgreement(
+        attribute=attr.name,
+        kind=attr.kind,
+        items=len(order),
+        raters=raters,
+        ties=len(order) - len(unique),
+        parse_failures=sum(guesses[i] is None for i in order),
+        unique_reference=len(unique),
+        parsed_unique=len(parsed),
+        correct=correct,
+        conditional_accuracy=correct / len(parsed) if parsed else None,
+        coverage_aware_accuracy=correct / len(unique) if unique else None,
+        cohen_kappa=kappa,
+        f1=f1,
+        reference_positives=ref_pos,
+        false_positives=fp,
+        false_negatives=fn,
+        fleiss_kappa=fk,
+        confusion=table,
+        notes=notes,
+    )

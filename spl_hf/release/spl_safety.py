@@ -121,20 +121,49 @@ class SPLRelease:
         if self.recorded:
             return self._run_recorded(runner)
         if c.dry_run:
-            key, path, done = runner.plan("prompts", self._prompt_settings())
-            plan = {
-                "sources": [asdict(s) for s in self.sources],
-                "pool_sizes": self.sizes,
-                "stages": ["prompts", "decontaminate", "generate", "label"]
-                + (["verdict"] if c.verdict_judge else [])
-                + ["write", "audit"]
-                + (["publish"] if c.repo_id else []),
-                "prompts": {"key": key, "path": str(path), "finished": done},
-                "instructions": list(self.generation.instructions),
-                "rulebase": self.rulebase.id,
-            }
-            self.log(json.dumps(plan, indent=2))
-            return plan
+            return self._plan(runner)
+        clean = self._drawn_prompts(runner)
+        labeled, judged = self._model_stages(runner, clean)
+        written = runner.run(
+            "write",
+            {
+                "prompts": content(labeled, "prompts.jsonl"),
+                "decontamination": content(clean, DECONTAMINATION_FILE),
+                "candidates": content(labeled, "candidates.jsonl"),
+                "rulebase": self.rulebase.hash,
+                "margin": c.margin,
+                "verdicts": content(judged, VERDICTS_FILE) if judged else None,
+                "output_dir": c.output_dir,
+                "repo_id": c.repo_id,
+                "pretty_name": c.pretty_name,
+            },
+            lambda d: self._write(
+                labeled.path, clean.path, d, judged.path / VERDICTS_FILE if judged else None
+            ),
+            still_valid=lambda d: written_here(d, c.output_dir),
+        )
+        return self._finish(runner, written)
+
+    def _plan(self, runner: StageRunner) -> dict[str, Any]:
+        """--dry_run: the stages this recipe would run and whether its first one is done, no model."""
+        c = self.cfg
+        key, path, done = runner.plan("prompts", self._prompt_settings())
+        plan = {
+            "sources": [asdict(s) for s in self.sources],
+            "pool_sizes": self.sizes,
+            "stages": ["prompts", "decontaminate", "generate", "label"]
+            + (["verdict"] if c.verdict_judge else [])
+            + ["write", "audit"]
+            + (["publish"] if c.repo_id else []),
+            "prompts": {"key": key, "path": str(path), "finished": done},
+            "instructions": list(self.generation.instructions),
+            "rulebase": self.rulebase.id,
+        }
+        self.log(json.dumps(plan, indent=2))
+        return plan
+
+    def _drawn_prompts(self, runner: StageRunner) -> Any:
+        """The prompts and decontaminate stages: every source read, then drawn after decontamination."""
         prompts = runner.run(
             "prompts", self._prompt_settings(), self._prompts, reuse=all(s.pinned for s in self.sources)
         )
@@ -149,6 +178,11 @@ class SPLRelease:
             },
             lambda d: self._decontaminate(prompts.path, d),
         )
+        return clean
+
+    def _model_stages(self, runner: StageRunner, clean: Any) -> tuple[Any, Any]:
+        """generate -> label (-> verdict): the stages that run a model, keyed by its settings."""
+        c = self.cfg
         model = {"model": c.model, "backend": c.backend, "max_length": c.max_length, **engine_kwargs(c)}
         generated = runner.run(
             "generate",
@@ -182,25 +216,7 @@ class SPLRelease:
                 },
                 lambda d: self._verdict(labeled.path, d),
             )
-        written = runner.run(
-            "write",
-            {
-                "prompts": content(labeled, "prompts.jsonl"),
-                "decontamination": content(clean, DECONTAMINATION_FILE),
-                "candidates": content(labeled, "candidates.jsonl"),
-                "rulebase": self.rulebase.hash,
-                "margin": c.margin,
-                "verdicts": content(judged, VERDICTS_FILE) if judged else None,
-                "output_dir": c.output_dir,
-                "repo_id": c.repo_id,
-                "pretty_name": c.pretty_name,
-            },
-            lambda d: self._write(
-                labeled.path, clean.path, d, judged.path / VERDICTS_FILE if judged else None
-            ),
-            still_valid=lambda d: written_here(d, c.output_dir),
-        )
-        return self._finish(runner, written)
+        return labeled, judged
 
     def _finish(self, runner: StageRunner, written: Any) -> dict[str, Any]:
         c = self.cfg
