@@ -1,10 +1,20 @@
 """Agreement of model attribute labels with a human rater panel."""
 
-from spl_hf.agreement.io import ModelLabel, PanelLabel, read_model_labels, read_panel
-from spl_hf.agreement.measures import binary_counts, cohen_kappa, confusion, fleiss_kappa, plurality
-from spl_hf.agreement.panel import AgreementReport, AttributeAgreement, Confusion, panel_agreement
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spl_hf.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from spl_hf.agreement.config import AgreementArgs
+    from spl_hf.agreement.figure import figure_agreement
+    from spl_hf.agreement.io import ModelLabel, PanelLabel, read_model_labels, read_panel
+    from spl_hf.agreement.measures import binary_counts, cohen_kappa, confusion, fleiss_kappa, plurality
+    from spl_hf.agreement.panel import AgreementReport, AttributeAgreement, Confusion, panel_agreement
 
 __all__ = [
+    "AgreementArgs",
     "AgreementReport",
     "AttributeAgreement",
     "Confusion",
@@ -13,9 +23,12 @@ __all__ = [
     "binary_counts",
     "cohen_kappa",
     "confusion",
+    "figure_agreement",
     "fleiss_kappa",
     "panel_agreement",
     "plurality",
     "read_model_labels",
     "read_panel",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spl_hf.backends.io import read_rows
+from spl_hf.backends import read_rows
 from spl_hf.schema import Attribute, AttributeSchema
 
 LINE = "__line__"

@@ -15,7 +15,14 @@ if TYPE_CHECKING:
         SolveRecord,
         verify_assignment,
     )
-    from spl_hf.assign.config import DEFAULT_STRATEGY, SOLVERS, STRATEGIES, AssignConfig
+    from spl_hf.assign.config import (
+        ASSIGNMENT_SUFFIXES,
+        DEFAULT_STRATEGY,
+        SOLVERS,
+        STRATEGIES,
+        AssignConfig,
+        AssignFiles,
+    )
     from spl_hf.assign.io import (
         certificate_path,
         read_certificate,
@@ -30,12 +37,14 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "ASSIGNMENT_SUFFIXES",
     "CERTIFICATE_FORMAT",
     "DEFAULT_STRATEGY",
     "REQUIRED_COLUMNS",
     "SOLVERS",
     "STRATEGIES",
     "AssignConfig",
+    "AssignFiles",
     "AssignmentResult",
     "Certificate",
     "CertificateCheck",

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 from spl_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from spl_hf.audit.config import AuditArgs, TablesArgs
     from spl_hf.audit.entry import AuditReport, audit
     from spl_hf.audit.load import BuiltFolder, LoadedSplit, load_built, read_folder
     from spl_hf.audit.provenance import parse_specs
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "AuditArgs",
     "AuditReport",
     "BuiltFolder",
     "CompositionTables",
@@ -28,6 +30,7 @@ __all__ = [
     "LoadedSplit",
     "Mismatch",
     "RuleAuditReport",
+    "TablesArgs",
     "audit",
     "audit_batches",
     "audit_table",

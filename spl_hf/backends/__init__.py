@@ -1,86 +1,112 @@
 """LM backends: model loading, result cache, pairwise tenet judge, attribute labeler, verdict judge,
-candidate generation. Heavy dependencies (torch, transformers, vllm) load on first use."""
+candidate generation. Attributes load on first use, so ``import spl_hf.backends`` imports no torch."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from spl_hf.backends.base import Backend, Generation, InputError, LabelScores
-from spl_hf.backends.cache import ResultCache, content_key
-from spl_hf.backends.loading import ModelInfo, cache_root, load_model, prepare_embedded, resolve_model
+from spl_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from spl_hf.backends.hf import HFBackend
-
-# name -> module, resolved lazily so `import spl_hf.backends` does not import torch.
-_LAZY = {
-    "HFBackend": "spl_hf.backends.hf",
-    "BoundaryError": "spl_hf.backends.hf",
-    "VLLMBackend": "spl_hf.backends.vllm",
-    "PairwiseJudge": "spl_hf.backends.judge",
-    "JudgeConfig": "spl_hf.backends.judge",
-    "TenetJudgement": "spl_hf.backends.judge",
-    "score_from_probs": "spl_hf.backends.judge",
-    "parse_pairs": "spl_hf.backends.judge",
-    "AttributeLabeler": "spl_hf.backends.labeler",
-    "LabelerConfig": "spl_hf.backends.labeler",
-    "items_from_rows": "spl_hf.backends.labeler",
-    "read_labels": "spl_hf.backends.labeler",
-    "VerdictJudge": "spl_hf.backends.verdict",
-    "verdict_preference": "spl_hf.backends.verdict",
-    "CandidateGenerator": "spl_hf.backends.generate",
-    "GenerationConfig": "spl_hf.backends.generate",
-    "INSTRUCTIONS": "spl_hf.backends.generate",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'spl_hf.backends' has no attribute {name!r}")
-
-
-# Engine settings only vLLM takes (ModelArgs passes them to every backend).
-VLLM_ONLY = (
-    "gpu_memory_utilization",
-    "tensor_parallel_size",
-    "max_model_len",
-    "enable_prefix_caching",
-    "enforce_eager",
-)
-
-
-def make_backend(kind: str = "hf", model: str | None = None, **kwargs: Any) -> Backend | HFBackend:
-    """``hf`` (transformers, default) or ``vllm`` (needs the [vllm] extra)."""
-    if kind == "hf":
-        from spl_hf.backends.hf import HFBackend
-
-        for name in VLLM_ONLY:
-            kwargs.pop(name, None)
-        return HFBackend.load(model, **kwargs)
-    if kind == "vllm":
-        from spl_hf.backends.vllm import VLLMBackend
-
-        kwargs.pop("threads", None)
-        kwargs.pop("chunk_size", None)
-        return VLLMBackend(model, **kwargs)
-    raise ValueError(f"backend: expected 'hf' or 'vllm', got {kind!r}")
-
+    from spl_hf.backends.base import Backend, Generation, InputError, LabelScores
+    from spl_hf.backends.cache import ResultCache, check_cache_path, content_key, run_cached
+    from spl_hf.backends.factory import VLLM_ONLY, make_backend
+    from spl_hf.backends.generate import INSTRUCTIONS, CandidateGenerator, GenerationConfig, prompts_from_rows
+    from spl_hf.backends.hf import BoundaryError, HFBackend
+    from spl_hf.backends.io import read_rows, require_columns, write_rows
+    from spl_hf.backends.judge import (
+        BadRow,
+        JudgeConfig,
+        PairwiseJudge,
+        TenetJudgement,
+        parse_pairs,
+        score_from_probs,
+    )
+    from spl_hf.backends.labeler import AttributeLabeler, LabelerConfig, items_from_rows, read_labels
+    from spl_hf.backends.loading import (
+        EMBEDDED_NAME,
+        LoadedModel,
+        ModelInfo,
+        cache_root,
+        embedded_gguf_path,
+        load_model,
+        prepare_embedded,
+        resolve_model,
+    )
+    from spl_hf.backends.options import argmax_option, option_block, option_keys
+    from spl_hf.backends.parallel import Ranks
+    from spl_hf.backends.settings import ModelArgs, check_context, check_positive, engine_kwargs, load_backend
+    from spl_hf.backends.tasks import (
+        GenerateInputs,
+        JudgeInputs,
+        LabelInputs,
+        ModelCommandArgs,
+        RunArgs,
+        check_row_suffix,
+    )
+    from spl_hf.backends.text import split_template, template_hash, validate_text
+    from spl_hf.backends.verdict import VerdictJudge, verdict_preference
+    from spl_hf.backends.vllm import VLLMBackend
 
 __all__ = [
+    "EMBEDDED_NAME",
+    "INSTRUCTIONS",
+    "VLLM_ONLY",
+    "AttributeLabeler",
     "Backend",
+    "BadRow",
+    "BoundaryError",
+    "CandidateGenerator",
+    "GenerateInputs",
     "Generation",
+    "GenerationConfig",
+    "HFBackend",
     "InputError",
+    "JudgeConfig",
+    "JudgeInputs",
+    "LabelInputs",
     "LabelScores",
+    "LabelerConfig",
+    "LoadedModel",
+    "ModelArgs",
+    "ModelCommandArgs",
     "ModelInfo",
+    "PairwiseJudge",
+    "Ranks",
     "ResultCache",
+    "RunArgs",
+    "TenetJudgement",
+    "VLLMBackend",
+    "VerdictJudge",
+    "argmax_option",
     "cache_root",
+    "check_cache_path",
+    "check_context",
+    "check_positive",
+    "check_row_suffix",
     "content_key",
+    "embedded_gguf_path",
+    "engine_kwargs",
+    "items_from_rows",
+    "load_backend",
     "load_model",
     "make_backend",
+    "option_block",
+    "option_keys",
+    "parse_pairs",
     "prepare_embedded",
+    "prompts_from_rows",
+    "read_labels",
+    "read_rows",
+    "require_columns",
     "resolve_model",
-    *_LAZY,
+    "run_cached",
+    "score_from_probs",
+    "split_template",
+    "template_hash",
+    "validate_text",
+    "verdict_preference",
+    "write_rows",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

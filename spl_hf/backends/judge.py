@@ -19,7 +19,7 @@ from typing import Any
 from spl_hf.backends.base import Backend, InputError
 from spl_hf.backends.cache import ResultCache, content_key
 from spl_hf.backends.text import split_template, template_hash, transcript, validate_messages, validate_text
-from spl_hf.contract.scores import pair_input_hash, score_from_probs, scores_from_probs  # noqa: F401 (re-exported)
+from spl_hf.contract import pair_input_hash, score_from_probs, scores_from_probs  # noqa: F401 (re-exported)
 from spl_hf.tenets import Tenet
 
 LABELS = ("A", "B")

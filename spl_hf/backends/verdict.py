@@ -18,7 +18,7 @@ from spl_hf.backends.cache import ResultCache, content_key, run_cached
 from spl_hf.backends.labeler import LabelItem
 from spl_hf.backends.options import argmax_option, option_block, option_keys
 from spl_hf.backends.text import split_template, template_hash, transcript
-from spl_hf.derive.verdict_labels import verdict_options
+from spl_hf.derive import verdict_options
 
 TEMPLATE_VERSION = 2  # 2: a transcript message is shown without a stacked speaker label
 VERDICT_HEAD = (

@@ -5,8 +5,18 @@ from typing import TYPE_CHECKING
 from spl_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from spl_hf.build.spl import SPLBuildConfig, SPLBuildResult, build_spl, derive_dataset
+    from spl_hf.build.config import SPLBuildConfig, TenetBuildConfig
+    from spl_hf.build.spl import SPLBuildResult, build_spl, derive_dataset, sample_path
+    from spl_hf.build.tenets import build_tenets
 
-__all__ = ["SPLBuildConfig", "SPLBuildResult", "build_spl", "derive_dataset"]
+__all__ = [
+    "SPLBuildConfig",
+    "SPLBuildResult",
+    "TenetBuildConfig",
+    "build_spl",
+    "build_tenets",
+    "derive_dataset",
+    "sample_path",
+]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -92,8 +92,12 @@ class SPLBuildResult:
         return d
 
 
-def _sample(name: str) -> Path:
+def sample_path(name: str) -> Path:
+    """The packaged sample file ``name`` (under ``spl_hf/data/samples``)."""
     return Path(str(resources.files("spl_hf.data").joinpath("samples", name)))
+
+
+_sample = sample_path  # the name tests use
 
 
 def derive_dataset(pairs: pa.Table, rb: RuleBase, margin: int, batch_size: int = 1024) -> Dataset:
@@ -169,8 +173,8 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     guard_dir(cfg.output_dir, overwrite=cfg.overwrite, inputs=_inputs(cfg))  # before any work
     rb = load_rulebase(cfg.rulebase) if cfg.rulebase else default_rulebase()
     rb_text = Path(cfg.rulebase).read_text() if cfg.rulebase else rb.to_yaml()
-    prompts_path = _sample("spl_prompts.jsonl") if cfg.prompts == SAMPLE else Path(cfg.prompts)
-    cands_path = _sample("spl_candidates.jsonl") if cfg.candidates == SAMPLE else Path(cfg.candidates)
+    prompts_path = sample_path("spl_prompts.jsonl") if cfg.prompts == SAMPLE else Path(cfg.prompts)
+    cands_path = sample_path("spl_candidates.jsonl") if cfg.candidates == SAMPLE else Path(cfg.candidates)
     # The verdict file is checked before any work, like every other input.
     records = (
         parse_verdict_records(read_jsonl(cfg.verdicts), dict(rb.verdicts), str(cfg.verdicts))

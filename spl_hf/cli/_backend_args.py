@@ -13,8 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from spl_hf.backends.settings import ModelArgs, check_context, check_positive, load_backend  # noqa: F401 (re-exported)
-from spl_hf.backends.tasks import RunArgs, check_row_suffix
+from spl_hf.backends import ModelArgs, RunArgs, check_context, check_positive, check_row_suffix, load_backend  # noqa: F401 (re-exported)
 from spl_hf.configs import JsonArgs, OutputArgs
 
 
@@ -36,7 +35,7 @@ def prepare_run(
     run: RunArgs, output: OutputArgs, inputs: list[str | None], extra_outputs: tuple[str | None, ...] = ()
 ) -> str:
     """Check every output path and the cache before any work (no model is loaded yet); the output file."""
-    from spl_hf.backends.cache import check_cache_path
+    from spl_hf.backends import check_cache_path
     from spl_hf.outputs import OutputError, guard_file
 
     if not output.output_dir:
@@ -69,7 +68,7 @@ def write_outputs(out: str, rows: list[dict[str, Any]], failures: list[dict[str,
 
     The paths were checked by :func:`prepare_run` before the run.
     """
-    from spl_hf.backends.io import write_rows
+    from spl_hf.backends import write_rows
 
     write_rows(out, rows)
     fpath = failures_path(out)

@@ -7,7 +7,7 @@ import json
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    from spl_hf.agreement.config import AgreementArgs
+    from spl_hf.agreement import AgreementArgs
     from spl_hf.configs import JsonArgs, OutputArgs, add_config_parser
 
     p = add_config_parser(
@@ -43,8 +43,8 @@ def run(args: argparse.Namespace) -> int:
         a.labels,
     )
     if figure:
-        from spl_hf.agreement.figure import figure_agreement
-        from spl_hf.report.figures import save_png
+        from spl_hf.agreement import figure_agreement
+        from spl_hf.report import save_png
 
         save_png(figure_agreement(report), figure)
     if js.json:

@@ -50,6 +50,7 @@ def _print(summary: dict, as_json: bool) -> None:
 
 def _solve(args: argparse.Namespace) -> int:
     from spl_hf.assign import (
+        ASSIGNMENT_SUFFIXES,
         assign_tenets,
         certificate_path,
         encode_scores,
@@ -58,7 +59,6 @@ def _solve(args: argparse.Namespace) -> int:
         write_certificate,
         write_table,
     )
-    from spl_hf.assign.config import ASSIGNMENT_SUFFIXES
     from spl_hf.configs import configs_from_args
     from spl_hf.outputs import guard_file
 
@@ -100,8 +100,14 @@ def _solve(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from spl_hf.assign import certificate_path, encode_scores, read_certificate, read_table, verify_assignment
-    from spl_hf.assign.config import AssignFiles
+    from spl_hf.assign import (
+        AssignFiles,
+        certificate_path,
+        encode_scores,
+        read_certificate,
+        read_table,
+        verify_assignment,
+    )
     from spl_hf.configs import JsonArgs, configs_from_args
 
     files, js = configs_from_args(args, [AssignFiles, JsonArgs])  # validates the file arguments

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    from spl_hf.audit.config import AuditArgs
+    from spl_hf.audit import AuditArgs
     from spl_hf.configs import JsonArgs, RevisionArgs, add_config_parser
 
     p = add_config_parser(

@@ -7,7 +7,7 @@ import argparse
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
     from spl_hf.configs import add_config_parser
-    from spl_hf.hub.config import CardArgs
+    from spl_hf.hub import CardArgs
 
     p = add_config_parser(
         sub,
@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 
 def run(args: argparse.Namespace) -> int:
     from spl_hf.configs import configs_from_args
-    from spl_hf.hub.card import regenerate_card
+    from spl_hf.hub import regenerate_card
 
     (card,) = configs_from_args(args)
     text = regenerate_card(card.path, repo_id=card.repo_id, template=card.template)

@@ -7,7 +7,7 @@ import json
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    from spl_hf.build.config import SPLBuildConfig
+    from spl_hf.build import SPLBuildConfig
     from spl_hf.configs import JsonArgs, add_config_parser
 
     p = add_config_parser(

@@ -10,10 +10,9 @@ from typing import Any
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    from spl_hf.backends.settings import ModelArgs
+    from spl_hf.backends import ModelArgs
     from spl_hf.configs import JsonArgs, OutputArgs, RevisionArgs, add_config_parser
-    from spl_hf.evaluation.config import AtLimitArgs, ClassifyArgs, RefusalEvalArgs
-    from spl_hf.evaluation.runner import EvalConfig
+    from spl_hf.evaluation import AtLimitArgs, ClassifyArgs, EvalConfig, RefusalEvalArgs
 
     p = subparsers.add_parser(name, help=help_text, description="Refusal evaluation of policies.")
     sub = p.add_subparsers(dest="eval_command", metavar="ACTION")
@@ -56,9 +55,16 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
 
 def run_refusal(args: argparse.Namespace) -> int:
     from spl_hf.configs import configs_from_args
-    from spl_hf.evaluation.job import CACHE, EvalTarget, evaluate_sets, plan_outputs
-    from spl_hf.evaluation.prompts import SAMPLE, load_prompt_set, parse_prompt_sets
-    from spl_hf.evaluation.run_folder import read_run
+    from spl_hf.evaluation import (
+        CACHE,
+        SAMPLE,
+        EvalTarget,
+        evaluate_sets,
+        load_prompt_set,
+        parse_prompt_sets,
+        plan_outputs,
+        read_run,
+    )
 
     task, config, m, rev, output, js = configs_from_args(args)
     run = read_run(task.run) if task.run else None
@@ -76,7 +82,7 @@ def run_refusal(args: argparse.Namespace) -> int:
     folders = plan_outputs(out, [n for n, _ in sets], output.overwrite, [adapter, *local_inputs])
     prompt_sets = [load_prompt_set(n, loc, rev.revision, task.limit) for n, loc in sets]
 
-    from spl_hf.evaluation.model import load_policy
+    from spl_hf.evaluation import load_policy
 
     backend = load_policy(m.backend, model, adapter, threads=m.threads, max_length=m.max_length)
     if run:
@@ -97,11 +103,9 @@ def run_refusal(args: argparse.Namespace) -> int:
 
 
 def run_classify(args: argparse.Namespace) -> int:
-    from spl_hf.backends import make_backend
-    from spl_hf.backends.cache import ResultCache
-    from spl_hf.backends.io import read_rows, write_rows
+    from spl_hf.backends import ResultCache, make_backend, read_rows, write_rows
     from spl_hf.configs import configs_from_args
-    from spl_hf.evaluation.classify import classify_responses
+    from spl_hf.evaluation import classify_responses
     from spl_hf.outputs import guard_file
 
     task, m, output, js = configs_from_args(args)
@@ -135,7 +139,7 @@ def run_classify(args: argparse.Namespace) -> int:
 
 
 def run_at_limit(args: argparse.Namespace) -> int:
-    from spl_hf.evaluation.collect import at_limit_table, format_at_limit
+    from spl_hf.evaluation import at_limit_table, format_at_limit
 
     table = at_limit_table(args.runs)  # AtLimitArgs.runs
     if args.json:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from spl_hf.backends.tasks import GenerateInputs
+from spl_hf.backends import GenerateInputs
 from spl_hf.cli._backend_args import add_backend_parser, load_backend, prepare_run, report, write_outputs
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    from spl_hf.backends.generate import INSTRUCTIONS, GenerationConfig  # no torch: safe for --help
+    from spl_hf.backends import INSTRUCTIONS, GenerationConfig  # no torch: safe for --help
 
     p = add_backend_parser(
         subparsers,
@@ -29,10 +29,7 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
 
 def run(args: argparse.Namespace) -> int:
 
-    from spl_hf.backends.cache import ResultCache
-    from spl_hf.backends.generate import CandidateGenerator, prompts_from_rows
-    from spl_hf.backends.io import read_rows
-    from spl_hf.backends.parallel import Ranks
+    from spl_hf.backends import CandidateGenerator, Ranks, ResultCache, prompts_from_rows, read_rows
     from spl_hf.configs import configs_from_args
 
     task, config, model, run_args, output, js = configs_from_args(args)

@@ -7,8 +7,7 @@ import argparse
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
     from spl_hf.configs import add_config_parser
-    from spl_hf.hub.config import HubServeTokenArgs
-    from spl_hf.hub.server.config import HubServeConfig
+    from spl_hf.hub import HubServeConfig, HubServeTokenArgs
 
     p = sub.add_parser(name, help=help_text, description="A local Hugging Face Hub server.")
     hub_sub = p.add_subparsers(dest="hub_command", metavar="ACTION", required=True)
@@ -29,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from spl_hf.configs import configs_from_args
-    from spl_hf.hub.server import HubHTTPServer
+    from spl_hf.hub import HubHTTPServer
 
     config, inline = configs_from_args(args)
     token = config.resolve_token()

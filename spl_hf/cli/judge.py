@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
-from spl_hf.backends.tasks import JudgeInputs
+from spl_hf.backends import JudgeInputs
 from spl_hf.cli._backend_args import add_backend_parser, load_backend, prepare_run, report, write_outputs
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    from spl_hf.backends.judge import JudgeConfig  # no torch: safe for --help
+    from spl_hf.backends import JudgeConfig  # no torch: safe for --help
 
     p = add_backend_parser(
         subparsers,
@@ -29,10 +29,15 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
 
 
 def run(args: argparse.Namespace) -> int:
-    from spl_hf.backends.cache import ResultCache
-    from spl_hf.backends.io import read_rows, require_columns
-    from spl_hf.backends.judge import BadRow, PairwiseJudge, parse_pairs
-    from spl_hf.backends.parallel import Ranks
+    from spl_hf.backends import (
+        BadRow,
+        PairwiseJudge,
+        Ranks,
+        ResultCache,
+        parse_pairs,
+        read_rows,
+        require_columns,
+    )
     from spl_hf.configs import configs_from_args
     from spl_hf.tenets import default_tenets, load_tenets, select_tenets
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from spl_hf.backends.tasks import LabelInputs
+from spl_hf.backends import LabelInputs
 from spl_hf.cli._backend_args import add_backend_parser, load_backend, prepare_run, report, write_outputs
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    from spl_hf.backends.labeler import LabelerConfig  # no torch: safe for --help
+    from spl_hf.backends import LabelerConfig  # no torch: safe for --help
 
     p = add_backend_parser(
         subparsers,
@@ -30,11 +30,15 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
 
 def run(args: argparse.Namespace) -> int:
 
-    from spl_hf.backends.cache import ResultCache
-    from spl_hf.backends.io import read_rows, write_rows
-    from spl_hf.backends.labeler import AttributeLabeler, items_from_rows
-    from spl_hf.backends.parallel import Ranks
-    from spl_hf.backends.verdict import VerdictJudge
+    from spl_hf.backends import (
+        AttributeLabeler,
+        Ranks,
+        ResultCache,
+        VerdictJudge,
+        items_from_rows,
+        read_rows,
+        write_rows,
+    )
     from spl_hf.configs import configs_from_args
     from spl_hf.schema import default_schema, load_schema
 

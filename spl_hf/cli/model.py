@@ -6,8 +6,7 @@ import argparse
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    from spl_hf.backends.settings import ModelArgs
-    from spl_hf.backends.tasks import ModelCommandArgs
+    from spl_hf.backends import ModelArgs, ModelCommandArgs
     from spl_hf.configs import JsonArgs, add_config_parser
 
     p = add_config_parser(
@@ -26,7 +25,7 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
 
 
 def run(args: argparse.Namespace) -> int:
-    from spl_hf.backends.loading import load_model, prepare_embedded
+    from spl_hf.backends import load_model, prepare_embedded
     from spl_hf.cli._backend_args import report
     from spl_hf.configs import configs_from_args
 

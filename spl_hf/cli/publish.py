@@ -8,7 +8,7 @@ import json
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
     from spl_hf.configs import JsonArgs, PublishArgs, add_config_parser
-    from spl_hf.hub.config import PublishFolderArgs
+    from spl_hf.hub import PublishFolderArgs
 
     p = add_config_parser(
         sub,
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from huggingface_hub.errors import HfHubHTTPError
 
     from spl_hf.configs import configs_from_args
-    from spl_hf.hub.publish import publish
+    from spl_hf.hub import publish
 
     folder, pub, js = configs_from_args(args)
     if not pub.repo_id:

@@ -8,7 +8,7 @@ import json
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
     from spl_hf.configs import JsonArgs, OutputArgs, add_config_parser
-    from spl_hf.report.config import JudgeReportArgs, SeedReportArgs
+    from spl_hf.report import JudgeReportArgs, SeedReportArgs
 
     p = sub.add_parser(name, help=help_text, description="Reports over evaluation runs and built datasets.")
     inner = p.add_subparsers(dest="report", metavar="REPORT", required=True)
@@ -38,8 +38,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 
 def run_seeds(args: argparse.Namespace) -> int:
     from spl_hf.configs import configs_from_args
-    from spl_hf.report import parse_contrast
-    from spl_hf.report.write import write_seed_report
+    from spl_hf.report import parse_contrast, write_seed_report
 
     task, output, js = configs_from_args(args)
     contrasts = [parse_contrast(c) for c in task.contrast] if task.contrast else None
@@ -63,7 +62,7 @@ def run_seeds(args: argparse.Namespace) -> int:
 
 def run_judge(args: argparse.Namespace) -> int:
     from spl_hf.configs import configs_from_args
-    from spl_hf.report.judge_comparison import compare_build, write_comparison
+    from spl_hf.report import compare_build, write_comparison
 
     task, output, js = configs_from_args(args)
     out = output.output_dir

@@ -8,7 +8,7 @@ import json
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
     from spl_hf.configs import JsonArgs, add_config_parser
-    from spl_hf.rules.config import RulesArgs
+    from spl_hf.rules import RulesArgs
 
     p = sub.add_parser(name, help=help_text, description=help_text)
     rsub = p.add_subparsers(dest="rules_command", metavar="ACTION", required=True)

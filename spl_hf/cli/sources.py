@@ -12,7 +12,7 @@ from typing import Any
 
 def add_parser(subparsers: Any, name: str, help_text: str) -> None:
     from spl_hf.configs import JsonArgs, OutputArgs, RevisionArgs, add_config_parser
-    from spl_hf.sources.options import SourcesReadArgs
+    from spl_hf.sources import SourcesReadArgs
 
     p = subparsers.add_parser(
         name,

@@ -7,7 +7,7 @@ import json
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    from spl_hf.audit.config import TablesArgs
+    from spl_hf.audit import TablesArgs
     from spl_hf.configs import JsonArgs, add_config_parser
 
     p = add_config_parser(sub, name, (TablesArgs, JsonArgs), help=help_text, description=help_text)
@@ -17,8 +17,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 def run(args: argparse.Namespace) -> int:
     import pyarrow as pa
 
-    from spl_hf.audit.load import load_built
-    from spl_hf.audit.tables import composition_tables
+    from spl_hf.audit import composition_tables, load_built
     from spl_hf.configs import configs_from_args
 
     t, js = configs_from_args(args)

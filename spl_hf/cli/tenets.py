@@ -7,7 +7,7 @@ import json
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    from spl_hf.build.config import TenetBuildConfig
+    from spl_hf.build import TenetBuildConfig
     from spl_hf.configs import JsonArgs, add_config_parser
 
     p = sub.add_parser(name, help=help_text, description=help_text)
@@ -42,7 +42,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from spl_hf.build.tenets import build_tenets
+    from spl_hf.build import build_tenets
     from spl_hf.configs import configs_from_args
 
     cfg, js = configs_from_args(args)

@@ -7,7 +7,7 @@ import argparse
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
     from spl_hf.configs import OutputDirArgs, add_config_parser
-    from spl_hf.train.config import SweepArgs
+    from spl_hf.train import SweepArgs
 
     p = sub.add_parser(name, help=help_text, description=help_text)
     tsub = p.add_subparsers(dest="train_command", metavar="ACTION", required=True)
@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     import shlex
 
     from spl_hf.configs import configs_from_args
-    from spl_hf.train.sweep import parse_conditions, parse_seeds, plan, prepare_root, run_sweep
+    from spl_hf.train import parse_conditions, parse_seeds, plan, prepare_root, run_sweep
 
     sweep, output = configs_from_args(args)
     out = output.output_dir

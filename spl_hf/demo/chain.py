@@ -31,7 +31,7 @@ _TRAIN = (
 def train_from_hub(out: Path, url: str, token: str, repo_id: str, sha: str, build: Path) -> Path | None:
     """Train in a client process that reads the release from the server; skipped when this build trained already."""
     from spl_hf.demo.hub import client_env
-    from spl_hf.release.written import manifest_hash
+    from spl_hf.release import manifest_hash
 
     run_dir, stamp_file = out / "train_run", out / "train_stamp.json"
     stamp = {
@@ -97,8 +97,7 @@ def demo_chain(out: Path, builds: dict[str, Path]) -> bool:
 
 def write_refusal_figure(out: Path, run_dir: Path | None) -> bool:
     """The refusal of the base model and the trained adapter (paired by the run's seed) as a PNG."""
-    from spl_hf.report import RunMetrics, seed_report
-    from spl_hf.report.figures import figure_conditions, save_png
+    from spl_hf.report import RunMetrics, figure_conditions, save_png, seed_report
 
     seed = json.loads((run_dir / "run.json").read_text())["seed"] if run_dir else 0
     runs = []

@@ -5,9 +5,17 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from spl_hf.evaluation import EvalConfig, read_run
-from spl_hf.evaluation.job import CACHE, EvalTarget, evaluate_sets, plan_outputs
-from spl_hf.evaluation.prompts import DEFAULT_SETS, SAMPLE, load_prompt_set
+from spl_hf.evaluation import (
+    CACHE,
+    DEFAULT_SETS,
+    SAMPLE,
+    EvalConfig,
+    EvalTarget,
+    evaluate_sets,
+    load_prompt_set,
+    plan_outputs,
+    read_run,
+)
 
 DEMO_MAX_NEW_TOKENS = 48
 DEMO_PROMPTS_PER_SET = 4
@@ -22,8 +30,8 @@ def demo_eval(
     so a rerun generates nothing) and prints the refusal table with the matcher named. True when
     every prompt got a response. ``base_model`` replaces the embedded model (tests use a tiny one).
     """
-    from spl_hf.backends.loading import EMBEDDED_NAME
-    from spl_hf.evaluation.model import load_policy
+    from spl_hf.backends import EMBEDDED_NAME
+    from spl_hf.evaluation import load_policy
     from spl_hf.refusal import get_matcher
 
     t0 = time.perf_counter()

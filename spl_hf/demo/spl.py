@@ -55,7 +55,7 @@ def demo_spl(out: Path) -> bool:
 
 def demo_model_labels(out: Path, backend) -> bool:
     from spl_hf.backends import AttributeLabeler, LabelerConfig, ResultCache, items_from_rows
-    from spl_hf.build.spl import _sample
+    from spl_hf.build import sample_path
     from spl_hf.derive import apply_labels, derive_table, pairs_from_records, read_jsonl
     from spl_hf.rules import default_rulebase
 
@@ -64,9 +64,9 @@ def demo_model_labels(out: Path, backend) -> bool:
         "choice), then derive and audit"
     )
     rb = default_rulebase()
-    prompts = [p for p in read_jsonl(_sample("spl_prompts.jsonl")) if p["parse_status"] == "ok"][:3]
+    prompts = [p for p in read_jsonl(sample_path("spl_prompts.jsonl")) if p["parse_status"] == "ok"][:3]
     ids = {p["prompt_id"] for p in prompts}
-    cands = [c for c in read_jsonl(_sample("spl_candidates.jsonl")) if c["prompt_id"] in ids]
+    cands = [c for c in read_jsonl(sample_path("spl_candidates.jsonl")) if c["prompt_id"] in ids]
     text = {p["prompt_id"]: p["prompt"] for p in prompts}
     rows = [
         {

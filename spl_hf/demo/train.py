@@ -17,10 +17,9 @@ def demo_train(
     when given; ``model`` defaults to the embedded SmolLM2-135M. Returns the run folder, or None when
     the embedded model's wheel is not installed.
     """
-    from spl_hf.backends.loading import embedded_gguf_path
+    from spl_hf.backends import embedded_gguf_path
     from spl_hf.recipes import recipe_path
-    from spl_hf.train import parse_args
-    from spl_hf.train.run import main
+    from spl_hf.train import main, parse_args
 
     if model == "embedded":
         try:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         JUDGE_COLUMN,
         JUDGE_NO_LABEL_REASONS,
         JudgeTables,
+        VerdictRecord,
         common_features,
         judge_codes,
         judge_column,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
         judge_tables,
         parse_verdict_records,
         verdict_options,
+        verdict_record_json,
     )
 
 
@@ -43,6 +45,7 @@ __all__ = [
     "JUDGE_NO_LABEL_REASONS",
     "NO_LABEL_REASONS",
     "JudgeTables",
+    "VerdictRecord",
     "apply_labels",
     "candidate_pairs",
     "common_features",
@@ -63,6 +66,7 @@ __all__ = [
     "read_jsonl",
     "row_digests",
     "verdict_options",
+    "verdict_record_json",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, __file__)

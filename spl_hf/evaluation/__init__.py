@@ -12,10 +12,14 @@ from spl_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from spl_hf.evaluation.classifier import RefusalClass, RefusalClassifier, RefusalItem
+    from spl_hf.evaluation.classify import classify_responses
     from spl_hf.evaluation.collect import at_limit_table, collect_metrics, format_at_limit
-    from spl_hf.evaluation.job import EvalTarget, evaluate_sets, plan_outputs
+    from spl_hf.evaluation.config import AtLimitArgs, ClassifyArgs, RefusalEvalArgs
+    from spl_hf.evaluation.job import CACHE, EvalTarget, evaluate_sets, plan_outputs
+    from spl_hf.evaluation.model import load_policy
     from spl_hf.evaluation.prompts import (
         DEFAULT_SETS,
+        SAMPLE,
         EvalPrompt,
         PromptSet,
         load_prompt_set,
@@ -26,20 +30,27 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "CACHE",
     "DEFAULT_SETS",
+    "SAMPLE",
+    "AtLimitArgs",
+    "ClassifyArgs",
     "EvalConfig",
     "EvalPrompt",
     "EvalTarget",
     "PromptSet",
     "RefusalClass",
     "RefusalClassifier",
+    "RefusalEvalArgs",
     "RefusalEvaluator",
     "RefusalItem",
     "RunInfo",
     "at_limit_table",
+    "classify_responses",
     "collect_metrics",
     "evaluate_sets",
     "format_at_limit",
+    "load_policy",
     "load_prompt_set",
     "parse_prompt_sets",
     "plan_outputs",

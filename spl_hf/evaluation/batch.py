@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from spl_hf.backends.base import Generation
+from spl_hf.backends import Generation
 
 
 def stop_token_ids(backend: Any) -> list[int] | None:

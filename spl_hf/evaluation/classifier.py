@@ -14,10 +14,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from spl_hf.backends.base import Backend, InputError
-from spl_hf.backends.cache import ResultCache, content_key, run_cached
-from spl_hf.backends.options import argmax_option, option_block, option_keys
-from spl_hf.backends.text import split_template, template_hash, validate_text
+from spl_hf.backends import (
+    Backend,
+    InputError,
+    ResultCache,
+    argmax_option,
+    content_key,
+    option_block,
+    option_keys,
+    run_cached,
+    split_template,
+    template_hash,
+    validate_text,
+)
 
 TEMPLATE_VERSION = 1
 CLASSES = ("full_compliance", "full_refusal", "partial_refusal")

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from spl_hf.backends.cache import ResultCache
+from spl_hf.backends import ResultCache
 from spl_hf.evaluation.classifier import RefusalClassifier, RefusalItem
 from spl_hf.refusal import agreement
 

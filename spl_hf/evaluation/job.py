@@ -53,8 +53,7 @@ def evaluate_sets(
     cache_path: str | Path,
 ) -> list[dict[str, Any]]:
     """Generate, score and write each prompt set; returns one summary per set (rank 0 only)."""
-    from spl_hf.backends.cache import ResultCache
-    from spl_hf.backends.parallel import Ranks
+    from spl_hf.backends import Ranks, ResultCache
 
     ranks = Ranks()
     evaluator = RefusalEvaluator(backend, config)
@@ -128,7 +127,7 @@ def build_metrics(
 
 
 def write_set(folder: Path, rows: Sequence[dict], failures: Sequence[dict], metrics: dict[str, Any]) -> None:
-    from spl_hf.backends.io import write_rows
+    from spl_hf.backends import write_rows
     from spl_hf.outputs import mark_output
 
     folder.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from spl_hf.backends.loading import ModelInfo, cache_root
+from spl_hf.backends import ModelInfo, cache_root
 from spl_hf.filehash import files_sha256
 
 
@@ -81,8 +81,7 @@ def load_policy(
     if adapter is not None:
         check_adapter(adapter)
     if kind == "hf":
-        from spl_hf.backends.hf import HFBackend
-        from spl_hf.backends.loading import LoadedModel, load_model
+        from spl_hf.backends import HFBackend, LoadedModel, load_model
 
         loaded = load_model(model, threads=threads)
         if adapter is not None:
@@ -91,7 +90,7 @@ def load_policy(
             )
         return HFBackend(loaded, max_length=max_length, **kw)
     if kind == "vllm":
-        from spl_hf.backends.vllm import VLLMBackend
+        from spl_hf.backends import VLLMBackend
 
         path = model if adapter is None else str(merged_folder(model, adapter))
         return VLLMBackend(path, max_length=max_length, **kw)
@@ -104,7 +103,7 @@ def merged_folder(model: str | None, adapter: str | Path) -> Path:
     import shutil
     import tempfile
 
-    from spl_hf.backends.loading import load_model, resolve_model
+    from spl_hf.backends import load_model, resolve_model
 
     _, base_info, _ = resolve_model(model)
     info = with_adapter(base_info, adapter)

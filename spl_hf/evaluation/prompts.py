@@ -33,7 +33,7 @@ class PromptSet:
 
 
 def sample_path(name: str) -> Path:
-    from spl_hf.sources.samples import eval_sample_paths
+    from spl_hf.sources import eval_sample_paths
 
     samples = eval_sample_paths()
     if name not in samples:
@@ -43,7 +43,7 @@ def sample_path(name: str) -> Path:
 
 def parse_prompt_sets(spec: str, default_location: str | None = None) -> list[tuple[str, str | None]]:
     """``name[=path_or_repo_or_sample],...`` -> [(name, location or default_location)]."""
-    from spl_hf.sources.pools import PROMPT_SOURCES
+    from spl_hf.sources import PROMPT_SOURCES
 
     out: list[tuple[str, str | None]] = []
     for part in (p.strip() for p in spec.split(",")):
@@ -65,8 +65,7 @@ def load_prompt_set(
     name: str, location: str | None = None, revision: str | None = None, limit: int | None = None
 ) -> PromptSet:
     """Read prompt set ``name`` from ``location`` (file, Hub id, ``sample``; None = the adapter's Hub dataset)."""
-    from spl_hf.sources.adapter import SourceOptions
-    from spl_hf.sources.pools import PROMPT_SOURCES, read_prompt_pool
+    from spl_hf.sources import PROMPT_SOURCES, SourceOptions, read_prompt_pool
 
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         # rows[:-1] would silently drop the last prompt and report the rate over the rest

@@ -12,9 +12,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from spl_hf.backends.base import Backend, Generation, InputError
-from spl_hf.backends.cache import ResultCache, content_key
-from spl_hf.backends.text import template_hash
+from spl_hf.backends import Backend, Generation, InputError, ResultCache, content_key, template_hash
 from spl_hf.evaluation.prompts import EvalPrompt, PromptSet
 from spl_hf.refusal import MATCHERS, compute_refusal, get_matcher, match_array
 

@@ -16,16 +16,23 @@ DEFAULT_MAX_SHARD_SIZE = (
 
 if TYPE_CHECKING:
     from spl_hf.hub.card import CARD_INPUTS, card_inputs, regenerate_card, render_card
+    from spl_hf.hub.config import CardArgs, HubServeTokenArgs, PublishFolderArgs
     from spl_hf.hub.folder import ConfigData, WrittenFolder, write_dataset_folder, yaml_metadata
     from spl_hf.hub.publish import PublishResult, card_configs, publish
     from spl_hf.hub.roundtrip import split_digests
-    from spl_hf.hub.server import RunningServer
+    from spl_hf.hub.server import HubHTTPServer, RunningServer
+    from spl_hf.hub.server.config import HubServeConfig
     from spl_hf.manifest import verify_manifest
 
 __all__ = [
     "CARD_INPUTS",
     "DEFAULT_MAX_SHARD_SIZE",
+    "CardArgs",
     "ConfigData",
+    "HubHTTPServer",
+    "HubServeConfig",
+    "HubServeTokenArgs",
+    "PublishFolderArgs",
     "PublishResult",
     "RunningServer",
     "WrittenFolder",

@@ -1,11 +1,18 @@
 """Refusal detection without a model: published keyword matchers, vectorised matching, refusal rates,
 and agreement between classifiers. Pure: no model or I/O code."""
 
-from spl_hf.refusal.agreement import Agreement, agreement
-from spl_hf.refusal.match import match_array, match_one
-from spl_hf.refusal.matchers import MATCHERS, Matcher, get_matcher
-from spl_hf.refusal.normalise import normalise
-from spl_hf.refusal.result import GroupRate, RefusalResult, compute_refusal
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spl_hf.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from spl_hf.refusal.agreement import Agreement, agreement
+    from spl_hf.refusal.match import match_array, match_one
+    from spl_hf.refusal.matchers import MATCHERS, Matcher, get_matcher
+    from spl_hf.refusal.normalise import normalise
+    from spl_hf.refusal.result import GroupRate, RefusalResult, compute_refusal
 
 __all__ = [
     "MATCHERS",
@@ -20,3 +27,5 @@ __all__ = [
     "match_one",
     "normalise",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

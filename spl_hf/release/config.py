@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from spl_hf.backends.settings import ModelArgs
+from spl_hf.backends import ModelArgs
 from spl_hf.configs import PublishArgs
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from spl_hf.contract.decontamination import DECONTAMINATION_FILE
+from spl_hf.contract import DECONTAMINATION_FILE
 from spl_hf.release.pools import SourceSpec
 
 SOURCE_REPORTS_FILE = "source_reports.json"  # written by the read/prompts stage beside its rows

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from spl_hf.release.config import parse_assignments
 from spl_hf.release.stages import fingerprint
-from spl_hf.sources.io import is_hub_id
+from spl_hf.sources import is_hub_id
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from spl_hf.backends.settings import engine_kwargs, load_backend
-from spl_hf.contract.decontamination import DECONTAMINATION_FILE
+from spl_hf.backends import engine_kwargs, load_backend
+from spl_hf.contract import DECONTAMINATION_FILE
 from spl_hf.release.config import SPLReleaseConfig, parse_assignments
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
@@ -99,13 +99,13 @@ class SPLRelease:
         """The recorded prompt and candidate files (empty when the release generates and labels)."""
         if not self.recorded:
             return []
-        from spl_hf.build.spl import _sample
+        from spl_hf.build import sample_path
 
         names = {"recorded_prompts": "spl_prompts.jsonl", "recorded_candidates": "spl_candidates.jsonl"}
         out = []
         for key, sample in names.items():
             value = getattr(self.cfg, key)
-            path = _sample(sample) if value == "sample" else Path(value)
+            path = sample_path(sample) if value == "sample" else Path(value)
             if not path.is_file():
                 raise FileNotFoundError(f"{key}: {value} does not exist")
             out.append(str(path))
@@ -350,8 +350,7 @@ class SPLRelease:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from spl_hf.backends.cache import ResultCache
-        from spl_hf.backends.generate import CandidateGenerator, prompts_from_rows
+        from spl_hf.backends import CandidateGenerator, ResultCache, prompts_from_rows
 
         rows = [
             {"prompt_id": r["prompt_id"], "prompt": [{"role": "user", "content": r["prompt"]}]}
@@ -433,10 +432,8 @@ class SPLRelease:
         }
 
     def _verdict(self, label_dir: Path, out: Path) -> dict[str, Any]:
-        from spl_hf.backends import ResultCache, items_from_rows
-        from spl_hf.backends.verdict import VerdictJudge
-        from spl_hf.derive.pairs import read_jsonl
-        from spl_hf.derive.verdict_labels import VerdictRecord, verdict_record_json
+        from spl_hf.backends import ResultCache, VerdictJudge, items_from_rows
+        from spl_hf.derive import VerdictRecord, read_jsonl, verdict_record_json
 
         text = {p["prompt_id"]: p["prompt"] for p in read_jsonl(label_dir / "prompts.jsonl")}
         cands = read_jsonl(label_dir / "candidates.jsonl")
@@ -503,7 +500,7 @@ class SPLRelease:
         decontamination: str | None = None,
         verdicts: str | None = None,
     ) -> dict[str, Any]:
-        from spl_hf.build.spl import SPLBuildConfig, build_spl
+        from spl_hf.build import SPLBuildConfig, build_spl
 
         c = self.cfg
         result = build_spl(
@@ -556,7 +553,7 @@ class SPLRelease:
         }
 
     def _publish(self, out: Path) -> dict[str, Any]:
-        from spl_hf.hub.publish import publish
+        from spl_hf.hub import publish
 
         c = self.cfg
         result = publish(

@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spl_hf.backends.settings import engine_kwargs, load_backend
-from spl_hf.contract.decontamination import DECONTAMINATION_FILE
+from spl_hf.backends import engine_kwargs, load_backend
+from spl_hf.contract import DECONTAMINATION_FILE
 from spl_hf.release.config import TenetReleaseConfig
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
@@ -56,7 +56,7 @@ class TenetRelease:
 
     # -- stages -------------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
-        from spl_hf.backends.parallel import Ranks
+        from spl_hf.backends import Ranks
 
         ranks = Ranks()
         runner = StageRunner(
@@ -205,8 +205,7 @@ class TenetRelease:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from spl_hf.backends.cache import ResultCache
-        from spl_hf.backends.judge import PairwiseJudge, parse_pairs
+        from spl_hf.backends import PairwiseJudge, ResultCache, parse_pairs
 
         rows = pq.read_table(clean_dir / "pairs.parquet").to_pylist()
         pairs, bad = parse_pairs(rows)
@@ -284,7 +283,7 @@ class TenetRelease:
         }
 
     def _write(self, clean_dir: Path, judge_dir: Path, assign_dir: Path, out: Path) -> dict[str, Any]:
-        from spl_hf.build.tenets import TenetBuildConfig, build_tenets
+        from spl_hf.build import TenetBuildConfig, build_tenets
 
         a, c = self.assign, self.cfg
         result = build_tenets(
@@ -330,7 +329,7 @@ class TenetRelease:
         }
 
     def _publish(self, out: Path) -> dict[str, Any]:
-        from spl_hf.hub.publish import publish
+        from spl_hf.hub import publish
 
         result = publish(
             self.cfg.output_dir,

@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING
 from spl_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from spl_hf.report.figures import PNG_METADATA, save_png
+    from spl_hf.report.config import JudgeReportArgs, SeedReportArgs
+    from spl_hf.report.figures import PNG_METADATA, figure_conditions, save_png
+    from spl_hf.report.judge_comparison import compare_build, write_comparison
     from spl_hf.report.judge_quality_figure import judge_quality_figure, save_judge_quality_figure
     from spl_hf.report.runs import METRIC_KEYS, RunMetrics, load_runs
     from spl_hf.report.seeds import ConditionSummary, ContrastSummary, SeedReport, parse_contrast, seed_report
@@ -19,14 +21,19 @@ __all__ = [
     "PNG_METADATA",
     "ConditionSummary",
     "ContrastSummary",
+    "JudgeReportArgs",
     "RunMetrics",
     "SeedReport",
+    "SeedReportArgs",
+    "compare_build",
+    "figure_conditions",
     "judge_quality_figure",
     "load_runs",
     "parse_contrast",
     "save_judge_quality_figure",
     "save_png",
     "seed_report",
+    "write_comparison",
     "write_seed_report",
 ]
 

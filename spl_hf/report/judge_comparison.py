@@ -16,7 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from spl_hf.backends.verdict import verdict_preference
+from spl_hf.backends import verdict_preference
 from spl_hf.contract import judge_comparison_tables
 from spl_hf.derive import JUDGE_COLUMN
 from spl_hf.jsonl import read_rows

@@ -7,6 +7,7 @@ from spl_hf.lazy import lazy_exports
 if TYPE_CHECKING:
     from spl_hf.rules.apply import CONFLICT, NO_VERDICT, apply_rules, apply_rules_row
     from spl_hf.rules.compile import Program, compile_program, evaluate, expand, row_evaluator
+    from spl_hf.rules.config import RulesArgs
     from spl_hf.rules.coverage import CoverageReport, check_coverage
     from spl_hf.rules.expr import And, Eq, Expr, ExprError, In, Not, Or, Ref, parse_expr, to_source
     from spl_hf.rules.rulebase import (
@@ -35,6 +36,7 @@ __all__ = [
     "Rule",
     "RuleBase",
     "RuleBaseError",
+    "RulesArgs",
     "apply_rules",
     "apply_rules_row",
     "check_coverage",

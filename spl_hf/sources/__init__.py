@@ -49,9 +49,10 @@ from typing import TYPE_CHECKING
 from spl_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from spl_hf.sources.adapter import Converted, PairAdapter, PromptAdapter, SourceOptions
+    from spl_hf.sources.adapter import Converted, PairAdapter, PromptAdapter
     from spl_hf.sources.fields import RowError
-    from spl_hf.sources.io import HubSpec, RawTable, read_local, read_table
+    from spl_hf.sources.io import HubSpec, RawTable, is_hub_id, read_local, read_table
+    from spl_hf.sources.options import SourceOptions, SourcesReadArgs
     from spl_hf.sources.pools import (
         ADAPTERS,
         PROMPT_SOURCES,
@@ -107,8 +108,10 @@ __all__ = [
     "RowError",
     "SourceOptions",
     "SourceReport",
+    "SourcesReadArgs",
     "eval_sample_paths",
     "flatten_history",
+    "is_hub_id",
     "normalize_text",
     "pairs_from_table",
     "prompt_id",

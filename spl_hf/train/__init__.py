@@ -12,19 +12,29 @@ from spl_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from spl_hf.train.args import TrainScriptArguments, make_parser, parse_args
+    from spl_hf.train.config import SweepArgs
     from spl_hf.train.data import DataRecord, check_rows, load_split
     from spl_hf.train.layout import seed_dir, seed_dirs, seed_of
     from spl_hf.train.record import RUN_FILE
+    from spl_hf.train.run import main
+    from spl_hf.train.sweep import parse_conditions, parse_seeds, plan, prepare_root, run_sweep
 
 
 __all__ = [
     "RUN_FILE",
     "DataRecord",
+    "SweepArgs",
     "TrainScriptArguments",
     "check_rows",
     "load_split",
+    "main",
     "make_parser",
     "parse_args",
+    "parse_conditions",
+    "parse_seeds",
+    "plan",
+    "prepare_root",
+    "run_sweep",
     "seed_dir",
     "seed_dirs",
     "seed_of",

@@ -42,7 +42,7 @@ def resolve_base_model(name: str | None, revision: str | None = None) -> tuple[s
         raise ValueError(
             "no model given: pass --model_name_or_path (a model folder, a Hub id, or `embedded`)"
         )
-    from spl_hf.backends.loading import EMBEDDED_NAME, prepare_embedded, resolve_model
+    from spl_hf.backends import EMBEDDED_NAME, prepare_embedded, resolve_model
 
     if name == EMBEDDED:
         path, info = prepare_embedded()

@@ -1,0 +1,35 @@
+"""Which backend class a ``--backend`` name means, and the engine settings each one takes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from spl_hf.backends.base import Backend
+    from spl_hf.backends.hf import HFBackend
+
+# Engine settings only vLLM takes (ModelArgs passes them to every backend).
+VLLM_ONLY = (
+    "gpu_memory_utilization",
+    "tensor_parallel_size",
+    "max_model_len",
+    "enable_prefix_caching",
+    "enforce_eager",
+)
+
+
+def make_backend(kind: str = "hf", model: str | None = None, **kwargs: Any) -> Backend | HFBackend:
+    """``hf`` (transformers, default) or ``vllm`` (needs the [vllm] extra)."""
+    if kind == "hf":
+        from spl_hf.backends.hf import HFBackend
+
+        for name in VLLM_ONLY:
+            kwargs.pop(name, None)
+        return HFBackend.load(model, **kwargs)
+    if kind == "vllm":
+        from spl_hf.backends.vllm import VLLMBackend
+
+        kwargs.pop("threads", None)
+        kwargs.pop("chunk_size", None)
+        return VLLMBackend(model, **kwargs)
+    raise ValueError(f"backend: expected 'hf' or 'vllm', got {kind!r}")
