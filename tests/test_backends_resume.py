@@ -101,8 +101,7 @@ def _release_argv(root: Path) -> list[str]:
         str(root / "run"),
         "--output_dir",
         str(root / "ds"),
-        "--progress",
-        "false",
+        "--no_progress",
     ]
 
 
@@ -168,10 +167,10 @@ def test_label_and_generate_killed_and_resumed_write_the_uninterrupted_bytes(
             str(tiny_model_dir),
             "--cache",
             str(db),
-            "--out",
+            "--output_dir",
             str(out),
         ]
-        return [*head, *extra, "--json", "--no-progress"]
+        return [*head, *extra, "--json", "--no_progress"]
 
     assert cli_main(argv(tmp_path / "ref.db", tmp_path / "ref.jsonl")) == 0
     total = json.loads(capsys.readouterr().out)["computed"]

@@ -43,7 +43,7 @@ def test_a_bad_setting_exits_2_with_one_line_before_any_model_load(tmp_path: Pat
     from spl_hf.cli import main
 
     argv = ["judge", "--pairs", str(tmp_path / "p.jsonl"), "--cache", str(tmp_path / "c.db")]
-    argv += ["--out", str(tmp_path / "o.jsonl"), "--min_label_mass", "2"]
+    argv += ["--output_dir", str(tmp_path / "o.jsonl"), "--min_label_mass", "2"]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert "--min_label_mass" in err and len(err.splitlines()) == 1

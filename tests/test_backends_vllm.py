@@ -134,7 +134,7 @@ def test_judge_cli_with_vllm_keeps_json_stdout_parseable(vllm_model_dir: Path, t
     pairs = write_jsonl(tmp_path / "pairs.jsonl", [pair_row(i) for i in range(2)])
     args = ["judge", "--pairs", str(pairs), "--tenets", TENETS, "--model", str(vllm_model_dir)]
     args += ["--cache", str(tmp_path / "c.db"), "--out", str(tmp_path / "o.jsonl"), "--json", "--no-progress"]
-    proc = _cli([*args, "--backend", "vllm", "--dtype", "float32", "--enforce_eager", "true"])
+    proc = _cli([*args, "--backend", "vllm", "--dtype", "float32", "--enforce_eager"])
     summary = json.loads(proc.stdout)  # the whole of stdout: vLLM's logs went to stderr
     assert summary["computed"] == 6
     assert "vLLM" in proc.stderr or "vllm" in proc.stderr.lower()
@@ -158,9 +158,9 @@ def test_demo_release_with_vllm_equals_the_transformers_release(vllm_model_dir: 
         root = tmp_path / backend
         args = ["release", "tenets", "--config", str(REPO / "recipes" / "tenets" / "demo.yaml")]
         args += ["--model", str(vllm_model_dir), "--backend", backend, "--dtype", "float32"]
-        args += ["--run_dir", str(root / "run"), "--output_dir", str(root / "ds"), "--progress", "false"]
+        args += ["--run_dir", str(root / "run"), "--output_dir", str(root / "ds"), "--no_progress"]
         if backend == "vllm":
-            args += ["--enforce_eager", "true"]
+            args += ["--enforce_eager"]
         _cli(args)
         return root / "ds"
 
