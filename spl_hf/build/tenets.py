@@ -345,6 +345,15 @@ def _pair_stage(table: pa.Table) -> pa.Table:
     return table.group_by(["pair_id", "prompt_id", "source"]).aggregate([])
 
 
+def _judges(scores: pa.Table) -> list[dict[str, str]]:
+    """Each judge identity of the scores (model id, revision or directory digest, template hash)."""
+    keys = ["model_id", "model_revision", "template_hash"]
+    return sorted(
+        scores.select(keys).group_by(keys).aggregate([]).to_pylist(),
+        key=lambda j: tuple(map(str, j.values())),
+    )
+
+
 def _construction_kwargs(
     cfg: TenetBuildConfig, pairs, scores, rows, source_order, per_source, decontamination
 ) -> dict:
@@ -388,6 +397,7 @@ def _construction_kwargs(
             empty="No row was released (no tenet's eligible pool filled the capacity), so there is no "
             "share per source.",
         ),
+        judges=_judges(scores),
         multi_turn=multi_turn_share(per_source),
         harmful_pools=harmful_pools(source_order),
         sft=bool(cfg.sft),

@@ -59,7 +59,8 @@ class CompositionTables:
     def to_markdown(self) -> str:
         if not self.labeled_pairs:  # every table below counts labeled pairs: none would have a row
             out = [
-                f"None of the {self.total_pairs} pairs got a label, so there are no tables of labeled pairs."
+                f"No pair got a label ({self.total_pairs} pairs in all), so there are no tables of labeled pairs.",
+                "",
             ]
         else:
             out = ["| preferred verdict | rejected verdict | pairs |", "|---|---|---:|"]
