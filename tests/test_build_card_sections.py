@@ -68,3 +68,22 @@ def test_shares_largest_first_and_an_empty_table_becomes_its_sentence():
 
 def test_the_named_pools_are_adapters():
     assert not (HARMFUL_PROMPT_POOLS | MULTI_TURN_POOLS) - set(ADAPTERS) - set(PROMPT_SOURCES)
+
+
+def test_shares_and_the_multi_turn_share_reproduce_the_v3_cards_table():
+    v3 = {  # the v3 card's "Rows per source" (rows and share)
+        "ultrafeedback_train": (54_730, "27.9%"),
+        "ca_en_mt_p1": (41_540, "21.2%"),
+        "hh_train": (35_172, "17.9%"),
+        "pku_train": (29_207, "14.9%"),
+        "wf_mt": (12_804, "6.5%"),
+        "community_alignment_en": (9_203, "4.7%"),
+        "helpsteer2_train": (7_755, "4.0%"),
+        "wildfeedback_st": (5_589, "2.9%"),
+    }
+    rows = shares({s: n for s, (n, _) in reversed(v3.items())})
+    assert [(r["source"], r["rows"], r["share"]) for r in rows] == [
+        (f"`{s}`", f"{n:,}", share) for s, (n, share) in v3.items()
+    ]
+    mt = multi_turn_share({s: n for s, (n, _) in v3.items()})
+    assert mt["pools"] == ["ca_en_mt_p1", "wf_mt"] and mt["share"] == "27.7%"  # the card: "~28% of rows"

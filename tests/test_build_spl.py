@@ -255,6 +255,10 @@ def test_card_names_the_harm_pools_the_licence_reason_and_counts_per_stage(built
     generated, label = [c.strip() for c in total.strip("|").split("|")][-2:]
     assert generated == f"{len(derived)} ({len(set(derived))})"
     assert label == f"{len(labeled)} ({len(set(labeled))})"
+    sources = load_dataset(str(built_spl), "preferences", split="train")["source"]
+    for s in set(sources):
+        n = sources.count(s)
+        assert f"| `{s}` | {n} | {100 * n / len(sources):.1f}% |" in card
     warning = card.split("## Content warning", 1)[1].split("## Licence", 1)[0]
     assert all(f"`{s}`" in warning for s in ("harmbench", "do_not_answer", "malicious_instruct"))
     assert "`ultrachat`" not in warning
@@ -281,3 +285,12 @@ def test_a_build_without_labels_says_so_instead_of_printing_header_only_tables(t
     assert "| equal_ranks | 1 |" in card  # the table that has a row is still there
     assert "| `xstest` | – | – | – | – | 1 (1) | 0 (0) |" in card
     assert regenerate_card(result.path) == card
+
+
+def test_the_fields_table_describes_every_released_column(built_spl_judge):
+    card = (built_spl_judge / "README.md").read_text()
+    fields = card.split("## Fields", 1)[1].split("\n## ", 1)[0]
+    named = {c for line in fields.splitlines()[2:] for c in line.split("|")[1].replace("`", "").split(", ")}
+    for config in ("derivations", "judge_derivations"):
+        columns = next(iter(load_dataset(str(built_spl_judge), config).values())).column_names
+        assert set(columns) <= {n.strip() for n in named}, config

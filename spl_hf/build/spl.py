@@ -20,7 +20,7 @@ import yaml
 from datasets import Dataset
 from datasets.table import InMemoryTable
 
-from spl_hf.build.card_sections import harmful_pools, markdown_table, origins_markdown, stage_table
+from spl_hf.build.card_sections import harmful_pools, markdown_table, origins_markdown, shares, stage_table
 from spl_hf.build.config import SAMPLE, SPLBuildConfig
 from spl_hf.contract import (
     DECONTAMINATION_FILE,
@@ -318,7 +318,18 @@ def _construction_kwargs(derived: pa.Table, labeled: pa.Table, splits: dict, dec
             empty="The build has no prompt rows, so there is nothing to count per source.",
         ),
         harmful_pools=harmful_pools(sources),
+        shares_table=markdown_table(
+            shares(_per_source(labeled)),
+            right=["rows", "share"],
+            empty="No pair got a label, so the release has no labeled pairs to count per source.",
+        ),
     )
+
+
+def _per_source(table: pa.Table) -> dict[str, int]:
+    """Rows per source, in first-appearance order."""
+    sources = table.column("source").to_pylist()
+    return {s: sources.count(s) for s in dict.fromkeys(sources)}
 
 
 def _license_note(source_licenses: dict[str, str]) -> str:
