@@ -30,6 +30,7 @@ def test_a_hub_read_is_linked_at_its_revision_with_its_subset():
     assert hh["where"] == "[Anthropic/hh-rlhf](https://huggingface.co/datasets/Anthropic/hh-rlhf/tree/abc123)"
     assert hh["subset"] == "data_dir `harmless-base`" and hh["revision"] == "`abc123`"
     assert pku["revision"] == "not pinned"  # read from the Hub without a revision: said, not invented
+    assert "harmless-base" in hh["what is taken"]  # what the adapter takes from the pool
 
 
 def test_a_local_file_is_named_by_file_name_and_sha256():

@@ -53,12 +53,14 @@ def source_origins(reports: Sequence[Mapping[str, Any]], sources: Iterable[str])
     rows = []
     for name in sources:
         report = by_source.get(name)
+        adapter = ADAPTERS.get(name) or PROMPT_SOURCES.get(name)
         if report is None:
-            adapter = ADAPTERS.get(name) or PROMPT_SOURCES.get(name)
             origin = f"hf://datasets/{adapter.hub.describe()}" if adapter else ""
-            rows.append(_origin_row(name, origin, None, recorded=False))
+            row = _origin_row(name, origin, None, recorded=False)
         else:
-            rows.append(_origin_row(name, str(report.get("origin", "")), report.get("sha256"), recorded=True))
+            row = _origin_row(name, str(report.get("origin", "")), report.get("sha256"), recorded=True)
+        # what the adapter takes from the pool (the v3 card's "harmless-base", "English first turns")
+        rows.append({**row, "what is taken": adapter.description.replace("|", "/") if adapter else "–"})
     return rows
 
 
