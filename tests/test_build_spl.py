@@ -243,3 +243,54 @@ def test_without_common_support_the_common_configs_are_left_out_and_the_audit_pa
     ]
     assert "No pair is labeled under both" in (tmp_path / "out" / "README.md").read_text()
     assert main(["audit", str(tmp_path / "out")]) == 0
+
+
+def test_card_names_the_harm_pools_the_licence_reason_and_counts_per_stage(built_spl):
+    card = (built_spl / "README.md").read_text()
+    derived = [
+        r for split in load_dataset(str(built_spl), "derivations").values() for r in split["prompt_id"]
+    ]
+    labeled = load_dataset(str(built_spl), "preferences", split="train")["prompt_id"]
+    total = next(line for line in card.splitlines() if line.startswith("| **total** |") and "(" in line)
+    generated, label = [c.strip() for c in total.strip("|").split("|")][-2:]
+    assert generated == f"{len(derived)} ({len(set(derived))})"
+    assert label == f"{len(labeled)} ({len(set(labeled))})"
+    sources = load_dataset(str(built_spl), "preferences", split="train")["source"]
+    for s in set(sources):
+        n = sources.count(s)
+        assert f"| `{s}` | {n} | {100 * n / len(sources):.1f}% |" in card
+    warning = card.split("## Content warning", 1)[1].split("## Licence", 1)[0]
+    assert all(f"`{s}`" in warning for s in ("harmbench", "do_not_answer", "malicious_instruct"))
+    assert "`ultrachat`" not in warning
+    licence = card.split("## Licence", 1)[1]
+    # mixed licences: each row keeps its source's, and the NC and SA obligations are named per source
+    assert "`do_not_answer`: CC-BY-NC-SA-4.0" in licence and "non-commercial" in licence
+    assert "same licence" in licence and "cite the source datasets" in licence
+    assert (
+        "[HuggingFaceH4/ultrachat_200k](https://huggingface.co/datasets/HuggingFaceH4/ultrachat_200k)" in card
+    )
+
+
+def test_a_build_without_labels_says_so_instead_of_printing_header_only_tables(tmp_path):
+    from spl_hf.hub import regenerate_card
+
+    # two candidates with the same attributes: equal ranks, so no pair gets a label
+    p, c = _records(tmp_path, [PROMPT], [CAND, {**CAND, "candidate_id": "c2"}])
+    result = build_spl(SPLBuildConfig(prompts=str(p), candidates=str(c), output_dir=str(tmp_path / "out")))
+    assert result.labeled == 0
+    card = (result.path / "README.md").read_text()
+    assert "No pair got a label (1 pairs in all)" in card
+    for header in ("| preferred verdict | rule |", "| shared prompt topic |", "| preferred instruction |"):
+        assert header not in card
+    assert "| equal_ranks | 1 |" in card  # the table that has a row is still there
+    assert "| `xstest` | – | – | – | – | 1 (1) | 0 (0) |" in card
+    assert regenerate_card(result.path) == card
+
+
+def test_the_fields_table_describes_every_released_column(built_spl_judge):
+    card = (built_spl_judge / "README.md").read_text()
+    fields = card.split("## Fields", 1)[1].split("\n## ", 1)[0]
+    named = {c for line in fields.splitlines()[2:] for c in line.split("|")[1].replace("`", "").split(", ")}
+    for config in ("derivations", "judge_derivations"):
+        columns = next(iter(load_dataset(str(built_spl_judge), config).values())).column_names
+        assert set(columns) <= {n.strip() for n in named}, config

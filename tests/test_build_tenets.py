@@ -1,6 +1,7 @@
 import json
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from datasets import get_dataset_config_names, load_dataset
@@ -540,3 +541,98 @@ def test_a_not_judged_file_that_is_not_counts_is_refused_naming_it(tmp_path):
     with pytest.raises(ValueError, match="not_judged.json: expected a JSON object of tenet -> count"):
         build_tenets(cfg)
     assert not (tmp_path / "ds").exists()
+
+
+def _count(table: pa.Table, column: str = "pair_id") -> str:
+    """'pairs (distinct prompts)' of a table, as the card's stage table prints a cell."""
+    return f"{len(set(table.column(column).to_pylist())):,} ({len(set(table.column('prompt_id').to_pylist())):,})"
+
+
+def test_card_states_each_stage_per_source_the_shares_and_the_pools_with_harmful_prompts(built):
+    result, rows = built
+    card = (result.path / "README.md").read_text()
+    scores = pa.Table.from_pylist(rows)
+    eligible = scores.filter(pc.greater_equal(pc.abs(scores.column("score")), 0.3))
+    # the total row: pairs judged and eligible (distinct prompts), and the rows released
+    total = next(line for line in card.splitlines() if line.startswith("| **total** |"))
+    cells = [c.strip() for c in total.strip("|").split("|")]
+    assert cells[6] == _count(scores) and cells[7] == _count(eligible)
+    assert cells[8] == f"{result.rows:,} ({result.rows:,})"  # one row per released prompt
+    assert f"{_count(scores)} response pairs (distinct prompts) entered the build" in card
+    # rows per source with their share, largest first, and the multi-turn share
+    n = result.rows_per_source
+    for s, k in n.items():
+        assert f"| `{s}` | {k} | {100 * k / result.rows:.1f}% |" in card
+    mt = n.get("wf_mt", 0) + n.get("ca_en_mt_p1", 0)
+    assert f": {mt}, {100 * mt / result.rows:.1f}% of the release." in card
+    # where each pool was read: without a read record the adapter's Hub location, marked as such
+    assert "[microsoft/WildFeedback](https://huggingface.co/datasets/microsoft/WildFeedback/tree/" in card
+    assert "no read record" in card
+    warning = card.split("## Content warning and licence", 1)[1]
+    assert "`pku_train`" in warning and "`hh_train`" in warning and "`ultrafeedback_train`" not in warning
+    assert "--clip_chars" in card and "--clip-chars" not in card
+    assert "`test-judge` (revision `sha256:0`, prompt template" in card
+
+
+def test_card_names_local_files_by_sha256_with_the_read_counts_and_lists_sft(tmp_path):
+    from spl_hf.decontam import DecontamConfig
+    from spl_hf.hub import regenerate_card
+    from spl_hf.release.decontam_stage import public_report
+    from spl_hf.sources import read_pools, sample_paths
+
+    pairs, scores, _ = _inputs(tmp_path)
+    reports = [
+        public_report({**r, "role": "source"}) for r in read_pools(sample_paths()).report.to_dict()["sources"]
+    ]
+    summary = {
+        "rows_in": 12,
+        "rows_kept": 12,
+        "rows_removed": 0,
+        "prompts_removed": 0,
+        "removed_by_source": {},
+        "removed_by_heldout": {"xstest": 0},
+        "removed_by_match": {},
+        "near_by_score": {},
+        "heldout_prompts": {"xstest": 3},
+        "config": {**DecontamConfig(heldout=["xstest"]).to_dict()},
+        "sources": reports,
+    }
+    record = tmp_path / "decontamination.json"
+    record.write_text(json.dumps({"summary": summary, "removed": []}))
+    cfg = TenetBuildConfig(
+        pairs=str(pairs),
+        scores=str(scores),
+        capacity=2,
+        threshold=0.3,
+        output_dir=str(tmp_path / "ds"),
+        decontamination=str(record),
+        sft=True,
+    )
+    result = build_tenets(cfg)
+    card = (result.path / "README.md").read_text()
+    pku = next(r for r in reports if r["source"] == "pku_train")
+    assert f"| `pku_train` | local file `{pku['origin']}` | – | – | sha256 `{pku['sha256']}` |" in card
+    wf = next(r for r in reports if r["source"] == "wildfeedback_st")
+    line = next(x for x in card.splitlines() if x.startswith("| `wildfeedback_st` | ") and "(" in x)
+    read, quarantined, filtered, removed = [c.strip() for c in line.strip("|").split("|")][1:5]
+    assert read == f"{wf['rows_yielded']} ({wf['distinct_prompts']})"
+    assert (quarantined, filtered, removed) == (str(wf["n_quarantined"]), str(wf["n_filtered"]), "0")
+    assert "no read record" not in card
+    assert (
+        f"| `sft` | the rows of `all` as supervised fine-tuning examples (`messages` = prompt + chosen) | {result.rows} |"
+        in card
+    )
+    assert regenerate_card(result.path) == card  # card.json renders the same README
+
+
+def test_a_build_that_keeps_no_tenet_says_why_instead_of_header_only_tables(tmp_path):
+    from spl_hf.hub import regenerate_card
+
+    pairs, scores, _ = _inputs(tmp_path)
+    cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=100, output_dir=str(tmp_path / "x"))
+    result = build_tenets(cfg)
+    assert result.rows == 0 and not result.tenets_kept
+    card = (result.path / "README.md").read_text()
+    assert "| tenet | statement |" not in card and "| source | rows | share |" not in card
+    assert "No tenet was kept" in card and "no share per source" in card
+    assert regenerate_card(result.path) == card

@@ -20,6 +20,7 @@ import yaml
 from datasets import Dataset
 from datasets.table import InMemoryTable
 
+from spl_hf.build.card_sections import harmful_pools, markdown_table, origins_markdown, shares, stage_table
 from spl_hf.build.config import SAMPLE, SPLBuildConfig
 from spl_hf.contract import (
     DECONTAMINATION_FILE,
@@ -207,14 +208,13 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     card_kwargs = _card_kwargs(cfg, rb, derived, labeled, splits, tables, source_licenses, configs)
     card_kwargs.update(
         inputs=f"`{prompts_path.name}`, `{cands_path.name}`",
-        license_note="Prompt texts keep the licences of their sources: "
-        + ", ".join(f"{s}: {lic}" for s, lic in source_licenses.items())
-        + ".",
+        license_note=_license_note(source_licenses),
         decontamination=decontamination.summary if decontamination else None,
         judge=judge_info,
         judge_tables=judge.to_markdown() if judge else None,
         common_configs=[c.name for c in configs if c.name.startswith("common_support")],
     )
+    card_kwargs.update(_construction_kwargs(derived, labeled, splits, decontamination))
     readme = render_card("spl_dataset.md.j2", configs, **card_kwargs)
     license_text = "# Licences\n\nPrompt texts keep the licences of their sources:\n\n" + "".join(
         f"- `{s}`: {lic}\n" for s, lic in source_licenses.items()
@@ -292,6 +292,78 @@ def _card_kwargs(cfg: SPLBuildConfig, rb, derived, labeled, splits, tables, sour
         rulebase_yaml=rb.to_yaml().strip(),
         schema_hash=rb.schema.hash,
         tables=tables.to_markdown(),
+    )
+
+
+def _construction_kwargs(derived: pa.Table, labeled: pa.Table, splits: dict, decontamination) -> dict:
+    """Each prompt source's origin and its counts at every stage (Table VI's shape), and the pools
+    that carry harmful prompts, for the card."""
+    summary = decontamination.summary if decontamination else None
+    reads = [r["source"] for r in (summary or {}).get("sources") or [] if r.get("role") != "heldout"]
+    sources = list(dict.fromkeys([*reads, *splits]))
+    cols = ["source", "prompt_id"]
+    rows = stage_table(
+        sources,
+        summary,
+        [
+            ("generated", derived.select(cols)),
+            ("labeled", labeled.select(cols)),
+        ],
+    )
+    return dict(
+        origins_table=origins_markdown(
+            (summary or {}).get("sources") or [],
+            sources,
+            empty="The build has no prompt rows, so no source is named.",
+        ),
+        stages_table=markdown_table(
+            rows,
+            right=[k for k in (rows[0] if rows else {}) if k != "source"],
+            empty="The build has no prompt rows, so there is nothing to count per source.",
+        ),
+        harmful_pools=harmful_pools(sources),
+        shares_table=markdown_table(
+            shares(_per_source(labeled)),
+            right=["rows", "share"],
+            empty="No pair got a label, so the release has no labeled pairs to count per source.",
+        ),
+    )
+
+
+def _per_source(table: pa.Table) -> dict[str, int]:
+    """Rows per source, in first-appearance order."""
+    sources = table.column("source").to_pylist()
+    return {s: sources.count(s) for s in dict.fromkeys(sources)}
+
+
+def _license_note(source_licenses: dict[str, str]) -> str:
+    """The licence the card declares and why: one licence when every source has it, else each row keeps
+    its source's licence, with the obligations that come with the non-commercial and share-alike ones."""
+    licenses = sorted(set(source_licenses.values()))
+    listed = ", ".join(f"`{s}`: {lic}" for s, lic in source_licenses.items())
+    if not source_licenses:
+        return "The build has no prompt source, so no source licence applies."
+    if len(licenses) == 1 and licenses[0] != "unknown":
+        note = f"{licenses[0]}, the licence of every prompt source of this build ({listed})."
+    else:
+        note = (
+            "`other`: the prompt sources carry different licences and no single one both covers them "
+            f"and keeps their terms, so every row keeps the licence of its prompt's source ({listed}; "
+            f"[{LICENSE_FILE}]({LICENSE_FILE}))."
+        )
+    nc = [s for s, lic in source_licenses.items() if "-NC" in lic.upper()]
+    sa = [s for s, lic in source_licenses.items() if "-SA" in lic.upper()]
+    if nc:
+        note += " Rows from " + ", ".join(f"`{s}`" for s in nc) + " are for non-commercial use only."
+    if sa:
+        note += (
+            " Rows from "
+            + ", ".join(f"`{s}`" for s in sa)
+            + " must be shared under the same licence when redistributed."
+        )
+    return (
+        note + " The candidate responses are model outputs; their use may also fall under the terms of the"
+        " model that generated them. Please also cite the source datasets."
     )
 
 

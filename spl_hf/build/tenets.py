@@ -29,6 +29,14 @@ from spl_hf.assign import (
     read_table,
     verify_certificate,
 )
+from spl_hf.build.card_sections import (
+    harmful_pools,
+    markdown_table,
+    multi_turn_share,
+    origins_markdown,
+    shares,
+    stage_table,
+)
 from spl_hf.build.config import TenetBuildConfig
 from spl_hf.build.judge_quality import FIGURE_FILE, build_quality, card_context, figure_png, read_not_judged
 from spl_hf.contract import (
@@ -203,6 +211,9 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
     summary = result.summary()
     card_kwargs = _card_kwargs(cfg, result, rows, scores, recomputed, per_source, statements, decontamination)
     card_kwargs.update(judge_quality=judge_quality, judge_quality_card=card_context(judge_quality))
+    card_kwargs.update(
+        _construction_kwargs(cfg, pairs, scores, rows, source_order, per_source, decontamination)
+    )
     readme = render_card("tenet_dataset.md.j2", configs, **card_kwargs)
     license_text = "# Licences\n\nRows keep the licences of their source pools:\n\n" + "".join(
         f"- `{s}`: {ADAPTERS[s].license if s in ADAPTERS else 'unknown'}\n" for s in per_source
@@ -327,6 +338,70 @@ def _statements(cfg: TenetBuildConfig, kept: tuple[str, ...]) -> dict[str, str]:
     if unknown:
         raise ValueError(f"kept tenets without a statement (give tenets_file / --tenets_file): {unknown}")
     return statements
+
+
+def _pair_stage(table: pa.Table) -> pa.Table:
+    """One row per judged pair (``source``, ``prompt_id``) of a (pair, tenet) score table."""
+    return table.group_by(["pair_id", "prompt_id", "source"]).aggregate([])
+
+
+def _judges(scores: pa.Table) -> list[dict[str, str]]:
+    """Each judge identity of the scores (model id, revision or directory digest, template hash)."""
+    keys = ["model_id", "model_revision", "template_hash"]
+    return sorted(
+        scores.select(keys).group_by(keys).aggregate([]).to_pylist(),
+        key=lambda j: tuple(map(str, j.values())),
+    )
+
+
+def _construction_kwargs(
+    cfg: TenetBuildConfig, pairs, scores, rows, source_order, per_source, decontamination
+) -> dict:
+    """The card's construction: each source's origin, counts per stage and source, shares, warnings."""
+    summary = decontamination.summary if decontamination else None
+    eligible = scores.filter(pc.greater_equal(pc.abs(scores.column("score")), cfg.threshold))
+    released = pa.table(
+        {
+            "source": rows.column("source"),
+            "prompt_id": pc.struct_field(rows.column("derivation").combine_chunks(), "prompt_id"),
+        }
+    )
+    stage_rows = stage_table(
+        source_order,
+        summary,
+        [
+            ("in build", pairs.select(["source", "prompt_id"])),
+            ("judged", _pair_stage(scores)),
+            ("eligible", _pair_stage(eligible)),
+            ("released", released),
+        ],
+    )
+    total = stage_rows[-1] if stage_rows else {}
+    no_rows = "The build has no pair rows, so there is nothing to count per source."
+    return dict(
+        origins_table=origins_markdown(
+            (summary or {}).get("sources") or [],
+            source_order,
+            empty="The build has no pair rows, so no source is named.",
+        ),
+        stages_table=markdown_table(
+            stage_rows,
+            right=[k for k in (stage_rows[0] if stage_rows else {}) if k != "source"],
+            empty=no_rows,
+        ),
+        pairs_total=total.get("in build", "0 (0)"),
+        eligible_total=total.get("eligible", "0 (0)"),
+        shares_table=markdown_table(
+            shares(per_source),
+            right=["rows", "share"],
+            empty="No row was released (no tenet's eligible pool filled the capacity), so there is no "
+            "share per source.",
+        ),
+        judges=_judges(scores),
+        multi_turn=multi_turn_share(per_source),
+        harmful_pools=harmful_pools(source_order),
+        sft=bool(cfg.sft),
+    )
 
 
 def _card_kwargs(

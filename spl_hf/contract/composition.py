@@ -57,32 +57,57 @@ class CompositionTables:
         return asdict(self)
 
     def to_markdown(self) -> str:
-        out = ["| preferred verdict | rejected verdict | pairs |", "|---|---|---:|"]
-        out += [f"| {r.preferred_verdict} | {r.rejected_verdict} | {r.pairs} |" for r in self.verdict_pairs]
-        out += [f"| **total** | | {self.labeled_pairs} |", ""]
-        out += [
-            "| preferred verdict | rule | rejected verdict | rule | rank difference | pairs |",
-            "|---|---|---|---|---:|---:|",
-        ]
-        out += [
-            f"| {r.preferred_verdict} | {r.preferred_rules} | {r.rejected_verdict} | {r.rejected_rules} "
-            f"| {r.rank_difference} | {r.pairs} |"
-            for r in self.rule_pairs
-        ]
-        out += ["", "| shared prompt topic | pairs (distinct prompts) |", "|---|---:|"]
-        out += [f"| {r.topic} | {r.pairs} ({r.prompts}) |" for r in self.topics]
-        out += [
-            "",
-            "| preferred instruction | rejected instruction | pairs (distinct prompts) |",
-            "|---|---|---:|",
-        ]
-        out += [
-            f"| {r.preferred_instruction} | {r.rejected_instruction} | {r.pairs} ({r.prompts}) |"
-            for r in self.instructions
-        ]
-        out += ["", "| no-label reason | pairs |", "|---|---:|"]
-        out += [f"| {k} | {v} |" for k, v in self.no_label.items()]
-        return "\n".join(out) + "\n"
+        if not self.labeled_pairs:  # every table below counts labeled pairs: none would have a row
+            out = [
+                f"No pair got a label ({self.total_pairs} pairs in all), so there are no tables of labeled pairs.",
+                "",
+            ]
+        else:
+            out = ["| preferred verdict | rejected verdict | pairs |", "|---|---|---:|"]
+            out += [
+                f"| {r.preferred_verdict} | {r.rejected_verdict} | {r.pairs} |" for r in self.verdict_pairs
+            ]
+            out += [f"| **total** | | {self.labeled_pairs} |", ""]
+            out += _table(
+                ["preferred verdict", "rule", "rejected verdict", "rule", "rank difference", "pairs"],
+                "|---|---|---|---|---:|---:|",
+                [
+                    f"| {r.preferred_verdict} | {r.preferred_rules} | {r.rejected_verdict} | {r.rejected_rules} "
+                    f"| {r.rank_difference} | {r.pairs} |"
+                    for r in self.rule_pairs
+                ],
+                "No labeled pair records the rules that fired.",
+            )
+            out += _table(
+                ["shared prompt topic", "pairs (distinct prompts)"],
+                "|---|---:|",
+                [f"| {r.topic} | {r.pairs} ({r.prompts}) |" for r in self.topics],
+                "No labeled pair has a prompt topic.",
+            )
+            out += _table(
+                ["preferred instruction", "rejected instruction", "pairs (distinct prompts)"],
+                "|---|---|---:|",
+                [
+                    f"| {r.preferred_instruction} | {r.rejected_instruction} | {r.pairs} ({r.prompts}) |"
+                    for r in self.instructions
+                ],
+                "No labeled pair has instructions.",
+            )
+        out += _table(
+            ["no-label reason", "pairs"],
+            "|---|---:|",
+            [f"| {k} | {v} |" for k, v in self.no_label.items()],
+            "Every pair got a label, so there is no no-label reason to count.",
+        )
+        return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _table(header: list[str], rule: str, rows: list[str], empty: str) -> list[str]:
+    """A markdown table with a blank line after it, or the sentence ``empty`` when it has no row:
+    a header with no row says nothing and reads as a rendering fault."""
+    if not rows:
+        return [empty, ""]
+    return ["| " + " | ".join(header) + " |", rule, *rows, ""]
 
 
 def composition_tables(table: pa.Table) -> CompositionTables:
@@ -178,30 +203,37 @@ class JudgeComparisonTables:
             f"labels), {self.labeled_judge} by the verdict judge, {self.common_support} by both (common "
             f"support), of which {self.same_choice} prefer the same response.",
             "",
-            "| preferred verdict | rejected verdict | prompt-shared labels | judge labels |",
+        ]
+        out += _table(
+            ["preferred verdict", "rejected verdict", "prompt-shared labels", "judge labels"],
             "|---|---|---:|---:|",
-        ]
-        out += [
-            f"| {r.preferred_verdict} | {r.rejected_verdict} | {r.prompt_shared} | {r.judge} |"
-            for r in self.verdicts
-        ]
+            [
+                f"| {r.preferred_verdict} | {r.rejected_verdict} | {r.prompt_shared} | {r.judge} |"
+                for r in self.verdicts
+            ],
+            "Neither the rules nor the judge labeled a pair, so there is no verdict-pair table.",
+        )
         for title, rows in (
             ("source", self.sources),
             ("shared prompt topic", self.topics),
             ("instructions (preferred / rejected, prompt-shared label)", self.instructions),
         ):
-            out += [
-                "",
-                f"| {title} | labeled pairs (prompts) | common-support pairs (prompts) |",
+            out += _table(
+                [title, "labeled pairs (prompts)", "common-support pairs (prompts)"],
                 "|---|---:|---:|",
-            ]
-            out += [
-                f"| {r.name} | {r.labeled_pairs} ({r.labeled_prompts}) | {r.common_pairs} ({r.common_prompts}) |"
-                for r in rows
-            ]
-        out += ["", "| judge no-label reason | pairs |", "|---|---:|"]
-        out += [f"| {k} | {v} |" for k, v in self.judge_no_label.items()]
-        return "\n".join(out) + "\n"
+                [
+                    f"| {r.name} | {r.labeled_pairs} ({r.labeled_prompts}) | {r.common_pairs} ({r.common_prompts}) |"
+                    for r in rows
+                ],
+                f"No pair labeled by the rules, so no table per {title.split(' (')[0]}.",
+            )
+        out += _table(
+            ["judge no-label reason", "pairs"],
+            "|---|---:|",
+            [f"| {k} | {v} |" for k, v in self.judge_no_label.items()],
+            "The judge labeled every pair, so there is no judge no-label reason to count.",
+        )
+        return "\n".join(out).rstrip("\n") + "\n"
 
 
 def judge_comparison_tables(table: pa.Table, ranking: dict[str, int]) -> JudgeComparisonTables:
