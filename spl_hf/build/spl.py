@@ -21,6 +21,8 @@ from datasets import Dataset
 from datasets.table import InMemoryTable
 
 from spl_hf.build.config import SAMPLE, SPLBuildConfig
+from spl_hf.build.spl_evidence import card_context as evidence_card
+from spl_hf.build.spl_evidence import evidence
 from spl_hf.contract import (
     DECONTAMINATION_FILE,
     CompositionTables,
@@ -120,7 +122,7 @@ def split_by_source(table: pa.Table) -> dict[str, pa.Table]:
 def _inputs(cfg: SPLBuildConfig) -> list[str]:
     return [
         p
-        for p in (cfg.prompts, cfg.candidates, cfg.rulebase, cfg.decontamination, cfg.verdicts)
+        for p in (cfg.prompts, cfg.candidates, cfg.rulebase, cfg.decontamination, cfg.verdicts, cfg.panel)
         if p and p != SAMPLE
     ]
 
@@ -172,15 +174,15 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     prompts_path = _sample("spl_prompts.jsonl") if cfg.prompts == SAMPLE else Path(cfg.prompts)
     cands_path = _sample("spl_candidates.jsonl") if cfg.candidates == SAMPLE else Path(cfg.candidates)
     # The verdict file is checked before any work, like every other input.
+    verdict_rows = read_jsonl(cfg.verdicts) if cfg.verdicts else None
     records = (
-        parse_verdict_records(read_jsonl(cfg.verdicts), dict(rb.verdicts), str(cfg.verdicts))
-        if cfg.verdicts
+        parse_verdict_records(verdict_rows, dict(rb.verdicts), str(cfg.verdicts))
+        if verdict_rows is not None
         else None
     )
     prompt_records = read_jsonl(prompts_path)
-    cpairs = candidate_pairs(
-        prompt_records, read_jsonl(cands_path), rb.schema, str(prompts_path), str(cands_path)
-    )
+    cand_records = read_jsonl(cands_path)
+    cpairs = candidate_pairs(prompt_records, cand_records, rb.schema, str(prompts_path), str(cands_path))
     pairs = cpairs.table
     # A prompt with fewer than two candidates forms no pair: report it rather than lose it quietly.
     paired = set(pairs.column("prompt_id").to_pylist())
@@ -190,14 +192,26 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     configs = _rule_configs(derived, labeled, derived_features(rb.schema))
     splits = {s: t.num_rows for s, t in configs[-1].splits.items()}  # the `derivations` config's
     tables = composition_tables(derived)
-    judge, judge_info = None, None
+    judge, judge_info, judged = None, None, None
     if records is not None:
         judge_cfgs, jt, judge_info = _judge_configs(cfg, records, derived, cpairs, rb)
         configs += judge_cfgs
+        judged = jt.derivations
         judge = judge_comparison_tables(
             derived.append_column(JUDGE_COLUMN, jt.derivations.column(JUDGE_COLUMN)), dict(rb.verdicts)
         )
         judge_info["tables"] = judge.to_dict()
+    ev = evidence(
+        prompt_records,
+        cand_records,
+        (prompts_path.name, cands_path.name),
+        rb.schema,
+        derived,
+        verdict_rows,
+        str(cfg.verdicts),
+        judged,
+        cfg.panel,
+    )
     decontamination = read_decontamination(cfg.decontamination) if cfg.decontamination else None
     source_licenses = {s: SOURCE_LICENSES.get(s, "unknown") for s in splits}
     card_kwargs = _card_kwargs(cfg, rb, derived, labeled, splits, tables, source_licenses, configs)
@@ -210,6 +224,8 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
         judge=judge_info,
         judge_tables=judge.to_markdown() if judge else None,
         common_configs=[c.name for c in configs if c.name.startswith("common_support")],
+        producers=ev["producers"],
+        **evidence_card(ev),
     )
     readme = render_card("spl_dataset.md.j2", configs, **card_kwargs)
     license_text = "# Licences\n\nPrompt texts keep the licences of their sources:\n\n" + "".join(
@@ -225,6 +241,9 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
         "tables": tables.to_dict(),
         "decontamination": decontamination.summary if decontamination else None,
         **({"judge": judge_info} if judge_info else {}),
+        "producers": ev["producers"],
+        "label_quality": ev["label_quality"],
+        **({"panel": {k: v for k, v in ev["panel"].items() if k != "markdown"}} if "panel" in ev else {}),
     }
     written = write_dataset_folder(
         cfg.output_dir,
