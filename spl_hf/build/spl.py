@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -22,7 +23,7 @@ from datasets.table import InMemoryTable
 
 from spl_hf.build.config import SAMPLE, SPLBuildConfig
 from spl_hf.build.spl_evidence import card_context as evidence_card
-from spl_hf.build.spl_evidence import evidence
+from spl_hf.build.spl_evidence import evidence, evidence_report
 from spl_hf.contract import (
     DECONTAMINATION_FILE,
     CompositionTables,
@@ -167,10 +168,14 @@ def _judge_configs(
     return configs, tables, info
 
 
-def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
-    guard_dir(cfg.output_dir, overwrite=cfg.overwrite, inputs=_inputs(cfg))  # before any work
-    rb = load_rulebase(cfg.rulebase) if cfg.rulebase else default_rulebase()
-    rb_text = Path(cfg.rulebase).read_text() if cfg.rulebase else rb.to_yaml()
+class _Inputs(NamedTuple):
+    prompts_path: Path
+    cands_path: Path
+    verdict_rows: list[dict] | None
+    records: dict | None  # verdict records by candidate id
+
+
+def _read_inputs(cfg: SPLBuildConfig, rb: RuleBase) -> _Inputs:
     prompts_path = _sample("spl_prompts.jsonl") if cfg.prompts == SAMPLE else Path(cfg.prompts)
     cands_path = _sample("spl_candidates.jsonl") if cfg.candidates == SAMPLE else Path(cfg.candidates)
     # The verdict file is checked before any work, like every other input.
@@ -180,6 +185,14 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
         if verdict_rows is not None
         else None
     )
+    return _Inputs(prompts_path, cands_path, verdict_rows, records)
+
+
+def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
+    guard_dir(cfg.output_dir, overwrite=cfg.overwrite, inputs=_inputs(cfg))  # before any work
+    rb = load_rulebase(cfg.rulebase) if cfg.rulebase else default_rulebase()
+    rb_text = Path(cfg.rulebase).read_text() if cfg.rulebase else rb.to_yaml()
+    prompts_path, cands_path, verdict_rows, records = _read_inputs(cfg, rb)
     prompt_records = read_jsonl(prompts_path)
     cand_records = read_jsonl(cands_path)
     cpairs = candidate_pairs(prompt_records, cand_records, rb.schema, str(prompts_path), str(cands_path))
@@ -201,17 +214,8 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
             derived.append_column(JUDGE_COLUMN, jt.derivations.column(JUDGE_COLUMN)), dict(rb.verdicts)
         )
         judge_info["tables"] = judge.to_dict()
-    ev = evidence(
-        prompt_records,
-        cand_records,
-        (prompts_path.name, cands_path.name),
-        rb.schema,
-        derived,
-        verdict_rows,
-        str(cfg.verdicts),
-        judged,
-        cfg.panel,
-    )
+    files = (prompts_path.name, cands_path.name)
+    ev = evidence(prompt_records, cand_records, files, rb.schema, derived, verdict_rows, cfg, judged)
     decontamination = read_decontamination(cfg.decontamination) if cfg.decontamination else None
     source_licenses = {s: SOURCE_LICENSES.get(s, "unknown") for s in splits}
     card_kwargs = _card_kwargs(cfg, rb, derived, labeled, splits, tables, source_licenses, configs)
@@ -241,9 +245,7 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
         "tables": tables.to_dict(),
         "decontamination": decontamination.summary if decontamination else None,
         **({"judge": judge_info} if judge_info else {}),
-        "producers": ev["producers"],
-        "label_quality": ev["label_quality"],
-        **({"panel": {k: v for k, v in ev["panel"].items() if k != "markdown"}} if "panel" in ev else {}),
+        **evidence_report(ev),
     }
     written = write_dataset_folder(
         cfg.output_dir,

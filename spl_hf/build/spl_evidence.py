@@ -24,15 +24,14 @@ def evidence(
     files: tuple[str, str],
     schema: AttributeSchema,
     derived: pa.Table,
-    verdict_rows: list[Mapping] | None = None,
-    verdicts_file: str = "verdicts",
+    verdict_rows: list[Mapping] | None,
+    cfg: Any,  # SPLBuildConfig: its verdicts and panel files
     judged: pa.Table | None = None,
-    panel: str | None = None,
 ) -> dict[str, Any]:
     """``producers`` and ``label_quality`` for the build report and the card (``panel`` when given)."""
     producers = record_producers(prompts, candidates, *files)
     if verdict_rows is not None:
-        producers["verdict_judge"] = verdict_producer(verdict_rows, Path(verdicts_file).name)
+        producers["verdict_judge"] = verdict_producer(verdict_rows, Path(cfg.verdicts).name)
     quality: dict[str, Any] = {
         "attributes": record_label_quality(
             prompts, candidates, schema.names("prompt"), schema.names("response")
@@ -42,8 +41,16 @@ def evidence(
     if judged is not None:
         quality["verdict_judge"] = released_judge_quality(judged)
     out: dict[str, Any] = {"producers": producers, "label_quality": quality}
-    if panel:
-        out["panel"] = panel_report(panel, prompts, candidates, schema)
+    if cfg.panel:
+        out["panel"] = panel_report(cfg.panel, prompts, candidates, schema)
+    return out
+
+
+def evidence_report(ev: Mapping[str, Any]) -> dict[str, Any]:
+    """The build report's entries (the panel without its card markdown)."""
+    out = {"producers": ev["producers"], "label_quality": ev["label_quality"]}
+    if "panel" in ev:
+        out["panel"] = {k: v for k, v in ev["panel"].items() if k != "markdown"}
     return out
 
 

@@ -61,19 +61,23 @@ def record_label_quality(
     return out
 
 
-def _side_keys(derived: pa.Table) -> tuple[dict, dict]:
-    """Status of each distinct prompt and candidate (prompt_id, instruction, response) of a pair table."""
+def _side_keys(derived: pa.Table) -> tuple[dict, set]:
+    """Status of each distinct prompt, and the distinct candidates of a pair table.
+
+    Rows carry no candidate id, so a candidate is its (prompt_id, instruction, response, status):
+    two candidates of one prompt with the same instruction, text and status count once."""
     rows = derived.select(
         ["prompt_id", "instruction_a", "instruction_b", "response_a", "response_b", "attribute_status"]
     ).to_pylist()
     prompts: dict[str, str | None] = {}
-    cands: dict[tuple, str | None] = {}
+    cands: set[tuple] = set()
     for r in rows:
         st = r["attribute_status"] or {}
         prompts.setdefault(r["prompt_id"], st.get("prompt"))
         for side in ("a", "b"):
-            key = (r["prompt_id"], r[f"instruction_{side}"], r[f"response_{side}"])
-            cands.setdefault(key, st.get(f"response_{side}"))
+            cands.add(
+                (r["prompt_id"], r[f"instruction_{side}"], r[f"response_{side}"], st.get(f"response_{side}"))
+            )
     return prompts, cands
 
 
@@ -82,7 +86,7 @@ def released_label_status(derived: pa.Table) -> dict[str, dict[str, int]]:
     prompts, cands = _side_keys(derived)
     return {
         "prompt": dict(sorted(Counter(str(s) for s in prompts.values()).items())),
-        "response": dict(sorted(Counter(str(s) for s in cands.values()).items())),
+        "response": dict(sorted(Counter(str(c[-1]) for c in cands).items())),
     }
 
 
