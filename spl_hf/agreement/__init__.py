@@ -1,6 +1,6 @@
 """Agreement of model attribute labels with a human rater panel."""
 
-from spl_hf.agreement.io import ModelLabel, PanelLabel, read_model_labels, read_panel
+from spl_hf.agreement.io import ModelLabel, PanelLabel, normalise_label, read_model_labels, read_panel
 from spl_hf.agreement.measures import binary_counts, cohen_kappa, confusion, fleiss_kappa, plurality
 from spl_hf.agreement.panel import AgreementReport, AttributeAgreement, Confusion, panel_agreement
 
@@ -14,6 +14,7 @@ __all__ = [
     "cohen_kappa",
     "confusion",
     "fleiss_kappa",
+    "normalise_label",
     "panel_agreement",
     "plurality",
     "read_model_labels",

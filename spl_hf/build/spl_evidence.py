@@ -58,8 +58,7 @@ def panel_report(
     path: str, prompts: Sequence[Mapping], candidates: Sequence[Mapping], schema: AttributeSchema
 ) -> dict[str, Any]:
     """Tables V and XI of the labeler against a rater panel whose items are ids of these records."""
-    from spl_hf.agreement import ModelLabel, panel_agreement, read_panel
-    from spl_hf.agreement.io import normalise_label
+    from spl_hf.agreement import ModelLabel, normalise_label, panel_agreement, read_panel
 
     ratings = read_panel(path, schema)
     rated = {(r.item_id, r.attribute) for r in ratings}
