@@ -422,3 +422,23 @@ def test_a_bad_candidate_fraction_is_a_one_line_error(tmp_path, capsys, value, m
     assert main(args) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_a_recorded_spl_release_with_a_panel_shows_the_labelers_agreement(tmp_path, capsys):
+    panel = tmp_path / "panel.jsonl"
+    rows = [
+        {"item_id": "p001", "rater_id": f"r{i}", "attribute": "topic", "label": label}
+        for i, label in enumerate(["benign", "benign", "chemistry_biology"])
+    ]
+    panel.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    base = ["release", "spl", "--config", str(REPO / "recipes" / "spl" / "sample.yaml")]
+    where = ["--run_dir", str(tmp_path / "run"), "--output_dir", str(tmp_path / "ds")]
+    assert main([*base, *where, "--panel", str(panel)]) == 0
+    report = json.loads((tmp_path / "ds" / "build_report.json").read_text())
+    assert report["panel"]["agreement"]["attributes"]["topic"]["correct"] == 1  # p001 is recorded benign
+    card = (tmp_path / "ds" / "README.md").read_text()
+    assert "### Agreement with the rater panel (`panel.jsonl`)" in card and "| topic | 1/1 |" in card
+    assert card.count("recorded, producer not recorded") == 2  # the sample's records name no producer
+    capsys.readouterr()
+    assert main([*base, *where, "--panel", str(tmp_path / "missing.jsonl")]) == 2
+    assert "panel: " in capsys.readouterr().err

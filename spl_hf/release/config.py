@@ -152,6 +152,14 @@ class SPLReleaseConfig(ReleaseSettings, ModelArgs):
             "default: the model that generates and labels."
         },
     )
+    panel: str | None = field(
+        default=None,
+        metadata={
+            "help": "Human rater panel (JSON Lines or parquet: item_id, rater_id, attribute, label) on "
+            "prompt_ids or candidate_ids of this release: the labeler's agreement with it (Tables V and "
+            "XI) goes into the card and the build report."
+        },
+    )
     recorded_verdicts: str | None = field(
         default=None,
         metadata={

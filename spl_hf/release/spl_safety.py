@@ -100,8 +100,11 @@ class SPLRelease:
         self.rulebase = load_rulebase(self.cfg.rulebase) if self.cfg.rulebase else default_rulebase()
         if not self.recorded:
             check_heldout(self.decontam, self.heldout)
+        if self.cfg.panel and not Path(self.cfg.panel).is_file():
+            raise FileNotFoundError(f"panel: {self.cfg.panel} does not exist")
+        panel = [self.cfg.panel] if self.cfg.panel else []
         check_output(
-            self.cfg, [p.location for p in self.sources + self.heldout if p.is_local] + self.records()
+            self.cfg, [p.location for p in self.sources + self.heldout if p.is_local] + self.records() + panel
         )
 
     def records(self) -> list[str]:
@@ -141,6 +144,7 @@ class SPLRelease:
                 "candidates": content(labeled, "candidates.jsonl"),
                 "rulebase": self.rulebase.hash,
                 "margin": c.margin,
+                **({"panel": fingerprint(c.panel)} if c.panel else {}),
                 "verdicts": content(judged, VERDICTS_FILE) if judged else None,
                 "output_dir": c.output_dir,
                 "repo_id": c.repo_id,
@@ -279,6 +283,7 @@ class SPLRelease:
                 "verdicts": fingerprint(verdict_file) if verdict_file else None,
                 "rulebase": self.rulebase.hash,
                 "margin": c.margin,
+                **({"panel": fingerprint(c.panel)} if c.panel else {}),
                 "output_dir": c.output_dir,
                 "repo_id": c.repo_id,
                 "pretty_name": c.pretty_name,
@@ -566,6 +571,7 @@ class SPLRelease:
                 pretty_name=c.pretty_name or "SPL safety preference pairs",
                 decontamination=decontamination,
                 verdicts=verdicts,
+                panel=c.panel,
             )
         )
         (out / WRITTEN).write_text(manifest_hash(c.output_dir) or "", encoding="utf-8")
