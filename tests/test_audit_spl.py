@@ -90,3 +90,60 @@ def test_auditing_one_config_says_the_configs_were_not_compared(built_spl_judge,
     assert main(["audit", str(built_spl_judge), "--config_name", "common_support", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert any("not checked against each other" in n for n in out["notes"])
+
+
+def _edit_json(path: Path, edit) -> None:
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def test_the_build_names_the_verdict_judge_of_the_judge_column(built_spl_judge):
+    report = json.loads((built_spl_judge / "build_report.json").read_text())
+    (judge,) = report["producers"]["verdict_judge"]["identities"]
+    assert judge["model_id"] == report["judge"]["model_id"] and judge["mode"] == "constrained"
+    quality = report["label_quality"]["verdict_judge"]
+    assert quality["candidates"] == 144 and quality["status"]["not_judged"] > 0
+    assert 0 <= quality["off_label_mass"]["q10"] <= quality["off_label_mass"]["q90"] <= 1
+    assert _audit(built_spl_judge).failures == []
+
+
+@pytest.mark.parametrize(
+    ("file", "edit", "message"),
+    [
+        (
+            "build_report.json",
+            lambda d: d["producers"].pop("labeler"),
+            "build_report.json: producers.labeler is missing",
+        ),
+        (
+            "build_report.json",
+            lambda d: d["producers"]["verdict_judge"]["identities"][0].update(model_id="other/judge"),
+            "build_report.json: producers.verdict_judge names [('other/judge'",
+        ),
+        (
+            "build_report.json",
+            lambda d: d["label_quality"]["released_status"]["response"].update(ok=1),
+            "build_report.json: label_quality.released_status response.ok is 1, recomputed",
+        ),
+        (
+            "build_report.json",
+            lambda d: d["label_quality"]["verdict_judge"]["off_label_mass"].update(q50=0.5),
+            "build_report.json: label_quality.verdict_judge off_label_mass.q50 is 0.5",
+        ),
+        (
+            "card.json",
+            lambda d: d["kwargs"]["producers"]["generator"].update(identities=[{"model_id": "x"}]),
+            "card.json: producers differ from build_report.json",
+        ),
+        (
+            "card.json",
+            lambda d: d["kwargs"]["released_status"]["prompt"].update(ok=0),
+            "card.json: released_status prompt.ok is 0",
+        ),
+    ],
+)
+def test_an_edited_producer_or_quality_figure_is_caught(judge_copy, file, edit, message):
+    _edit_json(judge_copy / file, edit)
+    failures = _audit(judge_copy).failures
+    assert any(f.startswith(message) for f in failures), failures

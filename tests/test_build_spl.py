@@ -294,3 +294,93 @@ def test_the_fields_table_describes_every_released_column(built_spl_judge):
     for config in ("derivations", "judge_derivations"):
         columns = next(iter(load_dataset(str(built_spl_judge), config).values())).column_names
         assert set(columns) <= {n.strip() for n in named}, config
+
+
+LABELER = {
+    "model_id": "org/labeler",
+    "model_revision": "abc123",
+    "backend": "hf",
+    "dtype": "float32",
+    "mode": "constrained",
+    "template_hash": "t1",
+}
+
+
+def test_recorded_attributes_without_a_producer_say_so_and_invent_none(built_spl):
+    report = json.loads((built_spl / "build_report.json").read_text())
+    card = (built_spl / "README.md").read_text()
+    for role, n in (("labeler", 48 + 144), ("generator", 144)):
+        p = report["producers"][role]
+        assert p == {"status": "not_recorded", "records": n, "records_without_identity": n, "identities": []}
+    assert "verdict_judge" not in report["producers"]  # no verdict file: no verdict judge to name
+    assert card.count("recorded, producer not recorded") == 2
+    kwargs = json.loads((built_spl / "card.json").read_text())["kwargs"]
+    assert kwargs["producers"] == report["producers"]
+
+
+def test_producers_and_labeler_quality_come_from_the_records(tmp_path):
+    prompts = [{**PROMPT, "labeler": LABELER, "label_mass": dict.fromkeys(PROMPT["attributes"], 0.9)}]
+    low = {**CAND, "candidate_id": "c2", "attributes": None, "parse_status": "low_label_mass"}
+    cands = [
+        {**CAND, "labeler": LABELER, "label_mass": dict.fromkeys(CAND["attributes"], 0.75)},
+        {**low, "labeler": LABELER, "generator": {**LABELER, "mode": "generate"}},
+        {**CAND, "candidate_id": "c3", "response": "kill -9 PID."},  # a record that names no producer
+    ]
+    p, c = _records(tmp_path, prompts, cands)
+    build_spl(SPLBuildConfig(prompts=str(p), candidates=str(c), output_dir=str(tmp_path / "ds")))
+    report = json.loads((tmp_path / "ds" / "build_report.json").read_text())
+    labeler = report["producers"]["labeler"]
+    assert labeler["status"] == "partly_recorded" and labeler["records_without_identity"] == 1
+    assert labeler["identities"] == [{**LABELER, "records": 3}]
+    assert report["producers"]["generator"]["identities"] == [{**LABELER, "mode": "generate", "records": 1}]
+    q = report["label_quality"]["attributes"]
+    assert (q["topic"]["items"], q["topic"]["parse_failures"], q["topic"]["not_judged"]) == (1, 0, 0)
+    assert q["refusal"]["not_judged"] == 1 and q["refusal"]["with_mass"] == 1
+    assert q["refusal"]["off_label_mass"]["q50"] == pytest.approx(0.25)
+    assert q["topic"]["off_label_mass"]["q90"] == pytest.approx(0.1)
+    assert report["label_quality"]["released_status"] == {
+        "prompt": {"ok": 1},
+        "response": {"low_label_mass": 1, "ok": 2},
+    }
+    card = (tmp_path / "ds" / "README.md").read_text()
+    assert (
+        "| attribute labeler | `org/labeler` | `abc123` | `hf` | `float32` | `constrained` | `t1` | 3 |"
+        in card
+    )
+    assert "| refusal | response | 3 | 0 | 1 | 0 | 0.25 / 0.25 / 0.25 |" in card
+
+
+@pytest.mark.parametrize(
+    ("labeler", "message"),
+    [
+        ("org/model", r"c.jsonl:1: field 'labeler' must be an object or null"),
+        ({"model": "x"}, r"c.jsonl:1: field 'labeler' has unknown keys \['model'\]"),
+        ({"model_id": 3}, r"c.jsonl:1: field labeler.model_id must be a string or null"),
+    ],
+)
+def test_a_malformed_producer_names_file_line_and_field(tmp_path, labeler, message):
+    p, c = _records(tmp_path, [PROMPT], [{**CAND, "labeler": labeler}, {**CAND, "candidate_id": "c2"}])
+    with pytest.raises(ValueError, match=message):
+        build_spl(SPLBuildConfig(prompts=str(p), candidates=str(c), output_dir=str(tmp_path / "ds")))
+    assert not (tmp_path / "ds").exists()
+
+
+def test_a_rater_panel_puts_tables_v_and_xi_in_the_card(tmp_path):
+    cands = [CAND, {**CAND, "candidate_id": "c2"}]
+    p, c = _records(tmp_path, [PROMPT], cands)
+    panel = tmp_path / "panel.jsonl"
+    rows = [{"item_id": "p1", "rater_id": f"r{i}", "attribute": "method", "label": "true"} for i in range(3)]
+    rows += [
+        {"item_id": "c2", "rater_id": f"r{i}", "attribute": "refusal", "label": "true"} for i in range(3)
+    ]
+    panel.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    build_spl(
+        SPLBuildConfig(prompts=str(p), candidates=str(c), panel=str(panel), output_dir=str(tmp_path / "ds"))
+    )
+    report = json.loads((tmp_path / "ds" / "build_report.json").read_text())
+    agreement = report["panel"]["agreement"]["attributes"]
+    assert agreement["method"]["correct"] == 1 and agreement["refusal"]["correct"] == 0  # c2 says no refusal
+    card = (tmp_path / "ds" / "README.md").read_text()
+    assert "### Agreement with the rater panel (`panel.jsonl`)" in card
+    assert "#### Agreement with the panel's plurality reference (Table V" in card
+    assert "#### Ties, reference positives, model errors, rater agreement (Table XI)" in card

@@ -318,3 +318,127 @@ def test_a_release_whose_decontamination_removes_everything_stops_before_any_mod
     assert main(args) == 2
     err = capsys.readouterr().err
     assert "decontamination removed all" in err and "xstest" in err and "Traceback" not in err
+
+
+def test_spl_release_in_json_mode_records_producers_parse_failures_and_the_candidate_share(
+    tmp_path, tiny_model_dir
+):
+    # issue 16: the paper's procedure (JSON labeling, Table VI's generation share) and who produced what
+    from spl_hf.backends.generate import GenerationConfig
+    from spl_hf.decontam import DecontamConfig
+    from spl_hf.release.spl_safety import SPLReleaseConfig, make_release
+
+    cfg = SPLReleaseConfig(
+        prompt_sources=[
+            f"xstest={SOURCES / 'xstest.jsonl'}",
+            f"do_not_answer={SOURCES / 'do_not_answer.jsonl'}",
+        ],
+        candidate_fraction=["xstest=1/2", "do_not_answer=1"],
+        model=str(tiny_model_dir),
+        labeler_mode="json",
+        verdict_judge=True,
+        heldout_files=[f"harmbench={SOURCES / 'harmbench_behaviors_text_all.csv'}"],
+        run_dir=str(tmp_path / "run"),
+        output_dir=str(tmp_path / "ds"),
+    )
+    gen = GenerationConfig(instructions=["comply", "refuse"], max_new_tokens=4, progress=False)
+    release = make_release(cfg, gen, DecontamConfig(heldout=["harmbench"]))
+    release.log = lambda *_: None
+    report = release.run()
+    counts = {s["name"]: s["counts"] for s in report["stages"]}
+    # xstest: half of its drawn prompts (rounded half up) get candidates, the rest are counted
+    drawn = counts["decontaminate"]["drawn"]
+    assert counts["generate"]["without_candidates"] == {"xstest": drawn["xstest"] // 2, "do_not_answer": 0}
+    assert counts["generate"]["prompts"] == drawn["do_not_answer"] + drawn["xstest"] - drawn["xstest"] // 2
+    built = json.loads((tmp_path / "ds" / "build_report.json").read_text())
+    producers = built["producers"]
+    (labeler,) = producers["labeler"]["identities"]
+    (generator,) = producers["generator"]["identities"]
+    (judge,) = producers["verdict_judge"]["identities"]
+    assert labeler["mode"] == "json" and labeler["backend"] == "hf" and labeler["dtype"] == "float32"
+    assert generator["mode"] == "generate" and generator["model_revision"] == labeler["model_revision"]
+    assert judge["mode"] == "constrained" and judge["model_id"] == labeler["model_id"]
+    assert all(p["records_without_identity"] == 0 for p in producers.values())
+    # a random tiny model writes no JSON: every item is a recorded parse failure, none defaulted
+    quality = built["label_quality"]["attributes"]
+    assert quality["topic"]["parse_failures"] == quality["topic"]["items"] > 0
+    assert quality["refusal"]["off_label_mass"]["q50"] is None  # json mode stores no letter mass
+    card = (tmp_path / "ds" / "README.md").read_text()
+    assert "## Who produced the model outputs" in card and f"`{labeler['template_hash']}`" in card
+    from spl_hf.audit import audit
+
+    assert audit(tmp_path / "ds").result.ok
+
+
+# Table VI: (pool, candidate generation) per source, in prompts.
+TABLE_VI = {
+    "ultrachat": (1439, 1007),
+    "or_bench_80k": (1189, 833),
+    "xstest": (250, 174),
+    "harmbench": (400, 280),
+    "do_not_answer": (938, 656),
+    "malicious_instruct": (100, 70),
+}
+
+
+def test_the_paper_recipe_labels_in_json_mode_and_generates_for_table_vis_share(tmp_path, capsys):
+    assert (
+        main(["release", "spl", "--config", str(REPO / "recipes" / "spl" / "paper.yaml"), "--dry_run"]) == 0
+    )
+    out = capsys.readouterr().out
+    plan, _ = json.JSONDecoder().raw_decode(out[out.index("{") :])
+    assert plan["labeler_mode"] == "json"
+    assert plan["pool_sizes"] == {s: pool for s, (pool, _) in TABLE_VI.items()}
+    from spl_hf.recipes import parse_recipe
+    from spl_hf.release.spl_safety import make_release
+
+    cfg, gen, decontam = parse_recipe(REPO / "recipes" / "spl" / "paper.yaml")[:3]
+    release = make_release(cfg, gen, decontam)
+    prompts = [
+        {"prompt_id": f"{s}-{i}", "source": s} for s, (pool, _) in TABLE_VI.items() for i in range(pool)
+    ]
+    chosen, without = release._with_candidates(prompts)
+    assert without == {s: pool - generated for s, (pool, generated) in TABLE_VI.items()}
+    # seeded and independent of row order: the same prompts get candidates when the rows are reversed
+    again, _ = release._with_candidates(prompts[::-1])
+    assert {p["prompt_id"] for p in again} == {p["prompt_id"] for p in chosen}
+    (constrained,) = parse_recipe(REPO / "recipes" / "spl" / "paper_constrained.yaml")[:1]
+    assert (
+        constrained.labeler_mode == "constrained" and constrained.candidate_fraction == cfg.candidate_fraction
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("xstest=0", "candidate_fraction xstest: must be above 0 and at most 1, got 0"),
+        ("xstest=3/2", "candidate_fraction xstest: must be above 0 and at most 1, got 3/2"),
+        ("xstest=most", "candidate_fraction xstest: expected a share such as 0.7 or 1007/1439, got 'most'"),
+        ("ultrachat=0.5", "candidate_fraction: ['ultrachat'] are not among prompt_sources"),
+    ],
+)
+def test_a_bad_candidate_fraction_is_a_one_line_error(tmp_path, capsys, value, message):
+    args = _spl_args(tmp_path, prompt_sources=f"xstest={SOURCES / 'xstest.jsonl'}", candidate_fraction=value)
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_a_recorded_spl_release_with_a_panel_shows_the_labelers_agreement(tmp_path, capsys):
+    panel = tmp_path / "panel.jsonl"
+    rows = [
+        {"item_id": "p001", "rater_id": f"r{i}", "attribute": "topic", "label": label}
+        for i, label in enumerate(["benign", "benign", "chemistry_biology"])
+    ]
+    panel.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    base = ["release", "spl", "--config", str(REPO / "recipes" / "spl" / "sample.yaml")]
+    where = ["--run_dir", str(tmp_path / "run"), "--output_dir", str(tmp_path / "ds")]
+    assert main([*base, *where, "--panel", str(panel)]) == 0
+    report = json.loads((tmp_path / "ds" / "build_report.json").read_text())
+    assert report["panel"]["agreement"]["attributes"]["topic"]["correct"] == 1  # p001 is recorded benign
+    card = (tmp_path / "ds" / "README.md").read_text()
+    assert "### Agreement with the rater panel (`panel.jsonl`)" in card and "| topic | 1/1 |" in card
+    assert card.count("recorded, producer not recorded") == 2  # the sample's records name no producer
+    capsys.readouterr()
+    assert main([*base, *where, "--panel", str(tmp_path / "missing.jsonl")]) == 2
+    assert "panel: " in capsys.readouterr().err

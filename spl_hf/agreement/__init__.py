@@ -9,7 +9,7 @@ from spl_hf.lazy import lazy_exports
 if TYPE_CHECKING:
     from spl_hf.agreement.config import AgreementArgs
     from spl_hf.agreement.figure import figure_agreement
-    from spl_hf.agreement.io import ModelLabel, PanelLabel, read_model_labels, read_panel
+    from spl_hf.agreement.io import ModelLabel, PanelLabel, normalise_label, read_model_labels, read_panel
     from spl_hf.agreement.measures import binary_counts, cohen_kappa, confusion, fleiss_kappa, plurality
     from spl_hf.agreement.panel import AgreementReport, AttributeAgreement, Confusion, panel_agreement
 
@@ -25,6 +25,7 @@ __all__ = [
     "confusion",
     "figure_agreement",
     "fleiss_kappa",
+    "normalise_label",
     "panel_agreement",
     "plurality",
     "read_model_labels",

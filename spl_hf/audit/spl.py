@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from spl_hf.audit.judge import audit_judge_table
 from spl_hf.audit.load import BUILD_REPORT, BuiltFolder, LoadedSplit, read_build_report
+from spl_hf.audit.spl_evidence import check_spl_evidence
 from spl_hf.audit.verify import RuleAuditReport, audit_batches, merge_reports
 from spl_hf.contract import combine, hash_array
 from spl_hf.derive import DIGEST_COLUMNS, JUDGE_COLUMN
@@ -117,6 +118,11 @@ def audit_spl_folder(
         return out
     out.failures += _expected_configs(built)
     out.failures += set_checks(built)
+    der = _concat(built, "derivations")
+    if der is not None and "attribute_status" in der.column_names:
+        jd = _concat(built, "judge_derivations")
+        judged = jd if jd is not None and JUDGE_COLUMN in jd.column_names else None
+        out.failures += check_spl_evidence(Path(built.path), der, judged)
     return out
 
 

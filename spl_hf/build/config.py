@@ -54,6 +54,15 @@ class SPLBuildConfig:
             "configs (the judge comparison of Tables IX and X)."
         },
     )
+    panel: str | None = field(
+        default=None,
+        metadata={
+            "help": "Human rater panel (JSON Lines or parquet: item_id, rater_id, attribute, label; as "
+            "`spl-hf agreement --panel` reads) whose items are prompt_ids (prompt attributes) or "
+            "candidate_ids (response attributes) of these records: the labeler's agreement with it "
+            "(Tables V and XI) goes into the card and the build report."
+        },
+    )
     max_shard_size: str = field(
         default=DEFAULT_MAX_SHARD_SIZE, metadata={"help": "Largest parquet shard (Arrow size), e.g. 500MB."}
     )

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -22,6 +23,8 @@ from datasets.table import InMemoryTable
 
 from spl_hf.build.card_sections import harmful_pools, markdown_table, origins_markdown, shares, stage_table
 from spl_hf.build.config import SAMPLE, SPLBuildConfig
+from spl_hf.build.spl_evidence import card_context as evidence_card
+from spl_hf.build.spl_evidence import evidence, evidence_report
 from spl_hf.contract import (
     DECONTAMINATION_FILE,
     CompositionTables,
@@ -125,7 +128,7 @@ def split_by_source(table: pa.Table) -> dict[str, pa.Table]:
 def _inputs(cfg: SPLBuildConfig) -> list[str]:
     return [
         p
-        for p in (cfg.prompts, cfg.candidates, cfg.rulebase, cfg.decontamination, cfg.verdicts)
+        for p in (cfg.prompts, cfg.candidates, cfg.rulebase, cfg.decontamination, cfg.verdicts, cfg.panel)
         if p and p != SAMPLE
     ]
 
@@ -170,22 +173,34 @@ def _judge_configs(
     return configs, tables, info
 
 
+class _Inputs(NamedTuple):
+    prompts_path: Path
+    cands_path: Path
+    verdict_rows: list[dict] | None
+    records: dict | None  # verdict records by candidate id
+
+
+def _read_inputs(cfg: SPLBuildConfig, rb: RuleBase) -> _Inputs:
+    prompts_path = sample_path("spl_prompts.jsonl") if cfg.prompts == SAMPLE else Path(cfg.prompts)
+    cands_path = sample_path("spl_candidates.jsonl") if cfg.candidates == SAMPLE else Path(cfg.candidates)
+    # The verdict file is checked before any work, like every other input.
+    verdict_rows = read_jsonl(cfg.verdicts) if cfg.verdicts else None
+    records = (
+        parse_verdict_records(verdict_rows, dict(rb.verdicts), str(cfg.verdicts))
+        if verdict_rows is not None
+        else None
+    )
+    return _Inputs(prompts_path, cands_path, verdict_rows, records)
+
+
 def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     guard_dir(cfg.output_dir, overwrite=cfg.overwrite, inputs=_inputs(cfg))  # before any work
     rb = load_rulebase(cfg.rulebase) if cfg.rulebase else default_rulebase()
     rb_text = Path(cfg.rulebase).read_text() if cfg.rulebase else rb.to_yaml()
-    prompts_path = sample_path("spl_prompts.jsonl") if cfg.prompts == SAMPLE else Path(cfg.prompts)
-    cands_path = sample_path("spl_candidates.jsonl") if cfg.candidates == SAMPLE else Path(cfg.candidates)
-    # The verdict file is checked before any work, like every other input.
-    records = (
-        parse_verdict_records(read_jsonl(cfg.verdicts), dict(rb.verdicts), str(cfg.verdicts))
-        if cfg.verdicts
-        else None
-    )
+    prompts_path, cands_path, verdict_rows, records = _read_inputs(cfg, rb)
     prompt_records = read_jsonl(prompts_path)
-    cpairs = candidate_pairs(
-        prompt_records, read_jsonl(cands_path), rb.schema, str(prompts_path), str(cands_path)
-    )
+    cand_records = read_jsonl(cands_path)
+    cpairs = candidate_pairs(prompt_records, cand_records, rb.schema, str(prompts_path), str(cands_path))
     pairs = cpairs.table
     # A prompt with fewer than two candidates forms no pair: report it rather than lose it quietly.
     paired = set(pairs.column("prompt_id").to_pylist())
@@ -195,14 +210,17 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     configs = _rule_configs(derived, labeled, derived_features(rb.schema))
     splits = {s: t.num_rows for s, t in configs[-1].splits.items()}  # the `derivations` config's
     tables = composition_tables(derived)
-    judge, judge_info = None, None
+    judge, judge_info, judged = None, None, None
     if records is not None:
         judge_cfgs, jt, judge_info = _judge_configs(cfg, records, derived, cpairs, rb)
         configs += judge_cfgs
+        judged = jt.derivations
         judge = judge_comparison_tables(
             derived.append_column(JUDGE_COLUMN, jt.derivations.column(JUDGE_COLUMN)), dict(rb.verdicts)
         )
         judge_info["tables"] = judge.to_dict()
+    files = (prompts_path.name, cands_path.name)
+    ev = evidence(prompt_records, cand_records, files, rb.schema, derived, verdict_rows, cfg, judged)
     decontamination = read_decontamination(cfg.decontamination) if cfg.decontamination else None
     source_licenses = {s: SOURCE_LICENSES.get(s, "unknown") for s in splits}
     card_kwargs = _card_kwargs(cfg, rb, derived, labeled, splits, tables, source_licenses, configs)
@@ -213,6 +231,8 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
         judge=judge_info,
         judge_tables=judge.to_markdown() if judge else None,
         common_configs=[c.name for c in configs if c.name.startswith("common_support")],
+        producers=ev["producers"],
+        **evidence_card(ev),
     )
     card_kwargs.update(_construction_kwargs(derived, labeled, splits, decontamination))
     readme = render_card("spl_dataset.md.j2", configs, **card_kwargs)
@@ -229,6 +249,7 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
         "tables": tables.to_dict(),
         "decontamination": decontamination.summary if decontamination else None,
         **({"judge": judge_info} if judge_info else {}),
+        **evidence_report(ev),
     }
     written = write_dataset_folder(
         cfg.output_dir,

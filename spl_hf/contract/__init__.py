@@ -36,6 +36,11 @@ if TYPE_CHECKING:
         tenet_quality,
     )
     from spl_hf.contract.scores import pair_input_hash, score_from_probs, scores_from_probs
+    from spl_hf.contract.spl_quality import (
+        record_label_quality,
+        released_judge_quality,
+        released_label_status,
+    )
     from spl_hf.contract.tenet_rows import (
         CERTIFICATE_FILE,
         DIGEST_DERIVATION,
@@ -84,6 +89,9 @@ __all__ = [
     "pair_input_hash",
     "position_counts",
     "read_decontamination",
+    "record_label_quality",
+    "released_judge_quality",
+    "released_label_status",
     "row_digests",
     "score_from_probs",
     "score_index",

@@ -106,12 +106,25 @@ class SPLReleaseConfig(ReleaseSettings, ModelArgs):
         metadata={"help": "Prompts drawn per source as 'source=N' (a seeded draw; default: every prompt)."},
     )
     draw_seed: int = field(default=0, metadata={"help": "Seed of the per-source prompt draw."})
+    candidate_fraction: list[str] = field(
+        default_factory=list,
+        metadata={
+            "help": "Share of each source's drawn prompts that get candidates, as 'source=0.7' or "
+            "'source=1007/1439' (a seeded choice after decontamination and the draw, rounded half up; "
+            "Table VI generates for about 0.7 of each pool). The other prompts are counted in the generate stage "
+            "and get no candidates. Default: every drawn prompt."
+        },
+    )
     rulebase: str | None = field(
         default=None, metadata={"help": "Rule base YAML (default: the packaged one)."}
     )
     margin: int = field(default=1, metadata={"help": "Minimum rank difference for a label."})
     labeler_mode: str = field(
-        default="constrained", metadata={"help": "constrained (default) or json labeling."}
+        default="constrained",
+        metadata={
+            "help": "constrained (default: letter probabilities, no parse failure) or json (the paper's "
+            "mode: one JSON object per item; unparsable output is recorded as invalid_json or schema_error)."
+        },
     )
     recorded_prompts: str | None = field(
         default=None,
@@ -137,6 +150,14 @@ class SPLReleaseConfig(ReleaseSettings, ModelArgs):
         metadata={
             "help": "Model of the verdict judge (a local folder or Hub id, same backend and settings); "
             "default: the model that generates and labels."
+        },
+    )
+    panel: str | None = field(
+        default=None,
+        metadata={
+            "help": "Human rater panel (JSON Lines or parquet: item_id, rater_id, attribute, label) on "
+            "prompt_ids or candidate_ids of this release: the labeler's agreement with it (Tables V and "
+            "XI) goes into the card and the build report."
         },
     )
     recorded_verdicts: str | None = field(

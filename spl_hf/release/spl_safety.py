@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import asdict, dataclass, field, replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +33,7 @@ def recipe_classes() -> tuple[type, ...]:
     return kind_classes("spl")
 
 
-def draw(ids: list[str], n: int, seed: int) -> set[str]:
+def draw(ids: list[str], n: int, seed: int | str) -> set[str]:
     """A seeded draw of ``n`` ids that does not depend on their order (smallest keyed hashes)."""
     keyed = sorted(ids, key=lambda i: hashlib.sha256(f"{seed}\0{i}".encode()).hexdigest())
     return set(keyed[:n])
@@ -84,6 +86,13 @@ class SPLRelease:
         unknown = sorted(set(self.sizes) - {s.source for s in self.sources})
         if unknown:
             raise ValueError(f"pool_sizes: {unknown} are not among prompt_sources")
+        self.fractions = {
+            k: _fraction(v, f"candidate_fraction {k}")
+            for k, v in parse_assignments(self.cfg.candidate_fraction, "candidate_fraction").items()
+        }
+        unknown = sorted(set(self.fractions) - {s.source for s in self.sources})
+        if unknown:
+            raise ValueError(f"candidate_fraction: {unknown} are not among prompt_sources")
         if self.cfg.labeler_mode not in ("constrained", "json"):
             raise ValueError(f"labeler_mode must be 'constrained' or 'json', got {self.cfg.labeler_mode!r}")
         from spl_hf.rules import default_rulebase, load_rulebase
@@ -91,8 +100,11 @@ class SPLRelease:
         self.rulebase = load_rulebase(self.cfg.rulebase) if self.cfg.rulebase else default_rulebase()
         if not self.recorded:
             check_heldout(self.decontam, self.heldout)
+        if self.cfg.panel and not Path(self.cfg.panel).is_file():
+            raise FileNotFoundError(f"panel: {self.cfg.panel} does not exist")
+        panel = [self.cfg.panel] if self.cfg.panel else []
         check_output(
-            self.cfg, [p.location for p in self.sources + self.heldout if p.is_local] + self.records()
+            self.cfg, [p.location for p in self.sources + self.heldout if p.is_local] + self.records() + panel
         )
 
     def records(self) -> list[str]:
@@ -132,6 +144,7 @@ class SPLRelease:
                 "candidates": content(labeled, "candidates.jsonl"),
                 "rulebase": self.rulebase.hash,
                 "margin": c.margin,
+                **({"panel": fingerprint(c.panel)} if c.panel else {}),
                 "verdicts": content(judged, VERDICTS_FILE) if judged else None,
                 "output_dir": c.output_dir,
                 "repo_id": c.repo_id,
@@ -151,6 +164,8 @@ class SPLRelease:
         plan = {
             "sources": [asdict(s) for s in self.sources],
             "pool_sizes": self.sizes,
+            "candidate_fraction": {k: str(v) for k, v in self.fractions.items()},
+            "labeler_mode": c.labeler_mode,
             "stages": ["prompts", "decontaminate", "generate", "label"]
             + (["verdict"] if c.verdict_judge else [])
             + ["write", "audit"]
@@ -184,10 +199,13 @@ class SPLRelease:
         """generate -> label (-> verdict): the stages that run a model, keyed by its settings."""
         c = self.cfg
         model = {"model": c.model, "backend": c.backend, "max_length": c.max_length, **engine_kwargs(c)}
+        # Only when set, so that the stage keys of runs without it stay what they were.
+        share = {"candidate_fraction": self._fraction_key()} if self.fractions else {}
         generated = runner.run(
             "generate",
             {
                 "prompts": content(clean, "prompts.parquet"),
+                **share,
                 **model,
                 "generation": {k: v for k, v in asdict(self.generation).items() if k != "progress"},
             },
@@ -197,6 +215,7 @@ class SPLRelease:
             "label",
             {
                 "candidates": content(generated, "candidates.parquet"),
+                **share,
                 **model,
                 "mode": c.labeler_mode,
                 "schema": self.rulebase.schema.hash,
@@ -264,6 +283,7 @@ class SPLRelease:
                 "verdicts": fingerprint(verdict_file) if verdict_file else None,
                 "rulebase": self.rulebase.hash,
                 "margin": c.margin,
+                **({"panel": fingerprint(c.panel)} if c.panel else {}),
                 "output_dir": c.output_dir,
                 "repo_id": c.repo_id,
                 "pretty_name": c.pretty_name,
@@ -329,6 +349,24 @@ class SPLRelease:
             self.log(f"  warning: no prompt of {', '.join(empty)} is left after decontamination")
         return drawn, {"drawn": counts, "pool_sizes": dict(self.sizes), "empty_sources": empty}
 
+    def _fraction_key(self) -> dict[str, str]:
+        return {k: str(v) for k, v in sorted(self.fractions.items())}
+
+    def _with_candidates(self, prompts: list[dict]) -> tuple[list[dict], dict[str, int]]:
+        """The drawn prompts that get candidates (a seeded choice of each source's candidate_fraction,
+        independent of row order), and per source how many get none."""
+        chosen: set[str] = set()
+        without: dict[str, int] = {}
+        for name in dict.fromkeys(p["source"] for p in prompts):
+            ids = [p["prompt_id"] for p in prompts if p["source"] == name]
+            share = self.fractions.get(name, Fraction(1))
+            n = math.floor(share * len(ids) + Fraction(1, 2))  # rounded half up, exactly
+            # A seed of its own, so the choice is not the first n of the pool draw's order.
+            picked = draw(ids, n, f"candidates:{self.cfg.draw_seed}") if n < len(ids) else set(ids)
+            chosen |= picked
+            without[name] = len(ids) - len(picked)
+        return [p for p in prompts if p["prompt_id"] in chosen], without
+
     def _decontaminate(self, prompts_dir: Path, out: Path) -> dict[str, Any]:
         import pyarrow.parquet as pq
 
@@ -352,9 +390,10 @@ class SPLRelease:
 
         from spl_hf.backends import CandidateGenerator, ResultCache, prompts_from_rows
 
+        chosen, without = self._with_candidates(pq.read_table(clean_dir / "prompts.parquet").to_pylist())
         rows = [
             {"prompt_id": r["prompt_id"], "prompt": [{"role": "user", "content": r["prompt"]}]}
-            for r in pq.read_table(clean_dir / "prompts.parquet").to_pylist()
+            for r in chosen
         ]
         prompts, failures = prompts_from_rows(rows)
         self._model = load_backend(self.cfg)
@@ -369,6 +408,7 @@ class SPLRelease:
             "candidates": len(cands),
             "failed": len(failures) + len(items) - len(cands),
             "at_limit": sum(bool(r["hit_limit"]) for r in cands),
+            "without_candidates": without,
             "computed": stats.get("computed"),
             "cached": stats.get("cached"),
         }
@@ -380,7 +420,7 @@ class SPLRelease:
         from spl_hf.backends import AttributeLabeler, LabelerConfig, ResultCache, items_from_rows
 
         cands = pq.read_table(gen_dir / "candidates.parquet").to_pylist()
-        prompts = pq.read_table(clean_dir / "prompts.parquet").to_pylist()
+        prompts, _ = self._with_candidates(pq.read_table(clean_dir / "prompts.parquet").to_pylist())
         rows = [
             {"prompt_id": r["prompt_id"], "prompt": [{"role": "user", "content": r["prompt"]}]}
             for r in prompts
@@ -405,9 +445,12 @@ class SPLRelease:
         by_id = {
             (r["scope"], r["prompt_id"] if r["scope"] == "prompt" else r["response_id"]): r for r in labels
         }
+        engine = _engine(model)
+        labeler_id = {**engine, "mode": labeler.config.mode, **_model_identity(labeler)}
         with open(out / "prompts.jsonl", "w", encoding="utf-8") as fh:
             for p in prompts:
-                fh.write(json.dumps(_record(p, by_id.get(("prompt", p["prompt_id"]))), sort_keys=True) + "\n")
+                rec = {**_record(p, by_id.get(("prompt", p["prompt_id"]))), "labeler": labeler_id}
+                fh.write(json.dumps(rec, sort_keys=True) + "\n")
         with open(out / "candidates.jsonl", "w", encoding="utf-8") as fh:
             for r in cands:
                 lab = by_id.get(("response", r["response_id"]))
@@ -417,6 +460,15 @@ class SPLRelease:
                     "instruction": r["instruction"],
                     "response": r["response"],
                     **_attrs(lab),
+                    "labeler": labeler_id,
+                    # The generate stage runs the same model settings; its rows carry the weights' identity.
+                    "generator": {
+                        **engine,
+                        "mode": "generate",
+                        "model_id": r["model_id"],
+                        "model_revision": r["model_revision"],
+                        "template_hash": r["template_hash"],
+                    },
                 }
                 fh.write(json.dumps(rec, sort_keys=True) + "\n")
         statuses: dict[str, int] = {}
@@ -472,7 +524,8 @@ class SPLRelease:
                         row["template_hash"],
                     )
                     verdicts[row["verdict"]] = verdicts.get(row["verdict"], 0) + 1
-                fh.write(verdict_record_json(rec, r["prompt_id"], judge.verdicts) + "\n")
+                line = json.loads(verdict_record_json(rec, r["prompt_id"], judge.verdicts))
+                fh.write(json.dumps({**line, "engine": _engine(model)}, sort_keys=True) + "\n")
         return {
             "candidates": len(cands),
             "judged": len(got),
@@ -515,6 +568,7 @@ class SPLRelease:
                 pretty_name=c.pretty_name or "SPL safety preference pairs",
                 decontamination=decontamination,
                 verdicts=verdicts,
+                panel=c.panel,
             )
         )
         (out / WRITTEN).write_text(manifest_hash(c.output_dir) or "", encoding="utf-8")
@@ -567,9 +621,30 @@ class SPLRelease:
 
 def _attrs(label: dict | None) -> dict[str, Any]:
     if label is None:  # the labeler could not take this item: recorded, never defaulted
-        return {"attributes": None, "parse_status": "not_labeled", "raw_output": None}
+        return {"attributes": None, "parse_status": "not_labeled", "raw_output": None, "label_mass": None}
     attrs = json.loads(label["attributes_json"]) if label.get("attributes_json") else None
-    return {"attributes": attrs, "parse_status": label["status"], "raw_output": label.get("raw_text")}
+    return {
+        "attributes": attrs,
+        "parse_status": label["status"],
+        "raw_output": label.get("raw_text"),
+        # Constrained mode: the probability the answer letters held per attribute (the rest is off-label).
+        "label_mass": json.loads(label["mass_json"]) if label.get("mass_json") else None,
+    }
+
+
+def _engine(model: Any) -> dict[str, Any]:
+    """Backend and resolved dtype of a loaded model, as every record of its outputs names them."""
+    engine = getattr(model, "engine", None) or {}
+    return {"backend": engine.get("backend"), "dtype": engine.get("dtype")}
+
+
+def _model_identity(labeler: Any) -> dict[str, Any]:
+    info = labeler.backend.info
+    return {
+        "model_id": info.model_id,
+        "model_revision": info.revision,
+        "template_hash": labeler.template_hash,
+    }
 
 
 def _record(prompt: dict, label: dict | None) -> dict[str, Any]:
@@ -580,6 +655,17 @@ def _record(prompt: dict, label: dict | None) -> dict[str, Any]:
         "prompt": prompt["prompt"],
         **_attrs(label),
     }
+
+
+def _fraction(value: str, what: str) -> Fraction:
+    """A share in (0, 1] written as a decimal or a ratio ('0.7', '1007/1439'), kept exact."""
+    try:
+        share = Fraction(value)
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"{what}: expected a share such as 0.7 or 1007/1439, got {value!r}") from None
+    if not 0 < share <= 1:
+        raise ValueError(f"{what}: must be above 0 and at most 1, got {value}")
+    return share
 
 
 def _positive_int(value: str, what: str) -> int:

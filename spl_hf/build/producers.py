@@ -1,0 +1,109 @@
+"""Who produced the model outputs of an SPL build: the attribute labeler, the candidate generator and
+the verdict judge, each as the identities its records name (never an invented one).
+
+A record names its producer under ``labeler`` / ``generator`` (an object of :data:`IDENTITY_FIELDS`;
+the SPL release writes them); verdict records carry the judge's model, revision and template at top
+level and its engine under ``engine``. Records from elsewhere that name none are reported as
+recorded with no producer.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+IDENTITY_FIELDS = ("model_id", "model_revision", "backend", "dtype", "mode", "template_hash")
+ROLES = ("labeler", "generator", "verdict_judge")
+NOT_RECORDED = "recorded, producer not recorded"
+VERDICT_MODE = "constrained"  # the verdict judge reads letter probabilities, one per verdict
+
+
+def _identity(rec: Mapping, key: str, where: str) -> tuple | None:
+    ident = rec.get(key)
+    if ident is None:
+        return None
+    at = f"{where}:{rec.get('_line', '?')}"
+    if not isinstance(ident, dict):
+        raise ValueError(f"{at}: field {key!r} must be an object or null, got {type(ident).__name__}")
+    unknown = sorted(set(ident) - set(IDENTITY_FIELDS))
+    if unknown:
+        raise ValueError(f"{at}: field {key!r} has unknown keys {unknown} (known: {list(IDENTITY_FIELDS)})")
+    values = tuple(ident.get(f) for f in IDENTITY_FIELDS)
+    for name, v in zip(IDENTITY_FIELDS, values, strict=True):
+        if v is not None and not isinstance(v, str):
+            raise ValueError(f"{at}: field {key}.{name} must be a string or null, got {v!r}")
+    return values
+
+
+def producer(identities: Iterable[tuple | None]) -> dict[str, Any]:
+    """The distinct identities behind a set of records, with how many records each produced."""
+    seen = list(identities)
+    counts = Counter(i for i in seen if i is not None)
+    without = sum(i is None for i in seen)
+    found = [
+        {**dict(zip(IDENTITY_FIELDS, ident, strict=True)), "records": n}
+        for ident, n in sorted(counts.items(), key=lambda kv: tuple(str(x) for x in kv[0]))
+    ]
+    status = "recorded" if found and not without else "partly_recorded" if found else "not_recorded"
+    return {"status": status, "records": len(seen), "records_without_identity": without, "identities": found}
+
+
+def record_producers(
+    prompts: list[Mapping], candidates: list[Mapping], prompts_file: str, candidates_file: str
+) -> dict[str, Any]:
+    """The labeler (prompt and candidate records) and the generator (candidate records)."""
+    labeler = [_identity(r, "labeler", prompts_file) for r in prompts]
+    labeler += [_identity(r, "labeler", candidates_file) for r in candidates]
+    generator = [_identity(r, "generator", candidates_file) for r in candidates]
+    return {"labeler": producer(labeler), "generator": producer(generator)}
+
+
+def verdict_producer(rows: list[Mapping], where: str) -> dict[str, Any]:
+    """The verdict judge of the judged verdict rows: model, revision and template from the row, the
+    backend and dtype from its ``engine`` object where the row has one."""
+    out = []
+    for row in rows:
+        if row.get("status", "ok") != "ok":
+            continue  # not judged: no model produced this record
+        engine = row.get("engine") or {}
+        if not isinstance(engine, dict):
+            raise ValueError(f"{where}:{row.get('_line', '?')}: field 'engine' must be an object or null")
+        ident = {
+            "model_id": row.get("model_id"),
+            "model_revision": row.get("model_revision"),
+            "backend": engine.get("backend"),
+            "dtype": engine.get("dtype"),
+            "mode": VERDICT_MODE,
+            "template_hash": row.get("template_hash"),
+        }
+        out.append(_identity({"judge": ident, "_line": row.get("_line")}, "judge", where))
+    return producer(out)
+
+
+def card_rows(producers: Mapping[str, Any]) -> list[dict[str, str]]:
+    """One card row per (role, identity); a role with records but no identity says so."""
+    names = {
+        "labeler": "attribute labeler",
+        "generator": "candidate generator",
+        "verdict_judge": "verdict judge",
+    }
+    rows = []
+    for role in ROLES:
+        p = producers.get(role)
+        if p is None:
+            continue
+        for ident in p["identities"]:
+            cells = {f: f"`{ident[f]}`" if ident[f] else "not recorded" for f in IDENTITY_FIELDS}
+            rows.append({"role": names[role], **cells, "records": str(ident["records"])})
+        if p["records_without_identity"]:
+            blank = dict.fromkeys(IDENTITY_FIELDS, "—")
+            rows.append(
+                {
+                    "role": names[role],
+                    **blank,
+                    "model_id": NOT_RECORDED,
+                    "records": str(p["records_without_identity"]),
+                }
+            )
+    return rows
