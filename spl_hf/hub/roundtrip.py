@@ -7,10 +7,10 @@ digests of the local build folder.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
+from dataclasses import dataclass, field
 
 
 def split_digests(
@@ -35,13 +35,22 @@ def split_digests(
     return out
 
 
+@dataclass
+class RoundtripArgs:
+    """What to read back"""
+
+    path: str = field(metadata={"help": "Dataset folder or Hub repo id.", "positional": True})
+    revision: str | None = field(default=None, metadata={"help": "Hub revision (commit sha) to read."})
+    config_name: list[str] | None = field(
+        default=None, metadata={"help": "Only these configs (default: every config)."}
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m spl_hf.hub.roundtrip")
-    parser.add_argument("path")
-    parser.add_argument("--revision", default=None)
-    parser.add_argument("--config", action="append", help="only this config (repeatable)")
-    args = parser.parse_args(argv)
-    json.dump(split_digests(args.path, args.revision, args.config), sys.stdout)
+    from spl_hf.configs import parse_config
+
+    (args,) = parse_config(RoundtripArgs, argv, prog="python -m spl_hf.hub.roundtrip")
+    json.dump(split_digests(args.path, args.revision, args.config_name), sys.stdout)
     return 0
 
 
