@@ -133,7 +133,14 @@ def _cli(args: list[str], timeout: int = 1200) -> subprocess.CompletedProcess:
 def test_judge_cli_with_vllm_keeps_json_stdout_parseable(vllm_model_dir: Path, tmp_path: Path) -> None:
     pairs = write_jsonl(tmp_path / "pairs.jsonl", [pair_row(i) for i in range(2)])
     args = ["judge", "--pairs", str(pairs), "--tenets", TENETS, "--model", str(vllm_model_dir)]
-    args += ["--cache", str(tmp_path / "c.db"), "--out", str(tmp_path / "o.jsonl"), "--json", "--no-progress"]
+    args += [
+        "--cache",
+        str(tmp_path / "c.db"),
+        "--output_dir",
+        str(tmp_path / "o.jsonl"),
+        "--json",
+        "--no_progress",
+    ]
     proc = _cli([*args, "--backend", "vllm", "--dtype", "float32", "--enforce_eager"])
     summary = json.loads(proc.stdout)  # the whole of stdout: vLLM's logs went to stderr
     assert summary["computed"] == 6

@@ -31,6 +31,11 @@ def client_env(url: str, token: str, hf_home: str) -> dict[str, str]:
     return env
 
 
+def _python(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    """A fresh interpreter (a new user's process: its own HF_HOME) running ``args``; output captured."""
+    return subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, check=False)
+
+
 def _last_line(text: str) -> str:
     lines = text.strip().splitlines()
     return lines[-1] if lines else ""
@@ -48,25 +53,13 @@ def publish_and_load(url: str, token: str, builds: dict[str, Path]) -> tuple[boo
         repo_id = f"{DEMO_ORG}/{name}"
         with tempfile.TemporaryDirectory(prefix="spl-hf-home-") as home:
             env = client_env(url, token, home)
-            pub = subprocess.run(
-                [sys.executable, "-m", "spl_hf.cli", "publish", str(folder), "--repo_id", repo_id, "--json"],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
+            pub = _python(["-m", "spl_hf.cli", "publish", str(folder), "--repo_id", repo_id, "--json"], env)
             if pub.returncode != 0:
                 print(f"{name}: publish failed: {_last_line(pub.stderr)}")
                 ok = False
                 continue
             sha = json.loads(pub.stdout)["commit_sha"]
-            loaded = subprocess.run(
-                [sys.executable, "-m", "spl_hf.hub.roundtrip", repo_id, "--revision", sha],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
+            loaded = _python(["-m", "spl_hf.hub.roundtrip", repo_id, "--revision", sha], env)
         if loaded.returncode != 0:
             print(f"{name}: loading {repo_id}@{sha} failed: {_last_line(loaded.stderr)}")
             ok = False

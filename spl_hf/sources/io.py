@@ -279,14 +279,20 @@ def _lone_surrogate(where: str, what: str) -> UnparsableRecord:
 # --- formats ----------------------------------------------------------------------------------
 
 
+def _text_lines(path: Path, brk: list[_Break | None]) -> Iterator[tuple[int, int, bytes, bool]]:
+    """``_lines`` of a text file, with a UTF-8 byte-order mark at its start removed."""
+    for number, offset, raw, complete in _lines(_chunks(path, brk)):
+        if number == 1 and raw.startswith(_BOM):
+            raw, offset = raw[3:], 3
+        yield number, offset, raw, complete
+
+
 def _read_jsonl(path: Path) -> Records:
     records: Records = []
     brk: list[_Break | None] = [None]
     number, partial = 0, False
-    for number, offset, raw, complete in _lines(_chunks(path, brk)):
+    for number, offset, raw, complete in _text_lines(path, brk):
         partial = not complete
-        if number == 1 and raw.startswith(_BOM):
-            raw, offset = raw[3:], 3
         if not raw.strip():
             continue
         what = f"line {number}"
@@ -566,10 +572,8 @@ def _read_txt(path: Path) -> tuple[Records, tuple[str, ...]]:
     records: Records = []
     brk: list[_Break | None] = [None]
     number, partial = 0, False
-    for number, offset, raw, complete in _lines(_chunks(path, brk)):
+    for number, offset, raw, complete in _text_lines(path, brk):
         partial = not complete
-        if number == 1 and raw.startswith(_BOM):
-            raw, offset = raw[3:], 3
         raw = raw.removesuffix(b"\r")
         if not raw.strip():
             continue
