@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spl_hf.audit import audit_batches
-from spl_hf.derive import derive_row, derive_table, pair_features
+from spl_hf.derive import PRODUCER_FIELDS, derive_row, derive_table, pair_features
 from spl_hf.rules import default_rulebase
 
 WORDS = [
@@ -121,6 +121,16 @@ def synthetic_pairs(n: int, seed: int = 0, text_scale: float = 1.0) -> pa.Table:
         "response_a_attributes": resp[0],
         "response_b_attributes": resp[1],
         "attribute_status": status,
+        # Two labelers and one generator, as short identity keys (the build report lists their identities).
+        "producers": pa.StructArray.from_arrays(
+            [
+                pa.array(
+                    np.array(["labeler0000000a", "labeler0000000b"], dtype=object)[rng.integers(0, 2, n)]
+                )
+                for _ in PRODUCER_FIELDS
+            ],
+            names=list(PRODUCER_FIELDS),
+        ),
     }
     return pa.Table.from_pydict(cols).cast(pair_features(rb.schema).arrow_schema)
 

@@ -62,6 +62,14 @@ def make_pair(i: int, prompt_attrs: dict | None, ra: dict | None, rb_: dict | No
             "response_a": "ok" if ra else "invalid_json",
             "response_b": "ok" if rb_ else "invalid_json",
         },
+        # Producer keys that vary by row, with nulls, so the digests of both paths cover them.
+        "producers": {
+            "prompt_labeler": f"{i % 2:016x}",
+            "response_a_labeler": f"{i % 3:016x}",
+            "response_b_labeler": None if i % 4 == 0 else f"{i % 5:016x}",
+            "response_a_generator": "9" * 16,
+            "response_b_generator": None if i % 2 else "9" * 16,
+        },
     }
     row.update(extra)
     return row

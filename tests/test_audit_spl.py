@@ -11,7 +11,9 @@ import yaml
 from spl_hf.audit.load import read_folder
 from spl_hf.audit.spl import audit_spl_folder
 from spl_hf.cli import main
+from spl_hf.contract import stated_key
 from spl_hf.rules import default_rulebase
+from tests.audit_fixtures import reseal
 from tests.conftest import edit_first_file
 
 
@@ -146,4 +148,58 @@ def test_the_build_names_the_verdict_judge_of_the_judge_column(built_spl_judge):
 def test_an_edited_producer_or_quality_figure_is_caught(judge_copy, file, edit, message):
     _edit_json(judge_copy / file, edit)
     failures = _audit(judge_copy).failures
+    assert any(f.startswith(message) for f in failures), failures
+
+
+def test_a_build_whose_rows_name_their_producers_audits_clean(built_spl_producers, capsys):
+    assert main(["audit", str(built_spl_producers), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["failures"] == []
+
+
+def _forged_key(rows):
+    rows[0]["producers"]["response_b_labeler"] = "0123456789abcdef"
+
+
+def _extra_identity(data):
+    producers = data["kwargs"]["producers"] if "kwargs" in data else data["producers"]
+    ident = {**producers["labeler"]["identities"][0], "model_id": "org/unused"}
+    producers["labeler"]["identities"].append({**ident, "key": stated_key(ident)})
+
+
+def _edited_report_key(data):
+    producers = data["kwargs"]["producers"] if "kwargs" in data else data["producers"]
+    producers["generator"]["identities"][0]["key"] = "0123456789abcdef"
+
+
+@pytest.mark.parametrize(
+    ("rows", "report", "message"),
+    [
+        (
+            _forged_key,
+            None,
+            "derivations/xstest row 0 (pair 'c1__c2'): producers.response_b_labeler '0123456789abcdef' is no "
+            "labeler identity build_report.json lists",
+        ),
+        (None, _extra_identity, "build_report.json: producers.labeler lists key(s) ["),
+        (
+            None,
+            _edited_report_key,
+            "build_report.json: producers.generator identity 'org/generator' has key '0123456789abcdef', "
+            "its identity fields give",
+        ),
+    ],
+)
+def test_a_producer_key_the_report_does_not_list_is_caught(
+    built_spl_producers, tmp_path, capsys, rows, report, message
+):
+    folder = tmp_path / "ds"
+    shutil.copytree(built_spl_producers, folder)
+    if rows:
+        edit_first_file(folder, "derivations", rows)
+    if report:  # report and card edited alike, so only the rows can tell
+        _edit_json(folder / "build_report.json", report)
+        _edit_json(folder / "card.json", report)
+    reseal(folder)  # a consistent forger: the manifest agrees
+    assert main(["audit", str(folder), "--json"]) == 1
+    failures = json.loads(capsys.readouterr().out)["failures"]
     assert any(f.startswith(message) for f in failures), failures

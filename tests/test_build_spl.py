@@ -1,3 +1,4 @@
+import hashlib
 import json
 
 import pytest
@@ -8,6 +9,7 @@ from spl_hf.build.spl import _sample
 from spl_hf.cli import main
 from spl_hf.derive.pairs import pairs_from_records, read_jsonl
 from spl_hf.hub import verify_manifest
+from tests.audit_fixtures import GENERATOR, LABELER_1, LABELER_2
 
 
 def test_folder_loads_with_load_dataset(built_spl):
@@ -306,6 +308,12 @@ LABELER = {
 }
 
 
+def _key(ident: dict) -> str:
+    """The key a row names an identity by, computed here from its definition (sha256 of canonical JSON)."""
+    canonical = json.dumps(ident, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
 def test_recorded_attributes_without_a_producer_say_so_and_invent_none(built_spl):
     report = json.loads((built_spl / "build_report.json").read_text())
     card = (built_spl / "README.md").read_text()
@@ -316,6 +324,33 @@ def test_recorded_attributes_without_a_producer_say_so_and_invent_none(built_spl
     assert card.count("recorded, producer not recorded") == 2
     kwargs = json.loads((built_spl / "card.json").read_text())["kwargs"]
     assert kwargs["producers"] == report["producers"]
+    rows = [r for split in load_dataset(str(built_spl), "derivations").values() for r in split["producers"]]
+    assert len(rows) == 144 and all(v is None for r in rows for v in r.values())  # null keys, none invented
+
+
+def test_rows_name_the_labeler_and_generator_of_each_model_output(built_spl_producers):
+    rows = {
+        r["pair_id"]: r["producers"] for r in load_dataset(str(built_spl_producers), "derivations")["xstest"]
+    }
+    one, two, gen = _key(LABELER_1), _key(LABELER_2), _key(GENERATOR)
+    assert rows["c1__c2"] == {
+        "prompt_labeler": one,
+        "response_a_labeler": one,
+        "response_b_labeler": two,
+        "response_a_generator": gen,
+        "response_b_generator": gen,
+    }
+    assert rows["c2__c3"] == {
+        "prompt_labeler": one,
+        "response_a_labeler": two,
+        "response_b_labeler": None,  # c3's record names no producer: no key is invented
+        "response_a_generator": gen,
+        "response_b_generator": None,
+    }
+    report = json.loads((built_spl_producers / "build_report.json").read_text())
+    listed = {i["model_id"]: i["key"] for i in report["producers"]["labeler"]["identities"]}
+    assert listed == {"org/labeler-one": one, "org/labeler-two": two}
+    assert "| attribute labeler | `org/labeler-two` |" in (built_spl_producers / "README.md").read_text()
 
 
 def test_producers_and_labeler_quality_come_from_the_records(tmp_path):
@@ -331,8 +366,9 @@ def test_producers_and_labeler_quality_come_from_the_records(tmp_path):
     report = json.loads((tmp_path / "ds" / "build_report.json").read_text())
     labeler = report["producers"]["labeler"]
     assert labeler["status"] == "partly_recorded" and labeler["records_without_identity"] == 1
-    assert labeler["identities"] == [{**LABELER, "records": 3}]
-    assert report["producers"]["generator"]["identities"] == [{**LABELER, "mode": "generate", "records": 1}]
+    assert labeler["identities"] == [{**LABELER, "key": _key(LABELER), "records": 3}]
+    gen = {**LABELER, "mode": "generate"}
+    assert report["producers"]["generator"]["identities"] == [{**gen, "key": _key(gen), "records": 1}]
     q = report["label_quality"]["attributes"]
     assert (q["topic"]["items"], q["topic"]["parse_failures"], q["topic"]["not_judged"]) == (1, 0, 0)
     assert q["refusal"]["not_judged"] == 1 and q["refusal"]["with_mass"] == 1
@@ -344,8 +380,8 @@ def test_producers_and_labeler_quality_come_from_the_records(tmp_path):
     }
     card = (tmp_path / "ds" / "README.md").read_text()
     assert (
-        "| attribute labeler | `org/labeler` | `abc123` | `hf` | `float32` | `constrained` | `t1` | 3 |"
-        in card
+        "| attribute labeler | `org/labeler` | `abc123` | `hf` | `float32` | `constrained` | `t1` | 3 "
+        f"| `{_key(LABELER)}` |" in card
     )
     assert "| refusal | response | 3 | 0 | 1 | 0 | 0.25 / 0.25 / 0.25 |" in card
 

@@ -131,6 +131,14 @@ def test_vectorised_derivation_equals_per_row_reference(rulebase, triples, margi
         assert (out["chosen"], out["rejected"]) == (ref["chosen"], ref["rejected"])
 
 
+def test_the_digest_covers_who_produced_each_model_output(rulebase):
+    row = make_pair(0, BENIGN, COMPLY, REFUSE)
+    other = {**row, "producers": {**row["producers"], "response_b_labeler": "f" * 16}}
+    (a, b) = _derive([row, other], rulebase)
+    assert a["derivation"]["digest"] != b["derivation"]["digest"]
+    assert b["derivation"]["digest"] == derive_row(other, rulebase, 1)["derivation"]["digest"]
+
+
 def test_derivation_is_deterministic(sample_pairs, rulebase):
     a = derive_table(sample_pairs, rulebase)
     b = derive_table(sample_pairs, rulebase)

@@ -9,6 +9,7 @@ MODULES = (
     "spl_hf.rules.expr",
     "spl_hf.rules.compile",
     "spl_hf.contract.digest",
+    "spl_hf.contract.producers",
     "spl_hf.derive.derivation",
     "spl_hf.derive.features",
     "spl_hf.assign.scores",

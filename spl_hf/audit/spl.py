@@ -122,7 +122,7 @@ def audit_spl_folder(
     if der is not None and "attribute_status" in der.column_names:
         jd = _concat(built, "judge_derivations")
         judged = jd if jd is not None and JUDGE_COLUMN in jd.column_names else None
-        out.failures += check_spl_evidence(Path(built.path), der, judged)
+        out.failures += check_spl_evidence(Path(built.path), der, judged, built.splits)
     return out
 
 

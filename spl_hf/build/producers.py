@@ -13,36 +13,24 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-IDENTITY_FIELDS = ("model_id", "model_revision", "backend", "dtype", "mode", "template_hash")
+from spl_hf.contract.producers import IDENTITY_FIELDS, identity_key, record_identity
+
 ROLES = ("labeler", "generator", "verdict_judge")
 NOT_RECORDED = "recorded, producer not recorded"
 VERDICT_MODE = "constrained"  # the verdict judge reads letter probabilities, one per verdict
 
 
-def _identity(rec: Mapping, key: str, where: str) -> tuple | None:
-    ident = rec.get(key)
-    if ident is None:
-        return None
-    at = f"{where}:{rec.get('_line', '?')}"
-    if not isinstance(ident, dict):
-        raise ValueError(f"{at}: field {key!r} must be an object or null, got {type(ident).__name__}")
-    unknown = sorted(set(ident) - set(IDENTITY_FIELDS))
-    if unknown:
-        raise ValueError(f"{at}: field {key!r} has unknown keys {unknown} (known: {list(IDENTITY_FIELDS)})")
-    values = tuple(ident.get(f) for f in IDENTITY_FIELDS)
-    for name, v in zip(IDENTITY_FIELDS, values, strict=True):
-        if v is not None and not isinstance(v, str):
-            raise ValueError(f"{at}: field {key}.{name} must be a string or null, got {v!r}")
-    return values
+_identity = record_identity  # the one validation the pair table also applies
 
 
 def producer(identities: Iterable[tuple | None]) -> dict[str, Any]:
-    """The distinct identities behind a set of records, with how many records each produced."""
+    """The distinct identities behind a set of records, with how many records each produced and the
+    ``key`` the released rows name it by."""
     seen = list(identities)
     counts = Counter(i for i in seen if i is not None)
     without = sum(i is None for i in seen)
     found = [
-        {**dict(zip(IDENTITY_FIELDS, ident, strict=True)), "records": n}
+        {**dict(zip(IDENTITY_FIELDS, ident, strict=True)), "key": identity_key(ident), "records": n}
         for ident, n in sorted(counts.items(), key=lambda kv: tuple(str(x) for x in kv[0]))
     ]
     status = "recorded" if found and not without else "partly_recorded" if found else "not_recorded"
@@ -95,7 +83,8 @@ def card_rows(producers: Mapping[str, Any]) -> list[dict[str, str]]:
             continue
         for ident in p["identities"]:
             cells = {f: f"`{ident[f]}`" if ident[f] else "not recorded" for f in IDENTITY_FIELDS}
-            rows.append({"role": names[role], **cells, "records": str(ident["records"])})
+            key = f"`{ident['key']}`" if ident.get("key") else "—"
+            rows.append({"role": names[role], **cells, "records": str(ident["records"]), "key": key})
         if p["records_without_identity"]:
             blank = dict.fromkeys(IDENTITY_FIELDS, "—")
             rows.append(
@@ -104,6 +93,7 @@ def card_rows(producers: Mapping[str, Any]) -> list[dict[str, str]]:
                     **blank,
                     "model_id": NOT_RECORDED,
                     "records": str(p["records_without_identity"]),
+                    "key": "null",
                 }
             )
     return rows

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     )
     from spl_hf.contract.digest import combine, combine_scalar, hash_array, hash_value
     from spl_hf.contract.messages import MESSAGES
+    from spl_hf.contract.producers import IDENTITY_FIELDS, identity_key, record_identity, stated_key
     from spl_hf.contract.quality import (
         TenetQuality,
         flat_figures,
@@ -61,6 +62,7 @@ __all__ = [
     "CERTIFICATE_FILE",
     "DECONTAMINATION_FILE",
     "DIGEST_DERIVATION",
+    "IDENTITY_FIELDS",
     "JUDGED_SCORE_COLUMNS",
     "JUDGE_FIELDS",
     "MESSAGES",
@@ -81,6 +83,7 @@ __all__ = [
     "flat_figures",
     "hash_array",
     "hash_value",
+    "identity_key",
     "input_hashes",
     "judge_comparison_tables",
     "judge_quality",
@@ -89,6 +92,7 @@ __all__ = [
     "pair_input_hash",
     "position_counts",
     "read_decontamination",
+    "record_identity",
     "record_label_quality",
     "released_judge_quality",
     "released_label_status",
@@ -97,6 +101,7 @@ __all__ = [
     "score_index",
     "scores_from_probs",
     "section_of",
+    "stated_key",
     "tenet_quality",
 ]
 

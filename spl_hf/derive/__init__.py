@@ -16,6 +16,7 @@ if TYPE_CHECKING:
         DIGEST_COLUMNS,
         DIGEST_DERIVATION_FIELDS,
         NO_LABEL_REASONS,
+        PRODUCER_FIELDS,
         derived_features,
         pair_features,
     )
@@ -44,6 +45,7 @@ __all__ = [
     "JUDGE_COLUMN",
     "JUDGE_NO_LABEL_REASONS",
     "NO_LABEL_REASONS",
+    "PRODUCER_FIELDS",
     "JudgeTables",
     "VerdictRecord",
     "apply_labels",

@@ -314,6 +314,7 @@ def row_digest_scalar(row: dict, derivation: dict, rb: RuleBase) -> str:
             )
         ]
     )
-    hashes = [hash_value(row[c], feats.field(c).type) for c in DIGEST_COLUMNS]
+    # A column the row lacks is null, as it is in a table built from such rows.
+    hashes = [hash_value(row.get(c), feats.field(c).type) for c in DIGEST_COLUMNS]
     hashes += [hash_value(derivation[f], dfeats.field(f).type) for f in DIGEST_DERIVATION_FIELDS]
     return combine_scalar(hashes)

@@ -25,6 +25,21 @@ def attribute_struct(schema: AttributeSchema, scope: str) -> dict:
     return {a.name: Value("bool") if a.kind == "bool" else Value("string") for a in attrs}
 
 
+# Who produced each model output of a pair: the short key (``spl_hf.contract.identity_key``) of an
+# identity the build report's ``producers`` lists, or null where the records name none.
+PRODUCER_FIELDS = {
+    "prompt_labeler": "labeler",
+    "response_a_labeler": "labeler",
+    "response_b_labeler": "labeler",
+    "response_a_generator": "generator",
+    "response_b_generator": "generator",
+}
+
+
+def producers_struct() -> dict:
+    return {name: Value("string") for name in PRODUCER_FIELDS}
+
+
 def derivation_struct() -> dict:
     return {
         "rules_a": List(Value("string")),
@@ -66,6 +81,7 @@ def pair_features(schema: AttributeSchema) -> Features:
                 "response_a": Value("string"),
                 "response_b": Value("string"),
             },
+            "producers": producers_struct(),
         }
     )
 
@@ -101,5 +117,6 @@ DIGEST_COLUMNS = (
     "response_a_attributes",
     "response_b_attributes",
     "attribute_status",
+    "producers",
 )
 DIGEST_DERIVATION_FIELDS = ("rank_a", "rank_b", "rank_diff", "margin", "rulebase_id", "rulebase_hash")

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 import pyarrow as pa
 
+from spl_hf.contract.producers import identity_key, record_identity
 from spl_hf.derive.features import pair_features
 from spl_hf.jsonl import read_rows
 from spl_hf.schema import AttributeSchema
@@ -94,6 +95,7 @@ def candidate_pairs(
         by_prompt[rec["prompt_id"]] = {
             **rec,
             "attributes": _check_attributes(rec, "prompt", schema, where),
+            "labeler_key": identity_key(record_identity(rec, "labeler", prompts_file)),
             "candidates": [],
         }
     seen: set[str] = set()
@@ -110,7 +112,12 @@ def candidate_pairs(
             raise ValueError(f"{where}: field 'response' must be a string")
         seen.add(rec["candidate_id"])
         by_prompt[rec["prompt_id"]]["candidates"].append(
-            {**rec, "attributes": _check_attributes(rec, "response", schema, where)}
+            {
+                **rec,
+                "attributes": _check_attributes(rec, "response", schema, where),
+                "labeler_key": identity_key(record_identity(rec, "labeler", candidates_file)),
+                "generator_key": identity_key(record_identity(rec, "generator", candidates_file)),
+            }
         )
 
     rows, ids_a, ids_b = [], [], []
@@ -136,6 +143,13 @@ def candidate_pairs(
                         "prompt": p["parse_status"],
                         "response_a": a["parse_status"],
                         "response_b": b["parse_status"],
+                    },
+                    "producers": {
+                        "prompt_labeler": p["labeler_key"],
+                        "response_a_labeler": a["labeler_key"],
+                        "response_b_labeler": b["labeler_key"],
+                        "response_a_generator": a["generator_key"],
+                        "response_b_generator": b["generator_key"],
                     },
                 }
             )
