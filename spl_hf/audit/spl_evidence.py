@@ -146,7 +146,7 @@ def _split_keys(
     """One split's rows against the report's keys; adds the keys ``derivations`` names to ``used``."""
     where = f"{s.config}/{s.split}"
     if "producers" not in s.table.column_names or "pair_id" not in s.table.column_names:
-        return [f"{where}: no producers column; SPL rows name who produced their model outputs"]
+        return [f"{where}: no producers (or pair_id) column; SPL rows name who produced their model outputs"]
     column = s.table.column("producers").combine_chunks()
     out = []
     for name, role in PRODUCER_FIELDS.items():
