@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from spl_hf.contract.producers import IDENTITY_FIELDS, identity_key, record_identity
+from spl_hf.contract import IDENTITY_FIELDS, identity_key, record_identity
 
 ROLES = ("labeler", "generator", "verdict_judge")
 NOT_RECORDED = "recorded, producer not recorded"

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import pyarrow as pa
 
-from spl_hf.contract.producers import identity_key, record_identity
+from spl_hf.contract import identity_key, record_identity
 from spl_hf.derive.features import pair_features
 from spl_hf.jsonl import read_rows
 from spl_hf.schema import AttributeSchema
@@ -82,6 +82,21 @@ def candidate_pairs(
 ) -> CandidatePairs:
     """The pair table with the candidate ids behind each pair (a pair id alone cannot be split
     back into them when candidate ids hold its separator)."""
+    by_prompt = _prompt_records(prompts, schema, prompts_file)
+    _add_candidates(by_prompt, candidates, schema, candidates_file)
+    rows, ids_a, ids_b = [], [], []
+    for pid, p in by_prompt.items():
+        for a, b in itertools.combinations(p["candidates"], 2):
+            ids_a.append(a["candidate_id"])
+            ids_b.append(b["candidate_id"])
+            rows.append(_pair_row(pid, p, a, b))
+    return CandidatePairs(pa.Table.from_pylist(rows, schema=pair_features(schema).arrow_schema), ids_a, ids_b)
+
+
+def _prompt_records(
+    prompts: Iterable[Mapping], schema: AttributeSchema, prompts_file: str
+) -> dict[str, dict]:
+    """prompt_id -> the checked prompt record, its labeler key and an empty candidate list."""
     by_prompt: dict[str, dict] = {}
     for rec in prompts:
         where = f"{prompts_file}:{rec.get('_line', '?')}"
@@ -98,6 +113,13 @@ def candidate_pairs(
             "labeler_key": identity_key(record_identity(rec, "labeler", prompts_file)),
             "candidates": [],
         }
+    return by_prompt
+
+
+def _add_candidates(
+    by_prompt: dict[str, dict], candidates: Iterable[Mapping], schema: AttributeSchema, candidates_file: str
+) -> None:
+    """Each checked candidate record, with its labeler and generator keys, under its prompt."""
     seen: set[str] = set()
     for rec in candidates:
         where = f"{candidates_file}:{rec.get('_line', '?')}"
@@ -120,40 +142,35 @@ def candidate_pairs(
             }
         )
 
-    rows, ids_a, ids_b = [], [], []
-    for pid, p in by_prompt.items():
-        for a, b in itertools.combinations(p["candidates"], 2):
-            ids_a.append(a["candidate_id"])
-            ids_b.append(b["candidate_id"])
-            rows.append(
-                {
-                    "pair_id": f"{a['candidate_id']}__{b['candidate_id']}",
-                    "prompt_id": pid,
-                    "source": p["source"],
-                    "source_category": p["source_category"],
-                    "prompt": [{"role": "user", "content": p["prompt"]}],
-                    "response_a": a["response"],
-                    "response_b": b["response"],
-                    "instruction_a": a["instruction"],
-                    "instruction_b": b["instruction"],
-                    "prompt_attributes": p["attributes"],
-                    "response_a_attributes": a["attributes"],
-                    "response_b_attributes": b["attributes"],
-                    "attribute_status": {
-                        "prompt": p["parse_status"],
-                        "response_a": a["parse_status"],
-                        "response_b": b["parse_status"],
-                    },
-                    "producers": {
-                        "prompt_labeler": p["labeler_key"],
-                        "response_a_labeler": a["labeler_key"],
-                        "response_b_labeler": b["labeler_key"],
-                        "response_a_generator": a["generator_key"],
-                        "response_b_generator": b["generator_key"],
-                    },
-                }
-            )
-    return CandidatePairs(pa.Table.from_pylist(rows, schema=pair_features(schema).arrow_schema), ids_a, ids_b)
+
+def _pair_row(pid: str, p: Mapping, a: Mapping, b: Mapping) -> dict:
+    """One candidate pair of prompt ``p``: texts, attributes, parse statuses and producer keys."""
+    return {
+        "pair_id": f"{a['candidate_id']}__{b['candidate_id']}",
+        "prompt_id": pid,
+        "source": p["source"],
+        "source_category": p["source_category"],
+        "prompt": [{"role": "user", "content": p["prompt"]}],
+        "response_a": a["response"],
+        "response_b": b["response"],
+        "instruction_a": a["instruction"],
+        "instruction_b": b["instruction"],
+        "prompt_attributes": p["attributes"],
+        "response_a_attributes": a["attributes"],
+        "response_b_attributes": b["attributes"],
+        "attribute_status": {
+            "prompt": p["parse_status"],
+            "response_a": a["parse_status"],
+            "response_b": b["parse_status"],
+        },
+        "producers": {
+            "prompt_labeler": p["labeler_key"],
+            "response_a_labeler": a["labeler_key"],
+            "response_b_labeler": b["labeler_key"],
+            "response_a_generator": a["generator_key"],
+            "response_b_generator": b["generator_key"],
+        },
+    }
 
 
 def apply_labels(records: list[dict], label_rows: Iterable[Mapping], scope: str) -> list[dict]:
