@@ -279,11 +279,25 @@ def _add_field(group: argparse._ActionsContainer, f: dataclasses.Field, tp: Any,
 
 
 def _declaring_class(cls: type, name: str) -> type:
-    """The class of ``cls``'s MRO whose own body declares field ``name`` (its group in ``--help``)."""
-    for klass in cls.__mro__:
-        if name in inspect.get_annotations(klass):
+    """The class of ``cls``'s MRO that documents field ``name`` (its group in ``--help``).
+
+    A subclass may redeclare a shared field only to give it its own default (``output_dir: str =
+    "out/spl"``); the field keeps the help, and the group, of the base class that declares it with help.
+    """
+    owners = [k for k in cls.__mro__ if name in inspect.get_annotations(k)]
+    for klass in owners:
+        fields = getattr(klass, "__dataclass_fields__", {})
+        if name in fields and fields[name].metadata.get("help"):
             return klass
-    return cls
+    return owners[0] if owners else cls
+
+
+def _documented(cls: type, f: dataclasses.Field) -> dataclasses.Field:
+    """``f``, or where ``cls`` redeclares it without help only for a default, the base's documented field."""
+    if f.metadata.get("help"):
+        return f
+    base = _declaring_class(cls, f.name).__dataclass_fields__.get(f.name)
+    return f if base is None else base
 
 
 def add_dataclass_arguments(
@@ -292,17 +306,17 @@ def add_dataclass_arguments(
     """The fields of ``cls`` as options of ``parser``, grouped by the (base) class declaring each."""
     hints = typing.get_type_hints(cls)
     taken = {a.dest for a in parser._actions}
-    groups: dict[type, argparse._ArgumentGroup] = {}
+    groups: dict[str, argparse._ArgumentGroup] = {}  # by title: OutputDirArgs and OutputArgs are one group
     for f in dataclasses.fields(cls):
         if not f.init:
             continue
         if f.name in taken:
             raise TypeError(f"{cls.__name__}.{f.name}: another config dataclass of this command declares it")
-        owner = _declaring_class(cls, f.name)
-        if owner not in groups:
-            groups[owner] = parser.add_argument_group(_group_title(owner))
+        title = _group_title(_declaring_class(cls, f.name))
+        if title not in groups:
+            groups[title] = parser.add_argument_group(title)
         default = (defaults or {}).get(f.name, _default(f))
-        _add_field(groups[owner], f, hints[f.name], default)
+        _add_field(groups[title], _documented(cls, f), hints[f.name], default)
         taken.add(f.name)
 
 

@@ -142,3 +142,22 @@ def test_make_parser_accepts_an_existing_parser():
     parser = argparse.ArgumentParser(prog="p")
     make_parser([JsonArgs], parser)
     assert parser.parse_args(["--json"]).json is True
+
+
+def test_a_field_redeclared_for_its_default_keeps_the_shared_help_and_group():
+    from spl_hf.build.config import SPLBuildConfig, TenetBuildConfig
+    from spl_hf.configs import OutputArgs, make_parser
+    from spl_hf.release.config import ReleaseSettings
+
+    shared = OutputArgs.__dataclass_fields__["output_dir"].metadata["help"]
+    for cls, default in (
+        (SPLBuildConfig, "out/spl"),
+        (TenetBuildConfig, "out/tenets"),
+        (ReleaseSettings, None),
+    ):
+        assert issubclass(cls, OutputArgs)  # output_dir and overwrite declared once, in OutputArgs
+        text = make_parser([cls]).format_help()
+        assert " ".join(shared.split()) in " ".join(text.split())
+        assert text.count("\nOutput:\n") == 1  # output_dir and overwrite in one group
+        if default:
+            assert f"(default: {default})" in " ".join(text.split())

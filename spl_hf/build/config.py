@@ -9,13 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from spl_hf.assign import DEFAULT_STRATEGY, STRATEGIES
+from spl_hf.configs import OutputArgs
 from spl_hf.hub import DEFAULT_MAX_SHARD_SIZE
 
 SAMPLE = "<embedded sample>"
 
 
 @dataclass
-class SPLBuildConfig:
+class SPLBuildConfig(OutputArgs):
     """SPL build"""
 
     prompts: str = field(
@@ -29,10 +30,7 @@ class SPLBuildConfig:
         default=None, metadata={"help": "Rule base YAML; default: the packaged one."}
     )
     margin: int = field(default=1, metadata={"help": "Minimum rank difference for a label."})
-    output_dir: str = field(
-        default="out/spl",
-        metadata={"help": "Folder to write the dataset repository to."},
-    )
+    output_dir: str = "out/spl"  # this build's default; help and meaning from OutputArgs
     repo_id: str = field(
         default="spl-hf/spl-sample", metadata={"help": "Hub repo id used in the card's loading example."}
     )
@@ -66,14 +64,10 @@ class SPLBuildConfig:
     max_shard_size: str = field(
         default=DEFAULT_MAX_SHARD_SIZE, metadata={"help": "Largest parquet shard (Arrow size), e.g. 500MB."}
     )
-    overwrite: bool = field(
-        default=False,
-        metadata={"help": "Replace output_dir when it holds an earlier spl_hf build (never other files)."},
-    )
 
 
-@dataclass
-class TenetBuildConfig:
+@dataclass(kw_only=True)
+class TenetBuildConfig(OutputArgs):
     """Per-tenet build"""
 
     pairs: str = field(metadata={"help": "Unified pair rows (.parquet/.jsonl) from `spl-hf sources read`."})
@@ -95,10 +89,7 @@ class TenetBuildConfig:
             "(<file>.certificate.json): verified against --scores and used instead of solving."
         },
     )
-    output_dir: str = field(
-        default="out/tenets",
-        metadata={"help": "Folder to write the dataset repository to."},
-    )
+    output_dir: str = "out/tenets"  # this build's default; help and meaning from OutputArgs
     repo_id: str = field(default="spl-hf/tenet-dpo", metadata={"help": "Hub repo id used in the card."})
     pretty_name: str = field(default="Per-tenet judge-scored DPO pairs", metadata={"help": "Card title."})
     threshold_note: str = field(
@@ -128,8 +119,4 @@ class TenetBuildConfig:
     sft: bool = field(
         default=False,
         metadata={"help": "Also write the companion 'sft' config: messages = prompt + chosen, same rows."},
-    )
-    overwrite: bool = field(
-        default=False,
-        metadata={"help": "Replace output_dir when it holds an earlier spl_hf build (never other files)."},
     )

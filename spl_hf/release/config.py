@@ -5,23 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from spl_hf.backends import ModelArgs
-from spl_hf.configs import PublishArgs
+from spl_hf.configs import OutputArgs, PublishArgs
 
 
 @dataclass
-class ReleaseSettings(PublishArgs):
+class ReleaseSettings(PublishArgs, OutputArgs):
     """Release run (publishes when repo_id is given)"""
 
     run_dir: str = field(
         default="out/release",
         metadata={"help": "Folder of the run: stage outputs, model caches and the run report."},
     )
-    output_dir: str = field(
-        default="out/release/dataset", metadata={"help": "Folder the dataset is written to."}
-    )
-    overwrite: bool = field(
-        default=False, metadata={"help": "Replace an earlier spl_hf build in output_dir (never other files)."}
-    )
+    output_dir: str = "out/release/dataset"  # the dataset folder; help and meaning from OutputArgs
     pretty_name: str = field(default="", metadata={"help": "Card title (default: the builder's)."})
     heldout_files: list[str] = field(
         default_factory=list,
