@@ -1,25 +1,22 @@
-"""Build an SPL preference dataset folder.
+"""Build an SPL preference dataset folder from recorded attribute assignments (`spl-hf derive`).
 
-    python builders/build_spl.py --config recipes/spl/sample.yaml
+    python builders/build_spl.py --output_dir out/spl
     python builders/build_spl.py --prompts prompts.jsonl --candidates candidates.jsonl --output_dir out/spl
 
-Settings are the fields of ``SPLBuildConfig``; a ``--config`` recipe sets them and flags override it
-(the same parsing as ``spl-hf derive``).
+Settings are the fields of ``SPLBuildConfig`` (a ``--config`` YAML of them, flags override); the
+recipes in ``recipes/spl/`` are release recipes, for ``builders/spl_safety.py``. The script is the
+command itself, so errors are the command's: one line naming the file, exit 2.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 
-from spl_hf.build import SPLBuildConfig, build_spl
-from spl_hf.configs import parse_config
+from spl_hf.cli import main as cli_main
 
 
 def main(argv: list[str] | None = None) -> int:
-    (cfg,) = parse_config(SPLBuildConfig, argv, prog="build_spl.py")
-    print(json.dumps(build_spl(cfg).summary(), indent=2))
-    return 0
+    return cli_main(["derive", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":
