@@ -40,8 +40,8 @@ def _offsets(n: int, width: float = 0.24) -> list[float]:
     return [-width / 2 + width * i / (n - 1) for i in range(n)]
 
 
-def _bar(ax, x: float, s: SeedSummary, color: str) -> None:
-    ax.bar(x, s.mean, width=0.55, color=color, alpha=0.35, edgecolor=color, zorder=1)
+def _whisker(ax, x: float, s: SeedSummary) -> None:
+    """The confidence interval as a black whisker around the mean (none when it is undefined)."""
     if s.ci_low is not None and s.ci_high is not None:
         ax.errorbar(
             x,
@@ -53,22 +53,17 @@ def _bar(ax, x: float, s: SeedSummary, color: str) -> None:
             capsize=6,
             zorder=3,
         )
+
+
+def _bar(ax, x: float, s: SeedSummary, color: str) -> None:
+    ax.bar(x, s.mean, width=0.55, color=color, alpha=0.35, edgecolor=color, zorder=1)
+    _whisker(ax, x, s)
 
 
 def _mean_mark(ax, x: float, s: SeedSummary, color: str) -> None:
     """A short horizontal bar at the mean with its whisker, for zoomed axes where a full bar would mislead."""
     ax.hlines(s.mean, x - 0.22, x + 0.22, colors=color, linewidth=3, zorder=3)
-    if s.ci_low is not None and s.ci_high is not None:
-        ax.errorbar(
-            x,
-            s.mean,
-            yerr=[[s.mean - s.ci_low], [s.ci_high - s.mean]],
-            fmt="none",
-            ecolor="black",
-            elinewidth=1.2,
-            capsize=6,
-            zorder=3,
-        )
+    _whisker(ax, x, s)
 
 
 def _slug(text: str) -> str:
