@@ -16,13 +16,22 @@ import socket
 from collections.abc import Iterable
 from pathlib import Path
 
+from spl_hf.errors import OutputError
 from spl_hf.manifest import MANIFEST, read_manifest
 
 MARKER = ".spl_hf-output.json"
 
-
-class OutputError(ValueError):
-    """An output path that spl_hf refuses to write; the message names the path and why."""
+__all__ = [
+    "MARKER",
+    "OutputError",
+    "foreign_entries",
+    "guard_dir",
+    "guard_file",
+    "mark_output",
+    "owned_by_spl_hf",
+    "refuse_dangerous",
+    "written_by_live_process",
+]
 
 
 def _resolved(path: str | Path) -> Path:

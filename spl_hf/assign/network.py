@@ -25,6 +25,7 @@ import numpy as np
 
 from spl_hf.assign.scores import ScoreTable
 from spl_hf.assign.tiebreak import tie_keys
+from spl_hf.errors import SplHfError
 
 # OR-Tools refuses max|cost| · (nodes + 1) at about 2**62 (measured); keep a factor of two in hand.
 SOLVER_COST_LIMIT = 2**61
@@ -34,7 +35,7 @@ AUTO_TIE_RANGE_MAX = 2**20
 AUTO_TIE_RANGE_MIN = 2**4
 
 
-class CostRangeError(ValueError):
+class CostRangeError(SplHfError):
     """Integer costs would overflow the solver or certificate arithmetic."""
 
 

@@ -15,12 +15,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spl_hf.assign.tiebreak import fnv1a64
+from spl_hf.errors import SplHfError
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("pair_id", "prompt_id", "tenet", "score")
 _SHOWN_ROWS = 10
 
 
-class ScoresError(ValueError):
+class ScoresError(SplHfError):
     """Invalid score table; the message names the source, the problem and the offending rows."""
 
 

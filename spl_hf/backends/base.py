@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from spl_hf.backends.loading import ModelInfo
+from spl_hf.errors import SplHfError
 
 
-class InputError(ValueError):
+class InputError(SplHfError):
     """A per-item problem (empty or over-long text, bad message role/content): recorded, not fatal."""
 
 
@@ -45,7 +46,7 @@ class Generation:
     hit_limit: bool  # stopped by max_new_tokens rather than an end-of-turn token
 
 
-class LabelError(ValueError):
+class LabelError(SplHfError):
     """An answer label that is not one token the model can emit as its answer: refused before scoring."""
 
 

@@ -13,6 +13,7 @@ import torch
 
 from spl_hf.backends.base import Generation, InputError, LabelScores, TokenizerText
 from spl_hf.backends.loading import LoadedModel, ModelInfo, load_model
+from spl_hf.errors import SplHfError
 
 try:  # transformers renamed `past_key_values` to `cache` (5.2x); keep older 5.x working
     from transformers.modeling_outputs import CausalLMOutputWithPast
@@ -37,7 +38,7 @@ def width_groups(suffix_ids: Sequence[Sequence[int]]) -> list[tuple[int, list[in
     return sorted(groups.items())
 
 
-class BoundaryError(ValueError):
+class BoundaryError(SplHfError):
     """Prefix and suffix do not tokenize independently, so the shared cache would change the scores."""
 
 

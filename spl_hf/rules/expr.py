@@ -20,13 +20,15 @@ import re
 from dataclasses import dataclass
 from typing import Union
 
+from spl_hf.errors import SplHfError
+
 MAX_DEPTH = 64
 MAX_LENGTH = 10_000
 KEYWORDS = frozenset({"and", "or", "not", "in"})
 _TOKEN = re.compile(r"\s*(?:(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>==|!=|[(){},]))")
 
 
-class ExprError(ValueError):
+class ExprError(SplHfError):
     """A malformed condition; ``pos`` is the 0-based character offset of the problem."""
 
     def __init__(self, message: str, pos: int, text: str = "") -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from spl_hf.errors import SplHfError
 from spl_hf.rules.compile import Program, check_expr, compile_program, expand
 from spl_hf.rules.expr import KEYWORDS, Expr, ExprError, names_in, parse_expr, to_source
 from spl_hf.schema import AttributeSchema, default_schema
@@ -40,7 +41,7 @@ NAME = re.compile(rf"[A-Za-z_][A-Za-z0-9_]{{0,{MAX_NAME - 1}}}")
 ID = re.compile(rf"[A-Za-z0-9_][A-Za-z0-9_.\-]{{0,{MAX_NAME - 1}}}")
 
 
-class RuleBaseError(ValueError):
+class RuleBaseError(SplHfError):
     """An invalid rule base; the message names the file, the rule or predicate, and the position."""
 
 

@@ -1,0 +1,20 @@
+"""The one base class for bad input, which the CLI turns into a one-line message.
+
+Every failure caused by what a user gave (a file, a row, a setting, an output path, a rule base, a
+model that cannot serve the job) raises a subclass of :class:`SplHfError`; the message names the
+file, row or field. ``spl-hf`` prints such errors (and ``OSError``/decode errors) as one line with
+exit 2. Any other exception is a bug: it keeps its traceback and exits 1.
+
+``SplHfError`` subclasses ``ValueError`` so that library callers that already catch ``ValueError``
+for bad input keep working.
+"""
+
+from __future__ import annotations
+
+
+class SplHfError(ValueError):
+    """Bad input: the message names the file, row or field and says what is wrong."""
+
+
+class OutputError(SplHfError):
+    """An output path that spl_hf refuses to write; the message names the path and why."""
