@@ -5,7 +5,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from spl_hf.backends.cache import ResultCache
+from spl_hf.backends import ShardStore, judge_items, judge_outcome, run_worker
 from spl_hf.backends.hf import BoundaryError
 from spl_hf.backends.judge import JudgeConfig, PairwiseJudge, parse_pair, parse_pairs, score_from_probs
 from spl_hf.cli import main as cli_main
@@ -83,18 +83,23 @@ def test_bad_rows_are_reported_with_reasons() -> None:
     assert [b.index for b in bad] == [1, 2, 3, 4, 5]
 
 
-def test_run_caches_and_a_rerun_computes_nothing(tiny_backend, tiny_short_model_dir, tmp_path: Path) -> None:
+def _judge(judge, pairs, tenets, folder: Path, settings=None):
+    store = ShardStore(str(folder))
+    settings = {"min_label_mass": judge.min_label_mass} if settings is None else settings
+    return run_worker(judge, judge_items(pairs, tenets), store, settings, progress=False)
+
+
+def test_run_stores_shards_and_a_rerun_computes_nothing(tiny_backend, tmp_path: Path) -> None:
     judge = PairwiseJudge(tiny_backend, JudgeConfig(progress=False))
     pairs, _ = parse_pairs([pair_row(i) for i in range(3)])
-    with ResultCache(tmp_path / "c.db") as cache:
-        first = judge.run(pairs, TENETS, cache)
-        assert (first.computed, first.cached) == (15, 0)
-        rows = judge.collect(pairs, TENETS, cache)
-        calls = tiny_backend.forward_calls
-        again = judge.run(pairs, TENETS, cache)
-        assert (again.computed, again.cached) == (0, 15)
-        assert tiny_backend.forward_calls == calls
-        assert judge.collect(pairs, TENETS, cache) == rows
+    first = _judge(judge, pairs, TENETS, tmp_path / "r")
+    assert (first.computed, first.cached) == (15, 0)
+    rows = first.rows
+    calls = tiny_backend.forward_calls
+    again = _judge(judge, pairs, TENETS, tmp_path / "r")
+    assert (again.computed, again.cached) == (0, 15)
+    assert tiny_backend.forward_calls == calls
+    assert again.rows == rows
     assert [(r["pair_id"], r["tenet"]) for r in rows[:2]] == [("p0", TENETS[0].name), ("p0", TENETS[1].name)]
     for r in rows:
         assert r["score"] == score_from_probs(r["p_a_first"], r["p_a_second"])
@@ -107,11 +112,9 @@ def test_over_long_pair_is_a_recorded_failure_not_a_crash(tiny_short_model_dir, 
     backend = HFBackend.load(str(tiny_short_model_dir))
     judge = PairwiseJudge(backend, JudgeConfig(progress=False))
     pairs, _ = parse_pairs([pair_row(0, prompt=[{"role": "user", "content": "word " * 400}]), pair_row(1)])
-    with ResultCache(tmp_path / "c.db") as cache:
-        stats = judge.run(pairs, TENETS[:1], cache)
-        rows = judge.collect(pairs, TENETS[:1], cache)
-    assert [f.pair_id for f in stats.failures] == ["p0"]
-    assert "longer than the model context (256)" in stats.failures[0].reason
+    rows, failures, _ = judge_outcome(_judge(judge, pairs, TENETS[:1], tmp_path / "r"), TENETS[:1])
+    assert [f["pair_id"] for f in failures] == ["p0"]
+    assert "longer than the model context (256)" in failures[0]["reason"]
     assert [r["pair_id"] for r in rows] == ["p1"]
 
 
@@ -129,7 +132,7 @@ def test_cli_judge_writes_assignable_scores(tiny_model_dir, tmp_path: Path, caps
         "--model",
         str(tiny_model_dir),
         "--cache",
-        str(tmp_path / "c.db"),
+        str(tmp_path / "results"),
         "--output_dir",
         str(out),
         "--json",
@@ -186,21 +189,18 @@ def test_judgements_below_min_label_mass_are_not_judged_and_counted_per_tenet(
 ) -> None:
     pairs, _ = parse_pairs([pair_row(i) for i in range(3)])
     tenets = select_tenets("no_preachy_tone,upfront_concerns")
-    with ResultCache(tmp_path / "c.db") as cache:
-        open_judge = PairwiseJudge(tiny_backend, JudgeConfig(progress=False))
-        open_judge.run(pairs, tenets, cache)
-        rows = open_judge.collect(pairs, tenets, cache)
-        assert len(rows) == 6
-        masses = sorted(min(r["mass_first"], r["mass_second"]) for r in rows)
-        floor = (masses[2] + masses[3]) / 2  # half of the judgements fall below it
-        monkeypatch.setattr(tiny_backend, "min_label_mass", floor)
-        strict = PairwiseJudge(tiny_backend, JudgeConfig(progress=False))
-        stats = strict.run(pairs, tenets, cache)
-        kept = strict.collect(pairs, tenets, cache)
-    assert stats.computed == 0 and stats.cached == 6  # the raw judgements are reused, not recomputed
+    open_judge = PairwiseJudge(tiny_backend, JudgeConfig(progress=False))
+    rows = _judge(open_judge, pairs, tenets, tmp_path / "r").rows
+    assert len(rows) == 6
+    masses = sorted(min(r["mass_first"], r["mass_second"]) for r in rows)
+    floor = (masses[2] + masses[3]) / 2  # half of the judgements fall below it
+    monkeypatch.setattr(tiny_backend, "min_label_mass", floor)
+    strict = PairwiseJudge(tiny_backend, JudgeConfig(progress=False))
+    result = _judge(strict, pairs, tenets, tmp_path / "r")
+    kept, failures, not_judged = judge_outcome(result, tenets)
+    assert result.computed == 6  # the floor is a setting of the stored rows: a changed one re-judges
     assert len(kept) == 3 and all(min(r["mass_first"], r["mass_second"]) >= floor for r in kept)
-    assert sum(stats.low_label_mass.values()) == 3 and set(stats.low_label_mass) <= {t.name for t in tenets}
-    assert len(stats.failures) == 3
-    assert all("not judged: label mass" in f.reason and "min_label_mass" in f.reason for f in stats.failures)
+    assert sum(not_judged.values()) == 3 and set(not_judged) == {t.name for t in tenets}
+    assert len(failures) == 3
+    assert all("not judged: label mass" in f["reason"] and "min_label_mass" in f["reason"] for f in failures)
     assert strict.template_hash != open_judge.template_hash  # the floor is recorded with the judge identity
-    assert {r["template_hash"] for r in kept} == {strict.template_hash}

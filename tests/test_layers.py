@@ -54,6 +54,7 @@ LAYERS = {
             "spl_hf.decontam.config",
             "spl_hf.backends.settings",
             "spl_hf.backends.tasks",
+            "spl_hf.backends.executor",
             "spl_hf.backends.judge",
             "spl_hf.backends.labeler",
             "spl_hf.backends.generate",

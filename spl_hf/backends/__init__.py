@@ -10,6 +10,7 @@ from spl_hf.lazy import lazy_exports
 if TYPE_CHECKING:
     from spl_hf.backends.base import Backend, Generation, InputError, LabelScores
     from spl_hf.backends.cache import ResultCache, check_cache_path, content_key, run_cached
+    from spl_hf.backends.executor import ExecutorArgs, ExecutorError, check_executor
     from spl_hf.backends.factory import VLLM_ONLY, make_backend
     from spl_hf.backends.generate import INSTRUCTIONS, CandidateGenerator, GenerationConfig, prompts_from_rows
     from spl_hf.backends.hf import BoundaryError, HFBackend
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from spl_hf.backends.judge import (
         BadRow,
         JudgeConfig,
+        JudgeItem,
         PairwiseJudge,
         TenetJudgement,
         parse_pairs,
@@ -33,9 +35,19 @@ if TYPE_CHECKING:
         prepare_embedded,
         resolve_model,
     )
+    from spl_hf.backends.model_stages import (
+        generate_items,
+        generate_stage,
+        judge_items,
+        judge_outcome,
+        judge_stage,
+        label_stage,
+        verdict_stage,
+    )
     from spl_hf.backends.options import argmax_option, option_block, option_keys
     from spl_hf.backends.parallel import Ranks
     from spl_hf.backends.settings import ModelArgs, check_context, check_positive, engine_kwargs, load_backend
+    from spl_hf.backends.shards import ResultsFolderError, ShardStore
     from spl_hf.backends.tasks import (
         GenerateInputs,
         JudgeInputs,
@@ -45,8 +57,9 @@ if TYPE_CHECKING:
         check_row_suffix,
     )
     from spl_hf.backends.text import split_template, template_hash, validate_text
-    from spl_hf.backends.verdict import VerdictJudge, verdict_preference
+    from spl_hf.backends.verdict import VerdictJudge, verdict_pair_labels, verdict_preference
     from spl_hf.backends.vllm import VLLMBackend
+    from spl_hf.backends.worker import NotJudged, Stage, StageResult, Worker, run_stage, run_worker
 
 __all__ = [
     "EMBEDDED_NAME",
@@ -57,6 +70,8 @@ __all__ = [
     "BadRow",
     "BoundaryError",
     "CandidateGenerator",
+    "ExecutorArgs",
+    "ExecutorError",
     "GenerateInputs",
     "Generation",
     "GenerationConfig",
@@ -64,6 +79,7 @@ __all__ = [
     "InputError",
     "JudgeConfig",
     "JudgeInputs",
+    "JudgeItem",
     "LabelInputs",
     "LabelScores",
     "LabelerConfig",
@@ -71,23 +87,36 @@ __all__ = [
     "ModelArgs",
     "ModelCommandArgs",
     "ModelInfo",
+    "NotJudged",
     "PairwiseJudge",
     "Ranks",
     "ResultCache",
+    "ResultsFolderError",
     "RunArgs",
+    "ShardStore",
+    "Stage",
+    "StageResult",
     "TenetJudgement",
     "VLLMBackend",
     "VerdictJudge",
+    "Worker",
     "argmax_option",
     "cache_root",
     "check_cache_path",
     "check_context",
+    "check_executor",
     "check_positive",
     "check_row_suffix",
     "content_key",
     "embedded_gguf_path",
     "engine_kwargs",
+    "generate_items",
+    "generate_stage",
     "items_from_rows",
+    "judge_items",
+    "judge_outcome",
+    "judge_stage",
+    "label_stage",
     "load_backend",
     "load_model",
     "make_backend",
@@ -101,11 +130,15 @@ __all__ = [
     "require_columns",
     "resolve_model",
     "run_cached",
+    "run_stage",
+    "run_worker",
     "score_from_probs",
     "split_template",
     "template_hash",
     "validate_text",
+    "verdict_pair_labels",
     "verdict_preference",
+    "verdict_stage",
     "write_rows",
 ]
 

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spl_hf.backends.base import Backend, Generation, InputError
-from spl_hf.backends.cache import ResultCache, content_key, run_cached
+from spl_hf.backends.cache import content_key
 from spl_hf.backends.instructions import load_instructions
 from spl_hf.backends.text import template_hash, validate_messages
+from spl_hf.backends.worker import one_by_one
 
 TEMPLATE_VERSION = 1
 INSTRUCTIONS: dict[str, str | None] = load_instructions()  # the shipped set
@@ -150,52 +151,46 @@ class CandidateGenerator:
             temperature=c.temperature,
         )
 
-    def run(self, items: Sequence[GenItem], cache: ResultCache) -> dict[str, Any]:
-        """Generate every item missing from the cache (longest prompt first, one commit per item)."""
-        ordered = sorted(
-            items,
-            key=lambda it: (
-                -sum(len(m["content"]) for m in it.messages),
-                it.prompt_id,
-                it.instruction,
-                it.sample,
-            ),
-        )
-        return run_cached(
-            ordered,
-            self.key,
-            self.generate,
-            cache,
-            "generate",
-            describe=lambda it: {"prompt_id": it.prompt_id, "instruction": it.instruction},
-            desc="generate",
-            progress=self.config.progress,
+    # -- the worker protocol (spl_hf.backends.worker) ----------------------------------------------
+    kind = "generate"
+    batch_groups = 1
+
+    @staticmethod
+    def item_id(item: GenItem) -> str:
+        return content_key(
+            "generate-item", item.prompt_id, list(item.messages), item.instruction, item.sample
         )
 
-    def collect(self, items: Sequence[GenItem], cache: ResultCache) -> list[dict[str, Any]]:
-        have = cache.get_many([self.key(it) for it in items])
-        rows = []
-        for it in items:
-            stored = have.get(self.key(it))
-            if stored is None:
-                continue
-            g = Generation(**stored)
-            rows.append(
-                {
-                    "prompt_id": it.prompt_id,
-                    "response_id": f"{it.prompt_id}/{it.instruction}/{it.sample}",
-                    "prompt": list(it.messages),
-                    "instruction": it.instruction,
-                    "sample": it.sample,
-                    "response": g.text,
-                    "n_tokens": g.n_tokens,
-                    "max_new_tokens": self.config.max_new_tokens,
-                    "hit_limit": g.hit_limit,
-                    "seed": self.item_seed(it),
-                    "do_sample": self.config.do_sample,
-                    "model_id": self.backend.info.model_id,
-                    "model_revision": self.backend.info.revision,
-                    "template_hash": self.template_hash,
-                }
-            )
-        return rows
+    @staticmethod
+    def group(item: GenItem) -> str:
+        return CandidateGenerator.item_id(item)
+
+    @staticmethod
+    def describe(item: GenItem) -> dict[str, Any]:
+        return {"prompt_id": item.prompt_id, "instruction": item.instruction}
+
+    @staticmethod
+    def order(item: GenItem) -> tuple[int, str, str, int]:
+        # longest prompt first
+        return (-sum(len(m["content"]) for m in item.messages), item.prompt_id, item.instruction, item.sample)
+
+    def compute_batch(self, items: Sequence[GenItem]) -> list[Any]:
+        return one_by_one(self.generate, items)
+
+    def output_row(self, it: GenItem, g: Generation) -> dict[str, Any]:
+        return {
+            "prompt_id": it.prompt_id,
+            "response_id": f"{it.prompt_id}/{it.instruction}/{it.sample}",
+            "prompt": list(it.messages),
+            "instruction": it.instruction,
+            "sample": it.sample,
+            "response": g.text,
+            "n_tokens": g.n_tokens,
+            "max_new_tokens": self.config.max_new_tokens,
+            "hit_limit": g.hit_limit,
+            "seed": self.item_seed(it),
+            "do_sample": self.config.do_sample,
+            "model_id": self.backend.info.model_id,
+            "model_revision": self.backend.info.revision,
+            "template_hash": self.template_hash,
+        }

@@ -17,8 +17,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from spl_hf.backends.base import Backend, InputError
-from spl_hf.backends.cache import ResultCache, content_key
+from spl_hf.backends.cache import content_key
 from spl_hf.backends.text import split_template, template_hash, transcript, validate_messages, validate_text
+from spl_hf.backends.worker import NotJudged
 from spl_hf.contract import pair_input_hash, score_from_probs, scores_from_probs  # noqa: F401 (re-exported)
 from spl_hf.tenets import Tenet
 
@@ -80,6 +81,14 @@ class PairInput:
     @property
     def n_chars(self) -> int:
         return sum(len(m["content"]) for m in self.messages) + len(self.response_a) + len(self.response_b)
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    """One unit of judge work: a pair and one tenet (both orderings)."""
+
+    pair: PairInput
+    tenet: Tenet
 
 
 @dataclass(frozen=True)
@@ -247,95 +256,58 @@ class PairwiseJudge:
             out.append(_judgement(*scores))
         return out
 
-    def run(self, pairs: Sequence[PairInput], tenets: Sequence[Tenet], cache: ResultCache) -> JudgeRunStats:
-        """Compute every (pair, tenet) missing from ``cache``; longest pairs first.
+    # -- the worker protocol (spl_hf.backends.worker): the runner owns the loop, storage and resume --
+    kind = "judge"
 
-        Pairs go to the backend ``batch_pairs`` at a time and their results commit together, so a
-        killed run leaves whole pairs. A judgement below ``min_label_mass`` (cached or new) is counted
-        per tenet in ``low_label_mass`` and listed in ``failures``; it never becomes a score.
-        """
-        from tqdm.auto import tqdm
+    @staticmethod
+    def item_id(item: JudgeItem) -> str:
+        return content_key("judge-item", asdict(item.pair), item.tenet.name, item.tenet.statement)
 
-        todo: list[tuple[PairInput, list[Tenet], list[str]]] = []
-        n_cached = 0
-        stats = JudgeRunStats()
-        for pair in sorted(pairs, key=lambda p: (-p.n_chars, p.pair_id)):
-            keys = [self.key(pair, t) for t in tenets]
-            have = cache.get_many(keys)
-            n_cached += len(have)
-            for t, k in zip(tenets, keys, strict=True):
-                if k in have:
-                    self._count_low_mass(stats, pair, t, TenetJudgement(**have[k]))
-            missing = [(t, k) for t, k in zip(tenets, keys, strict=True) if k not in have]
-            if missing:
-                todo.append((pair, [t for t, _ in missing], [k for _, k in missing]))
-        stats.cached = n_cached
-        bar = tqdm(
-            total=sum(len(ts) for _, ts, _ in todo),
-            unit="score",
-            desc="judge",
-            disable=not self.config.progress,
-            dynamic_ncols=True,
-        )
-        size = self.config.batch_pairs or (64 if hasattr(self.backend, "next_token_scores_many") else 1)
-        size = max(size, self.config.commit_every)
-        for start in range(0, len(todo), size):
-            group = []
-            for pair, ts, keys in todo[start : start + size]:
-                try:
-                    self.precheck(pair, ts)
-                except InputError as exc:
-                    # Deterministic per-pair problems are reported, not cached: they cost no model time.
-                    stats.failures.append(BadRow(-1, pair.pair_id, str(exc)))
-                    bar.update(len(ts))
-                else:
-                    group.append((pair, ts, keys))
-            results = self.judge_pairs([(pair, ts) for pair, ts, _ in group]) if group else []
-            pending: dict[str, dict] = {}
-            for (pair, ts, keys), res in zip(group, results, strict=True):
-                pending.update({k: asdict(r) for k, r in zip(keys, res, strict=True)})
-                for t, r in zip(ts, res, strict=True):
-                    self._count_low_mass(stats, pair, t, r)
-                stats.computed += len(res)
-                bar.update(len(ts))
-            cache.put_many("judge", pending)
-        bar.close()
-        return stats
+    @staticmethod
+    def group(item: JudgeItem) -> str:
+        # One replica judges all of a pair's tenets: both orderings' prefixes are computed (or cached) once.
+        return item.pair.pair_id
 
-    def _count_low_mass(self, stats: JudgeRunStats, pair: PairInput, tenet: Tenet, j: TenetJudgement) -> None:
+    @staticmethod
+    def describe(item: JudgeItem) -> dict[str, Any]:
+        return {"index": -1, "pair_id": item.pair.pair_id, "tenet": item.tenet.name}
+
+    @staticmethod
+    def order(item: JudgeItem) -> tuple[int, str]:
+        return (-item.pair.n_chars, item.pair.pair_id)  # longest pairs first
+
+    @property
+    def batch_groups(self) -> int:
+        """Pairs per engine submission (``batch_pairs``; auto: 64 on an engine that takes many prefixes)."""
+        return self.config.batch_pairs or (64 if hasattr(self.backend, "next_token_scores_many") else 1)
+
+    def compute_batch(self, items: Sequence[JudgeItem]) -> list[TenetJudgement | InputError]:
+        by_pair: dict[str, list[JudgeItem]] = {}
+        for it in items:
+            by_pair.setdefault(it.pair.pair_id, []).append(it)
+        out: dict[int, TenetJudgement | InputError] = {}
+        work = []
+        for group in by_pair.values():
+            pair, tenets = group[0].pair, [it.tenet for it in group]
+            try:
+                self.precheck(pair, tenets)
+            except InputError as exc:  # too long: no forward pass, the reason is recorded per tenet
+                out.update({id(it): exc for it in group})
+            else:
+                work.append(group)
+        results = self.judge_pairs([(g[0].pair, [it.tenet for it in g]) for g in work]) if work else []
+        for group, res in zip(work, results, strict=True):
+            out.update({id(it): r for it, r in zip(group, res, strict=True)})
+        return [out[id(it)] for it in items]
+
+    def output_row(self, item: JudgeItem, j: TenetJudgement) -> dict[str, Any] | NotJudged:
+        """The score row; a judgement below ``min_label_mass`` is recorded as not judged, never a score."""
         reason = j.low_mass(self.min_label_mass)
         if reason is not None:
-            stats.low_label_mass[tenet.name] = stats.low_label_mass.get(tenet.name, 0) + 1
-            stats.failures.append(BadRow(-1, pair.pair_id, f"tenet {tenet.name}: not judged: {reason}"))
+            return NotJudged(f"tenet {item.tenet.name}: not judged: {reason}")
+        return self.score_row(item.pair, item.tenet, j)
 
-    def collect(
-        self,
-        pairs: Sequence[PairInput],
-        tenets: Sequence[Tenet],
-        cache: ResultCache,
-        not_judged: dict[str, int] | None = None,
-    ) -> list[dict[str, Any]]:
-        """Output rows in input order (pairs, then tenets) for every (pair, tenet) found in the cache.
-
-        A judgement below ``min_label_mass`` gives no row; with ``not_judged``, it is counted there
-        per tenet (every tenet gets an entry), over all pairs whichever rank judged them.
-        """
-        if not_judged is not None:
-            not_judged.update({t.name: not_judged.get(t.name, 0) for t in tenets})
-        rows = []
-        for pair in pairs:
-            keys = [self.key(pair, t) for t in tenets]
-            have = cache.get_many(keys)
-            for t, k in zip(tenets, keys, strict=True):
-                if k in have:
-                    j = TenetJudgement(**have[k])
-                    if j.low_mass(self.min_label_mass) is None:  # below the floor: not judged, no score
-                        rows.append(self.output_row(pair, t, j))
-                    elif not_judged is not None:
-                        not_judged[t.name] += 1
-        return rows
-
-    def output_row(self, pair: PairInput, tenet: Tenet, j: TenetJudgement) -> dict[str, Any]:
+    def score_row(self, pair: PairInput, tenet: Tenet, j: TenetJudgement) -> dict[str, Any]:
         score = j.score
         return {
             "pair_id": pair.pair_id,
@@ -354,15 +326,6 @@ class PairwiseJudge:
             "model_revision": self.backend.info.revision,
             "template_hash": self.template_hash,
         }
-
-
-@dataclass
-class JudgeRunStats:
-    computed: int = 0
-    cached: int = 0
-    failures: list[BadRow] = field(default_factory=list)
-    # tenet name -> judgements below min_label_mass (recorded as not judged), for the build report
-    low_label_mass: dict[str, int] = field(default_factory=dict)
 
 
 def _judgement(first: Any, second: Any) -> TenetJudgement:

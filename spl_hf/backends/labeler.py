@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from spl_hf.backends.base import Backend, InputError
-from spl_hf.backends.cache import ResultCache, content_key, run_cached
+from spl_hf.backends.cache import content_key
 from spl_hf.backends.options import argmax_option, option_block, option_keys
 from spl_hf.backends.text import split_template, template_hash, transcript, validate_messages, validate_text
+from spl_hf.backends.worker import one_by_one
 from spl_hf.schema import Attribute, AttributeSchema, default_schema
 
 Mode = Literal["constrained", "json"]
@@ -233,34 +234,34 @@ class AttributeLabeler:
         status, values, error = parse_json_attributes(gen.text, self.attributes(item.scope))
         return LabelResult(status, values, raw_text=gen.text, hit_limit=gen.hit_limit, error=error)
 
-    def run(self, items: Sequence[LabelItem], cache: ResultCache) -> dict[str, Any]:
-        """Label every item missing from the cache (longest first, one commit per item)."""
-        ordered = sorted(
-            items,
-            key=lambda it: (
-                -(sum(len(m["content"]) for m in it.messages) + len(it.response or "")),
-                self.key(it),
-            ),
-        )
-        return run_cached(
-            ordered,
-            self.key,
-            self.label,
-            cache,
-            "label",
-            describe=lambda it: {"prompt_id": it.prompt_id, "response_id": it.response_id},
-            desc=f"label ({self.config.mode})",
-            progress=self.config.progress,
+    # -- the worker protocol (spl_hf.backends.worker) ----------------------------------------------
+    kind = "label"
+    batch_groups = 1
+
+    @staticmethod
+    def item_id(item: LabelItem) -> str:
+        return content_key(
+            "label-item", item.scope, item.prompt_id, item.response_id, list(item.messages), item.response
         )
 
-    def collect(self, items: Sequence[LabelItem], cache: ResultCache) -> list[dict[str, Any]]:
-        have = cache.get_many([self.key(it) for it in items])
-        rows = []
-        for it in items:
-            stored = have.get(self.key(it))
-            if stored is not None:
-                rows.append(self.output_row(it, LabelResult(**stored)))
-        return rows
+    @staticmethod
+    def group(item: LabelItem) -> str:
+        return AttributeLabeler.item_id(item)
+
+    @staticmethod
+    def describe(item: LabelItem) -> dict[str, Any]:
+        return {"prompt_id": item.prompt_id, "response_id": item.response_id}
+
+    @staticmethod
+    def order(item: LabelItem) -> tuple[int, str]:
+        # longest first: a too-long input fails before the short ones are spent
+        return (
+            -(sum(len(m["content"]) for m in item.messages) + len(item.response or "")),
+            AttributeLabeler.item_id(item),
+        )
+
+    def compute_batch(self, items: Sequence[LabelItem]) -> list[Any]:
+        return one_by_one(self.label, items)
 
     def output_row(self, item: LabelItem, r: LabelResult) -> dict[str, Any]:
         # Nested values are JSON strings so prompt and response rows share one flat file schema.

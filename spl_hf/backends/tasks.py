@@ -25,7 +25,12 @@ def check_row_suffix(flag: str, path: str | None) -> None:
 class RunArgs:
     """Run (cache and input limit)"""
 
-    cache: str = field(metadata={"help": "SQLite result cache; reruns skip what it already holds."})
+    cache: str = field(
+        metadata={
+            "help": "Results folder (shard files; a local path, NFS or an fsspec URL such as s3://b/run): "
+            "a rerun or a resumed run computes only the shards it lacks."
+        }
+    )
     limit: int | None = field(default=None, metadata={"help": "Only the first N input rows."})
 
     def __post_init__(self) -> None:

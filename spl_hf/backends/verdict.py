@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spl_hf.backends.base import Backend, InputError
-from spl_hf.backends.cache import ResultCache, content_key, run_cached
+from spl_hf.backends.cache import content_key
 from spl_hf.backends.labeler import LabelItem
 from spl_hf.backends.options import argmax_option, option_block, option_keys
 from spl_hf.backends.text import split_template, template_hash, transcript
+from spl_hf.backends.worker import NotJudged, one_by_one
 from spl_hf.derive import verdict_options
 
 TEMPLATE_VERSION = 2  # 2: a transcript message is shown without a stacked speaker label
@@ -116,81 +117,79 @@ class VerdictJudge:
             return VerdictResult(None, probs, s.mass, status="low_label_mass")
         return VerdictResult(argmax_option(self.verdicts, norm), probs, s.mass)
 
-    def run(self, items: Sequence[LabelItem], cache: ResultCache) -> dict[str, Any]:
-        """Judge every response item missing from the cache; ``low_label_mass`` counts (and
-        ``failures`` lists) the verdicts below ``min_label_mass``, which give no pair label."""
-        todo = [it for it in items if it.scope == "response"]
-        stats = run_cached(
-            todo,
-            self.key,
-            self.judge,
-            cache,
-            "verdict",
-            describe=lambda it: {"prompt_id": it.prompt_id, "response_id": it.response_id},
-            desc="verdict",
-            progress=self.progress,
-        )
-        have = cache.get_many([self.key(it) for it in todo])
-        low = [
-            (it, have[self.key(it)])
-            for it in todo
-            if have.get(self.key(it), {}).get("status") == "low_label_mass"
-        ]
-        stats["low_label_mass"] = len(low)
-        for it, r in low:
-            reason = f"not judged: label mass {r['mass']:.4g} < min_label_mass {self.min_label_mass:g}"
-            stats["failures"].append(
-                {"prompt_id": it.prompt_id, "response_id": it.response_id, "reason": reason}
-            )
-        return stats
+    # -- the worker protocol (spl_hf.backends.worker) ----------------------------------------------
+    kind = "verdict"
+    batch_groups = 1
 
-    def collect(self, items: Sequence[LabelItem], cache: ResultCache) -> list[dict[str, Any]]:
-        items = [it for it in items if it.scope == "response"]
-        have = cache.get_many([self.key(it) for it in items])
-        rows = []
-        for it in items:
-            stored = have.get(self.key(it))
-            if stored is None:
-                continue
-            r = VerdictResult(**stored)
-            if r.verdict is None:  # not judged (below min_label_mass): no verdict row, so no pair label
-                continue
-            rows.append(
-                {
-                    "prompt_id": it.prompt_id,
-                    "response_id": it.response_id,
-                    "verdict": r.verdict,
-                    "rank": self.ranking[r.verdict],
-                    "probs_json": json.dumps(r.probs, sort_keys=True),
-                    "mass": r.mass,
-                    "model_id": self.backend.info.model_id,
-                    "model_revision": self.backend.info.revision,
-                    "template_hash": self.template_hash,
-                }
-            )
-        return rows
+    @staticmethod
+    def item_id(item: LabelItem) -> str:
+        return content_key(
+            "verdict-item", item.prompt_id, item.response_id, list(item.messages), item.response
+        )
+
+    @staticmethod
+    def group(item: LabelItem) -> str:
+        return VerdictJudge.item_id(item)
+
+    @staticmethod
+    def describe(item: LabelItem) -> dict[str, Any]:
+        return {"prompt_id": item.prompt_id, "response_id": item.response_id}
+
+    @staticmethod
+    def order(item: LabelItem) -> tuple[int, str]:
+        return (
+            -(sum(len(m["content"]) for m in item.messages) + len(item.response or "")),
+            item.response_id or "",
+        )
+
+    def compute_batch(self, items: Sequence[LabelItem]) -> list[Any]:
+        return one_by_one(self.judge, items)
+
+    def output_row(self, item: LabelItem, r: VerdictResult) -> dict[str, Any] | NotJudged:
+        """The verdict row; below ``min_label_mass`` the response is not judged (so its pair gets no label)."""
+        if r.verdict is None:
+            return NotJudged(f"not judged: label mass {r.mass:.4g} < min_label_mass {self.min_label_mass:g}")
+        return {
+            "prompt_id": item.prompt_id,
+            "response_id": item.response_id,
+            "verdict": r.verdict,
+            "rank": self.ranking[r.verdict],
+            "probs_json": json.dumps(r.probs, sort_keys=True),
+            "mass": r.mass,
+            "model_id": self.backend.info.model_id,
+            "model_revision": self.backend.info.revision,
+            "template_hash": self.template_hash,
+        }
 
     def pair_labels(
         self, pair_rows: Sequence[Mapping[str, Any]], verdict_rows: Sequence[Mapping[str, Any]]
     ) -> list[dict]:
-        """Judge labels for unified pair rows from verdicts of ``{pair_id}/a`` and ``{pair_id}/b``."""
-        by_id = {r["response_id"]: r["verdict"] for r in verdict_rows}
-        out = []
-        for row in pair_rows:
-            pid = row.get("pair_id")
-            va, vb = by_id.get(f"{pid}/a"), by_id.get(f"{pid}/b")
-            if va is None or vb is None:
-                label = PairVerdictLabel(None, "a response has no verdict")
-            else:
-                label = verdict_preference(va, vb, self.ranking)
-            out.append(
-                {
-                    "pair_id": pid,
-                    "prompt_id": row.get("prompt_id"),
-                    "verdict_a": va,
-                    "verdict_b": vb,
-                    "chosen": label.chosen,
-                    "no_label_reason": label.reason,
-                }
-            )
-        return out
+        return verdict_pair_labels(pair_rows, verdict_rows, self.ranking)
+
+
+def verdict_pair_labels(
+    pair_rows: Sequence[Mapping[str, Any]],
+    verdict_rows: Sequence[Mapping[str, Any]],
+    ranking: Mapping[str, int],
+) -> list[dict]:
+    """Judge labels for unified pair rows from verdicts of ``{pair_id}/a`` and ``{pair_id}/b``."""
+    by_id = {r["response_id"]: r["verdict"] for r in verdict_rows}
+    out = []
+    for row in pair_rows:
+        pid = row.get("pair_id")
+        va, vb = by_id.get(f"{pid}/a"), by_id.get(f"{pid}/b")
+        if va is None or vb is None:
+            label = PairVerdictLabel(None, "a response has no verdict")
+        else:
+            label = verdict_preference(va, vb, ranking)
+        out.append(
+            {
+                "pair_id": pid,
+                "prompt_id": row.get("prompt_id"),
+                "verdict_a": va,
+                "verdict_b": vb,
+                "chosen": label.chosen,
+                "no_label_reason": label.reason,
+            }
+        )
+    return out

@@ -22,9 +22,11 @@ def add_backend_parser(
 ) -> argparse.ArgumentParser:
     """A model-backed subcommand: its inputs, its worker's own config (e.g. ``JudgeConfig``, whose
     ``progress`` field gives ``--no_progress``), the model and run settings, ``--config`` and ``--json``."""
+    from spl_hf.backends import ExecutorArgs
     from spl_hf.configs import add_config_parser
 
-    return add_config_parser(sub, name, (inputs, worker, ModelArgs, RunArgs, OutputArgs, JsonArgs), **kwargs)
+    classes = (inputs, worker, ModelArgs, RunArgs, ExecutorArgs, OutputArgs, JsonArgs)
+    return add_config_parser(sub, name, classes, **kwargs)
 
 
 def failures_path(out: str) -> str:
@@ -32,10 +34,17 @@ def failures_path(out: str) -> str:
 
 
 def prepare_run(
-    run: RunArgs, output: OutputArgs, inputs: list[str | None], extra_outputs: tuple[str | None, ...] = ()
-) -> str:
-    """Check every output path and the cache before any work (no model is loaded yet); the output file."""
-    from spl_hf.backends import check_cache_path
+    run: RunArgs,
+    output: OutputArgs,
+    inputs: list[str | None],
+    extra_outputs: tuple[str | None, ...] = (),
+    executor: Any = None,
+) -> tuple[str, Any]:
+    """Check every output path, the results folder and the executor before any model loads.
+
+    Returns the output file and the opened results folder (a :class:`~spl_hf.backends.ShardStore`).
+    """
+    from spl_hf.backends import ShardStore, check_executor
     from spl_hf.outputs import OutputError, guard_file
 
     if not output.output_dir:
@@ -47,9 +56,13 @@ def prepare_run(
         guard_file(out, overwrite=output.overwrite, inputs=given + outputs[:i] + [run.cache])
     for other in given:
         if Path(other).resolve() == Path(run.cache).resolve():
-            raise OutputError(f"--cache {run.cache}: the cache is also an input; choose another file")
-    check_cache_path(run.cache)
-    return output.output_dir
+            raise OutputError(
+                f"--cache {run.cache}: the results folder is also an input; choose another path"
+            )
+    store = ShardStore(run.cache)
+    if executor is not None:
+        check_executor(executor)
+    return output.output_dir, store
 
 
 def report(as_json: bool, summary: dict[str, Any]) -> None:

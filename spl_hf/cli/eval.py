@@ -25,7 +25,7 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
             "Generate greedy responses to each prompt set and score them with a named refusal matcher. "
             "Writes <output_dir>/<prompt_set>/{responses.jsonl,metrics.json}; with --run and no --output_dir, "
             "<run>/eval/<prompt_set>/. --revision pins the sets read from the Hub. Results are cached "
-            "(<output_dir>/cache.sqlite): a killed run resumes, a rerun (with --overwrite) computes nothing."
+            "(<output_dir>/results): a killed run resumes, a rerun (with --overwrite) computes nothing."
         ),
     )
     r.set_defaults(func=run_refusal)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from spl_hf.backends import GenerateInputs
-from spl_hf.cli._backend_args import add_backend_parser, load_backend, prepare_run, report, write_outputs
+from spl_hf.cli._backend_args import add_backend_parser, prepare_run, report, write_outputs
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -28,13 +28,11 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
 
 
 def run(args: argparse.Namespace) -> int:
-
-    from spl_hf.backends import CandidateGenerator, Ranks, ResultCache, prompts_from_rows, read_rows
+    from spl_hf.backends import generate_items, generate_stage, prompts_from_rows, read_rows, run_stage
     from spl_hf.configs import configs_from_args
 
-    task, config, model, run_args, output, js = configs_from_args(args)
-    out = prepare_run(run_args, output, [task.prompts])
-    ranks = Ranks()
+    task, config, model, run_args, executor, output, js = configs_from_args(args)
+    out, store = prepare_run(run_args, output, [task.prompts], executor=executor)
     rows = read_rows(task.prompts, run_args.limit)
     prompts, failures = prompts_from_rows(rows)
     if rows and not prompts:
@@ -42,30 +40,24 @@ def run(args: argparse.Namespace) -> int:
             f"{task.prompts}: none of the {len(rows)} rows is a prompt (prompt_id and prompt messages); "
             f"first: {failures[0]['reason']}"
         )
-    backend = load_backend(model)
-    gen = CandidateGenerator(backend, config)
-    items = gen.items(prompts)
-    with ResultCache(run_args.cache) as cache:
-        stats = gen.run(ranks.shard(items), cache)
-        ranks.wait()
-        if not ranks.is_main:
-            return 0
-        out_rows = gen.collect(items, cache)
-    failures += stats["failures"]
+    result = run_stage(generate_stage(model, config), generate_items(prompts, config), store, executor)
+    out_rows = result.rows
+    failures += result.failures
     write_outputs(out, out_rows, failures)
+    first = out_rows[0] if out_rows else {}
     report(
         js.json,
         {
             "out": out,
             "rows": len(out_rows),
             "hit_limit": sum(r["hit_limit"] for r in out_rows),
-            "computed": stats["computed"],
-            "cached": stats["cached"],
+            "computed": result.computed,
+            "cached": result.cached,
             "failed": len(failures),
             "failures": failures,
-            "model_id": backend.info.model_id,
-            "model_revision": backend.info.revision,
-            "template_hash": gen.template_hash,
+            "model_id": first.get("model_id"),
+            "model_revision": first.get("model_revision"),
+            "template_hash": first.get("template_hash"),
         },
     )
     return 0

@@ -6,7 +6,7 @@ import argparse
 from dataclasses import asdict
 
 from spl_hf.backends import JudgeInputs
-from spl_hf.cli._backend_args import add_backend_parser, load_backend, prepare_run, report, write_outputs
+from spl_hf.cli._backend_args import add_backend_parser, prepare_run, report, write_outputs
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -22,7 +22,7 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
             "Score each (pair, tenet) with an LM judge in both response orderings. Output rows carry "
             "pair_id, prompt_id, tenet, score plus the per-ordering probabilities and model/template "
             "hashes, so `spl-hf assign --scores` can use them and an audit can recompute every score. "
-            "Under `accelerate launch` each process takes a shard; rank 0 writes the output."
+            "With --executor ray the work runs on engine replicas (a Ray cluster or a local Ray runtime)."
         ),
     )
     p.set_defaults(func=run)
@@ -30,19 +30,19 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
 
 def run(args: argparse.Namespace) -> int:
     from spl_hf.backends import (
-        BadRow,
-        PairwiseJudge,
-        Ranks,
-        ResultCache,
+        judge_items,
+        judge_outcome,
+        judge_stage,
         parse_pairs,
         read_rows,
         require_columns,
+        run_stage,
     )
     from spl_hf.configs import configs_from_args
     from spl_hf.tenets import default_tenets, load_tenets, select_tenets
 
-    task, config, model, run_args, output, js = configs_from_args(args)
-    out = prepare_run(run_args, output, [task.pairs, task.tenets_file])
+    task, config, model, run_args, executor, output, js = configs_from_args(args)
+    out, store = prepare_run(run_args, output, [task.pairs, task.tenets_file], executor=executor)
     tenet_set = load_tenets(task.tenets_file) if task.tenets_file else default_tenets()
     tenets = select_tenets(task.tenets, tenet_set)
     rows = read_rows(task.pairs, run_args.limit)
@@ -52,30 +52,12 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(
             f"{task.pairs}: none of the {len(rows)} rows is a valid pair (first: {bad[0].reason})"
         )
-
-    ranks = Ranks()
-    backend = load_backend(model, chunk_size=config.chunk_size)
-    judge = PairwiseJudge(backend, config)
-    with ResultCache(run_args.cache) as cache:
-        stats = judge.run(ranks.shard(pairs), tenets, cache)
-        ranks.wait()
-        if not ranks.is_main:
-            return 0
-        out_rows = judge.collect(pairs, tenets, cache)
-        done = {r["pair_id"] for r in out_rows}
-        # Pairs another rank could not score: find the reason again here (a cheap check, no model).
-        failures = [asdict(b) for b in bad]
-        known = {f.pair_id: f.reason for f in stats.failures}
-        for pair in pairs:
-            if pair.pair_id not in done:
-                reason = known.get(pair.pair_id, "not scored")
-                if pair.pair_id not in known:
-                    try:
-                        judge.precheck(pair, tenets)
-                    except ValueError as exc:
-                        reason = str(exc)
-                failures.append(asdict(BadRow(-1, pair.pair_id, reason)))
+    stage = judge_stage(model, config)
+    result = run_stage(stage, judge_items(pairs, tenets), store, executor)
+    out_rows, judge_failures, not_judged = judge_outcome(result, tenets)
+    failures = [asdict(b) for b in bad] + judge_failures
     fpath = write_outputs(out, out_rows, failures)
+    first = out_rows[0] if out_rows else {}
     report(
         js.json,
         {
@@ -83,15 +65,16 @@ def run(args: argparse.Namespace) -> int:
             "rows": len(out_rows),
             "pairs": len(pairs),
             "tenets": len(tenets),
-            "computed": stats.computed,  # by this process (rank 0 under a launcher)
-            "cached": stats.cached,
-            "forward_calls": backend.forward_calls,
+            "computed": result.computed,
+            "cached": result.cached,
+            "shards": result.stats["shards"],
+            "not_judged": sum(not_judged.values()),
             "failed": len(failures),
             "failures": failures,
             "failures_file": fpath,
-            "model_id": backend.info.model_id,
-            "model_revision": backend.info.revision,
-            "template_hash": judge.template_hash,
+            "model_id": first.get("model_id"),
+            "model_revision": first.get("model_revision"),
+            "template_hash": first.get("template_hash"),
         },
     )
     return 0

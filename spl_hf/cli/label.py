@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from spl_hf.backends import LabelInputs
-from spl_hf.cli._backend_args import add_backend_parser, load_backend, prepare_run, report, write_outputs
+from spl_hf.cli._backend_args import add_backend_parser, prepare_run, report, write_outputs
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -29,22 +29,13 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
 
 
 def run(args: argparse.Namespace) -> int:
-
-    from spl_hf.backends import (
-        AttributeLabeler,
-        Ranks,
-        ResultCache,
-        VerdictJudge,
-        items_from_rows,
-        read_rows,
-        write_rows,
-    )
+    from spl_hf.backends import items_from_rows, label_stage, read_rows, run_stage, verdict_stage, write_rows
     from spl_hf.configs import configs_from_args
     from spl_hf.schema import default_schema, load_schema
 
-    task, config, model, run_args, output, js = configs_from_args(args)
-    out = prepare_run(run_args, output, [task.items, task.schema], extra_outputs=(task.pair_labels,))
-    ranks = Ranks()
+    task, config, model, run_args, executor, output, js = configs_from_args(args)
+    inputs = [task.items, task.schema]
+    out, store = prepare_run(run_args, output, inputs, extra_outputs=(task.pair_labels,), executor=executor)
     rows = read_rows(task.items, run_args.limit)
     items, failures = items_from_rows(rows)
     if rows and not items:
@@ -53,38 +44,40 @@ def run(args: argparse.Namespace) -> int:
             f"or response_a/response_b); first: {failures[0].get('reason')}"
         )
     schema = load_schema(task.schema) if task.schema else default_schema()
-    backend = load_backend(model)
-    worker: AttributeLabeler | VerdictJudge
     if task.task == "attributes":
-        worker = AttributeLabeler(backend, schema, config)
+        stage = label_stage(model, schema, config)
     else:
-        worker = VerdictJudge(backend, progress=config.progress)
-    with ResultCache(run_args.cache) as cache:
-        stats = worker.run(ranks.shard(items), cache)
-        ranks.wait()
-        if not ranks.is_main:
-            return 0
-        out_rows = worker.collect(items, cache)
-    failures += stats["failures"]
+        stage = verdict_stage(model, None, config.progress)
+        items = [it for it in items if it.scope == "response"]
+    result = run_stage(stage, items, store, executor)
+    out_rows = result.rows
+    failures += result.failures + result.not_judged
     write_outputs(out, out_rows, failures)
+    first = out_rows[0] if out_rows else {}
     summary = {
         "out": out,
         "task": task.task,
         "rows": len(out_rows),
-        "computed": stats["computed"],
-        "cached": stats["cached"],
+        "computed": result.computed,
+        "cached": result.cached,
         "failed": len(failures),
         "failures": failures,
-        "model_id": backend.info.model_id,
-        "model_revision": backend.info.revision,
-        "template_hash": worker.template_hash,
+        "model_id": first.get("model_id"),
+        "model_revision": first.get("model_revision"),
+        "template_hash": first.get("template_hash"),
     }
     if task.task == "attributes":
         summary["parse_status"] = {
             s: sum(r["status"] == s for r in out_rows) for s in sorted({r["status"] for r in out_rows})
         }
-    if task.pair_labels and isinstance(worker, VerdictJudge):
-        labels = worker.pair_labels([r for r in rows if "response_a" in r], out_rows)
+    else:
+        summary["low_label_mass"] = len(result.not_judged)
+    if task.pair_labels and task.task == "verdict":
+        from spl_hf.backends import verdict_pair_labels
+
+        labels = verdict_pair_labels(
+            [r for r in rows if "response_a" in r], out_rows, stage.settings["ranking"]
+        )
         write_rows(task.pair_labels, labels)
         summary["pair_labels"] = len(labels)
     report(js.json, summary)

@@ -31,7 +31,7 @@ class RefusalEvalArgs:
         },
     )
     cache: str | None = field(
-        default=None, metadata={"help": "Result cache (default: <output_dir>/cache.sqlite)."}
+        default=None, metadata={"help": "Results folder of shard files (default: <output_dir>/results)."}
     )
     limit: int | None = field(default=None, metadata={"help": "Only the first N prompts of each set."})
 

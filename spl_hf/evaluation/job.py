@@ -2,7 +2,7 @@
 
 Layout: ``<out>/<prompt_set>/responses.jsonl`` (one row per prompt, with ``at_limit`` and the
 matcher's verdict), ``<out>/<prompt_set>/metrics.json`` and, when any prompt failed,
-``<out>/<prompt_set>/failures.jsonl``; the result cache is ``<out>/cache.sqlite`` unless given.
+``<out>/<prompt_set>/failures.jsonl``; the results folder (shard files) is ``<out>/results`` unless given.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from typing import Any
 
 from spl_hf.evaluation.prompts import PromptSet
 from spl_hf.evaluation.run_folder import RunInfo
-from spl_hf.evaluation.runner import EvalConfig, RefusalEvaluator, refusal_metrics
+from spl_hf.evaluation.runner import EvalConfig, RefusalEvaluator, annotate_refusals, refusal_metrics
 
 RESPONSES = "responses.jsonl"
 METRICS = "metrics.json"
 FAILURES = "failures.jsonl"
-CACHE = "cache.sqlite"
+CACHE = "results"
 OUTPUT_KIND = "eval-refusal"
 
 
@@ -52,39 +52,42 @@ def evaluate_sets(
     target: EvalTarget,
     cache_path: str | Path,
 ) -> list[dict[str, Any]]:
-    """Generate, score and write each prompt set; returns one summary per set (rank 0 only)."""
-    from spl_hf.backends import Ranks, ResultCache
+    """Generate, score and write each prompt set; returns one summary per set."""
+    from spl_hf.backends import ShardStore, run_worker
 
-    ranks = Ranks()
     evaluator = RefusalEvaluator(backend, config)
+    store = ShardStore(str(cache_path))
+    settings = {
+        "model_revision": backend.info.revision,
+        "template_hash": evaluator.template_hash,
+        "max_new_tokens": config.max_new_tokens,
+    }
     summaries = []
-    with ResultCache(cache_path) as cache:
-        for ps in prompt_sets:
-            items, failures = evaluator.prepare(ps.prompts)
-            batches = evaluator.batches(items)
-            stats = evaluator.run(ranks.shard(batches), cache)
-            ranks.wait()
-            if not ranks.is_main:
-                continue
-            rows = evaluator.collect(ps, batches, cache)
-            got = {r["prompt_id"] for r in rows}
-            failures = failures + [f for f in stats["failures"] if f["prompt_id"] not in got]
-            metrics = build_metrics(ps, rows, failures, config, target, backend, evaluator.template_hash)
-            write_set(folders[ps.name], rows, failures, metrics)
-            summaries.append(
-                {
-                    "prompt_set": ps.name,
-                    "out": str(folders[ps.name]),
-                    "n": metrics["n"],
-                    "n_refusals": metrics["n_refusals"],
-                    "refusal_rate": metrics["refusal_rate"],
-                    "at_limit": metrics["at_limit"],
-                    "matcher": metrics["matcher"],
-                    "computed": stats["computed"],
-                    "cached": stats["cached"],
-                    "failed": len(failures),
-                }
-            )
+    for ps in prompt_sets:
+        items, failures = evaluator.prepare(ps.prompts)
+        # The model is loaded here already (with its adapter): the stage runs in this process.
+        result = run_worker(evaluator, evaluator.works(ps.name, items), store, settings, config.progress)
+        by_id = {r["prompt_id"]: r for r in result.rows}
+        rows = annotate_refusals(
+            [by_id[p.prompt_id] for p in ps.prompts if p.prompt_id in by_id], config.matcher
+        )
+        failures = failures + result.failures
+        metrics = build_metrics(ps, rows, failures, config, target, backend, evaluator.template_hash)
+        write_set(folders[ps.name], rows, failures, metrics)
+        summaries.append(
+            {
+                "prompt_set": ps.name,
+                "out": str(folders[ps.name]),
+                "n": metrics["n"],
+                "n_refusals": metrics["n_refusals"],
+                "refusal_rate": metrics["refusal_rate"],
+                "at_limit": metrics["at_limit"],
+                "matcher": metrics["matcher"],
+                "computed": result.computed,
+                "cached": result.cached,
+                "failed": len(failures),
+            }
+        )
     return summaries
 
 

@@ -1,19 +1,19 @@
 """Refusal evaluation: greedy responses to a prompt set, cached, then scored by a refusal matcher.
 
 Items are ordered by prompt length and cut into fixed batches once, from the whole prompt set, so a
-prompt is always generated in the same batch (its cache key names the batch). A killed run resumes
-where it stopped; ranks under ``accelerate launch`` take whole batches; a rerun computes nothing.
+prompt is always generated in the same batch (its work item names the batch). The runner
+(:mod:`spl_hf.backends.worker`) stores results as shards: a killed run resumes, a rerun computes nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-from spl_hf.backends import Backend, Generation, InputError, ResultCache, content_key, template_hash
-from spl_hf.evaluation.prompts import EvalPrompt, PromptSet
+from spl_hf.backends import Backend, Generation, InputError, content_key, template_hash
+from spl_hf.evaluation.prompts import EvalPrompt
 from spl_hf.refusal import MATCHERS, compute_refusal, get_matcher, match_array
 
 TEMPLATE_VERSION = 1
@@ -85,100 +85,81 @@ class RefusalEvaluator:
         b = self.config.batch_size
         return [ordered[i : i + b] for i in range(0, len(ordered), b)]
 
-    def _base_key(self, item: EvalItem) -> str:
-        return content_key(
-            "eval_refusal",
-            self.backend.info.revision,
-            self.template_hash,
-            self.messages(item.prompt),
-            self.config.max_new_tokens,
-        )
+    def works(self, prompt_set: str, items: Sequence[EvalItem]) -> list[EvalWork]:
+        """The work items: each prompt tagged with its fixed batch (padding can move greedy decoding)."""
+        out = []
+        for batch in self.batches(items):
+            sig = hashlib.sha256(
+                "|".join(f"{it.prompt.prompt_id}\x00{it.text}" for it in batch).encode()
+            ).hexdigest()
+            out.extend(EvalWork(prompt_set, sig, it) for it in batch)
+        return out
 
-    def keys(self, batch: Sequence[EvalItem]) -> list[str]:
-        # Padding can move greedy decoding by rounding, so a result is only reused for the same batch.
-        base = [self._base_key(it) for it in batch]
-        sig = hashlib.sha256("|".join(base).encode()).hexdigest()
-        return [content_key("eval_refusal_batch", k, sig) for k in base]
+    # -- the worker protocol (spl_hf.backends.worker) ----------------------------------------------
+    kind = "eval_refusal"
+    batch_groups = 1  # one group is one generation batch
 
-    def run(self, batches: Sequence[Sequence[EvalItem]], cache: ResultCache) -> dict[str, Any]:
-        """Generate every batch with a missing result; one commit per batch."""
-        from tqdm.auto import tqdm
+    @staticmethod
+    def item_id(work: EvalWork) -> str:
+        p = work.item.prompt
+        return content_key("eval-item", work.prompt_set, work.batch, p.prompt_id, work.item.text)
 
+    @staticmethod
+    def group(work: EvalWork) -> str:
+        return work.batch
+
+    @staticmethod
+    def describe(work: EvalWork) -> dict[str, Any]:
+        return {"prompt_id": work.item.prompt.prompt_id, "row_id": work.item.prompt.row_id}
+
+    @staticmethod
+    def order(work: EvalWork) -> tuple[int, str]:
+        return (-work.item.n_tokens, work.item.prompt.prompt_id)
+
+    def compute_batch(self, works: Sequence[EvalWork]) -> list[Any]:
         from spl_hf.evaluation.batch import generate_batch
 
-        stats: dict[str, Any] = {"computed": 0, "cached": 0, "failures": []}
-        todo = []
-        for batch in batches:
-            keys = self.keys(batch)
-            have = cache.get_many(keys)
-            if len(have) == len(keys):
-                stats["cached"] += len(keys)
-            else:
-                todo.append((batch, keys))
-        bar = tqdm(
-            total=sum(len(b) for b, _ in todo),
-            unit="prompt",
-            desc="eval refusal",
-            disable=not self.config.progress,
-        )
-        for batch, keys in todo:
-            try:
-                gens = generate_batch(self.backend, [it.text for it in batch], self.config.max_new_tokens)
-            except InputError as exc:
-                stats["failures"].extend(
-                    {"prompt_id": it.prompt.prompt_id, "row_id": it.prompt.row_id, "reason": str(exc)}
-                    for it in batch
-                )
-                bar.update(len(batch))
-                continue
-            cache.put_many("eval_refusal", {k: asdict(g) for k, g in zip(keys, gens, strict=True)})
-            stats["computed"] += len(batch)
-            bar.update(len(batch))
-        bar.close()
-        return stats
+        try:
+            return generate_batch(self.backend, [w.item.text for w in works], self.config.max_new_tokens)
+        except InputError as exc:
+            return [exc] * len(works)
 
-    def collect(
-        self, prompt_set: PromptSet, batches: Sequence[Sequence[EvalItem]], cache: ResultCache
-    ) -> list[dict]:
-        """Response rows in prompt-set order (prompts without a stored result are left to the failures)."""
-        found: dict[str, tuple[EvalItem, Generation]] = {}
-        for batch in batches:
-            keys = self.keys(batch)
-            have = cache.get_many(keys)
-            for it, k in zip(batch, keys, strict=True):
-                if k in have:
-                    found[it.prompt.prompt_id] = (it, Generation(**have[k]))
-        info = self.backend.info
-        rows = []
-        for p in prompt_set.prompts:
-            if p.prompt_id not in found:
-                continue
-            _, g = found[p.prompt_id]
-            rows.append(
-                {
-                    "prompt_set": prompt_set.name,
-                    "prompt_id": p.prompt_id,
-                    "row_id": p.row_id,
-                    "category": p.category,
-                    "source_label": p.source_label,
-                    "prompt": p.text,
-                    "response": g.text,
-                    "n_tokens": g.n_tokens,
-                    "max_new_tokens": self.config.max_new_tokens,
-                    "at_limit": g.hit_limit,
-                    "model_id": info.model_id,
-                    "model_revision": info.revision,
-                    "template_hash": self.template_hash,
-                }
-            )
-        if rows:
-            refused, index = match_array([r["response"] for r in rows], self.config.matcher)
-            m = get_matcher(self.config.matcher)
-            for r, f, i in zip(rows, refused.tolist(), index.tolist(), strict=True):
-                r["refusal"] = bool(f)
-                r["matched"] = m.patterns[i] if i >= 0 else None
-                r["matcher"] = m.id
-        return rows
+    def output_row(self, work: EvalWork, g: Generation) -> dict[str, Any]:
+        p, info = work.item.prompt, self.backend.info
+        return {
+            "prompt_set": work.prompt_set,
+            "prompt_id": p.prompt_id,
+            "row_id": p.row_id,
+            "category": p.category,
+            "source_label": p.source_label,
+            "prompt": p.text,
+            "response": g.text,
+            "n_tokens": g.n_tokens,
+            "max_new_tokens": self.config.max_new_tokens,
+            "at_limit": g.hit_limit,
+            "model_id": info.model_id,
+            "model_revision": info.revision,
+            "template_hash": self.template_hash,
+        }
+
+
+@dataclass(frozen=True)
+class EvalWork:
+    prompt_set: str
+    batch: str  # hash of the batch's prompts: a prompt is only ever generated in the same batch
+    item: EvalItem
+
+
+def annotate_refusals(rows: list[dict[str, Any]], matcher: str) -> list[dict[str, Any]]:
+    """Add the matcher's verdict (refusal, matched pattern, matcher id) to response rows."""
+    if rows:
+        refused, index = match_array([r["response"] for r in rows], matcher)
+        m = get_matcher(matcher)
+        for r, f, i in zip(rows, refused.tolist(), index.tolist(), strict=True):
+            r["refusal"] = bool(f)
+            r["matched"] = m.patterns[i] if i >= 0 else None
+            r["matcher"] = m.id
+    return rows
 
 
 def refusal_metrics(rows: Sequence[dict[str, Any]], matcher: str) -> dict[str, Any]:

@@ -17,6 +17,13 @@ class ReleaseSettings(PublishArgs, OutputArgs):
         metadata={"help": "Folder of the run: stage outputs, model caches and the run report."},
     )
     output_dir: str = "out/release/dataset"  # the dataset folder; help and meaning from OutputArgs
+    results_dir: str | None = field(
+        default=None,
+        metadata={
+            "help": "Results folder of the model stages (shard files; a local path, NFS or an fsspec URL such "
+            "as s3://bucket/run): shared storage when Ray replicas run on other machines. Default: <run_dir>/results."
+        },
+    )
     pretty_name: str = field(default="", metadata={"help": "Card title (default: the builder's)."})
     heldout_files: list[str] = field(
         default_factory=list,

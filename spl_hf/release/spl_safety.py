@@ -15,11 +15,12 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from spl_hf.backends import engine_kwargs, load_backend
+from spl_hf.backends import engine_kwargs
 from spl_hf.contract import DECONTAMINATION_FILE
 from spl_hf.release.config import SPLReleaseConfig, parse_assignments
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
+from spl_hf.release.results import open_results
 from spl_hf.release.stages import StageRunner, fingerprint
 from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, written_here
 
@@ -44,6 +45,7 @@ class SPLRelease:
     cfg: SPLReleaseConfig
     generation: Any  # GenerationConfig
     decontam: Any  # DecontamConfig
+    executor: Any = None  # ExecutorArgs (default: local)
     log: Any = print
     sources: list[SourceSpec] = field(init=False)
     heldout: list[SourceSpec] = field(init=False)
@@ -98,6 +100,7 @@ class SPLRelease:
         from spl_hf.rules import default_rulebase, load_rulebase
 
         self.rulebase = load_rulebase(self.cfg.rulebase) if self.cfg.rulebase else default_rulebase()
+        self.store, self.executor = open_results(self.cfg, self.executor)
         if not self.recorded:
             check_heldout(self.decontam, self.heldout)
         if self.cfg.panel and not Path(self.cfg.panel).is_file():
@@ -388,7 +391,7 @@ class SPLRelease:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from spl_hf.backends import CandidateGenerator, ResultCache, prompts_from_rows
+        from spl_hf.backends import generate_items, generate_stage, prompts_from_rows, run_stage
 
         chosen, without = self._with_candidates(pq.read_table(clean_dir / "prompts.parquet").to_pylist())
         rows = [
@@ -396,12 +399,9 @@ class SPLRelease:
             for r in chosen
         ]
         prompts, failures = prompts_from_rows(rows)
-        self._model = load_backend(self.cfg)
-        gen = CandidateGenerator(self._model, self.generation)
-        items = gen.items(prompts)
-        with ResultCache(Path(self.cfg.run_dir) / "cache" / "generate.sqlite") as cache:
-            stats = gen.run(items, cache)
-            cands = gen.collect(items, cache)
+        items = generate_items(prompts, self.generation)
+        result = run_stage(generate_stage(self.cfg, self.generation), items, self.store, self.executor)
+        cands = result.rows
         pq.write_table(pa.Table.from_pylist(cands), out / "candidates.parquet")
         return {
             "prompts": len(prompts),
@@ -409,15 +409,15 @@ class SPLRelease:
             "failed": len(failures) + len(items) - len(cands),
             "at_limit": sum(bool(r["hit_limit"]) for r in cands),
             "without_candidates": without,
-            "computed": stats.get("computed"),
-            "cached": stats.get("cached"),
+            "computed": result.computed,
+            "cached": result.cached,
         }
 
     def _label(self, clean_dir: Path, gen_dir: Path, out: Path) -> dict[str, Any]:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from spl_hf.backends import AttributeLabeler, LabelerConfig, ResultCache, items_from_rows
+        from spl_hf.backends import LabelerConfig, items_from_rows, label_stage, run_stage
 
         cands = pq.read_table(gen_dir / "candidates.parquet").to_pylist()
         prompts, _ = self._with_candidates(pq.read_table(clean_dir / "prompts.parquet").to_pylist())
@@ -435,18 +435,18 @@ class SPLRelease:
             for r in cands
         ]
         items, failures = items_from_rows(rows)
-        model = getattr(self, "_model", None) or load_backend(self.cfg)
-        labeler = AttributeLabeler(model, self.rulebase.schema, LabelerConfig(mode=self.cfg.labeler_mode))
-        with ResultCache(Path(self.cfg.run_dir) / "cache" / "label.sqlite") as cache:
-            stats = labeler.run(items, cache)
-            labels = labeler.collect(items, cache)
+        config = LabelerConfig(mode=self.cfg.labeler_mode, progress=self.generation.progress)
+        result = run_stage(
+            label_stage(self.cfg, self.rulebase.schema, config), items, self.store, self.executor
+        )
+        labels = result.rows
         pq.write_table(pa.Table.from_pylist(labels), out / "labels.parquet")
         # The records the SPL build reads: prompt attributes once per prompt, response attributes per candidate.
         by_id = {
             (r["scope"], r["prompt_id"] if r["scope"] == "prompt" else r["response_id"]): r for r in labels
         }
-        engine = _engine(model)
-        labeler_id = {**engine, "mode": labeler.config.mode, **_model_identity(labeler)}
+        engine = result.stats["engine"]
+        labeler_id = {**engine, "mode": config.mode, **_model_identity(labels)}
         with open(out / "prompts.jsonl", "w", encoding="utf-8") as fh:
             for p in prompts:
                 rec = {**_record(p, by_id.get(("prompt", p["prompt_id"]))), "labeler": labeler_id}
@@ -479,13 +479,13 @@ class SPLRelease:
             "labels": len(labels),
             "malformed": len(failures),
             "status": statuses,
-            "computed": stats.get("computed"),
-            "cached": stats.get("cached"),
+            "computed": result.computed,
+            "cached": result.cached,
         }
 
     def _verdict(self, label_dir: Path, out: Path) -> dict[str, Any]:
-        from spl_hf.backends import ResultCache, VerdictJudge, items_from_rows
-        from spl_hf.derive import VerdictRecord, read_jsonl, verdict_record_json
+        from spl_hf.backends import items_from_rows, run_stage, verdict_stage
+        from spl_hf.derive import VerdictRecord, read_jsonl, verdict_options, verdict_record_json
 
         text = {p["prompt_id"]: p["prompt"] for p in read_jsonl(label_dir / "prompts.jsonl")}
         cands = read_jsonl(label_dir / "candidates.jsonl")
@@ -498,14 +498,12 @@ class SPLRelease:
             }
             for r in cands
         )
-        if self.cfg.verdict_model:
-            model = load_backend(replace(self.cfg, model=self.cfg.verdict_model))
-        else:
-            model = getattr(self, "_model", None) or load_backend(self.cfg)
-        judge = VerdictJudge(model, dict(self.rulebase.verdicts), progress=self.generation.progress)
-        with ResultCache(Path(self.cfg.run_dir) / "cache" / "verdict.sqlite") as cache:
-            stats = judge.run(items, cache)
-            got = {r["response_id"]: r for r in judge.collect(items, cache)}
+        model = replace(self.cfg, model=self.cfg.verdict_model) if self.cfg.verdict_model else self.cfg
+        stage = verdict_stage(model, dict(self.rulebase.verdicts), self.generation.progress)
+        items = [it for it in items if it.scope == "response"]
+        result = run_stage(stage, items, self.store, self.executor)
+        got = {r["response_id"]: r for r in result.rows}
+        options = verdict_options(stage.settings["ranking"])
         verdicts: dict[str, int] = {}
         with open(out / VERDICTS_FILE, "w", encoding="utf-8") as fh:
             for r in cands:
@@ -517,23 +515,23 @@ class SPLRelease:
                     rec = VerdictRecord(
                         r["candidate_id"],
                         "ok",
-                        tuple(probs[v] for v in judge.verdicts),
+                        tuple(probs[v] for v in options),
                         row["mass"],
                         row["model_id"],
                         row["model_revision"],
                         row["template_hash"],
                     )
                     verdicts[row["verdict"]] = verdicts.get(row["verdict"], 0) + 1
-                line = json.loads(verdict_record_json(rec, r["prompt_id"], judge.verdicts))
-                fh.write(json.dumps({**line, "engine": _engine(model)}, sort_keys=True) + "\n")
+                line = json.loads(verdict_record_json(rec, r["prompt_id"], options))
+                fh.write(json.dumps({**line, "engine": result.stats["engine"]}, sort_keys=True) + "\n")
         return {
             "candidates": len(cands),
             "judged": len(got),
             "not_judged": len(cands) - len(got),
             "malformed": len(failures),
             "verdicts": verdicts,
-            "computed": stats.get("computed"),
-            "cached": stats.get("cached"),
+            "computed": result.computed,
+            "cached": result.cached,
         }
 
     def _write(self, label_dir: Path, clean_dir: Path, out: Path, verdicts: Path | None) -> dict[str, Any]:
@@ -632,19 +630,10 @@ def _attrs(label: dict | None) -> dict[str, Any]:
     }
 
 
-def _engine(model: Any) -> dict[str, Any]:
-    """Backend and resolved dtype of a loaded model, as every record of its outputs names them."""
-    engine = getattr(model, "engine", None) or {}
-    return {"backend": engine.get("backend"), "dtype": engine.get("dtype")}
-
-
-def _model_identity(labeler: Any) -> dict[str, Any]:
-    info = labeler.backend.info
-    return {
-        "model_id": info.model_id,
-        "model_revision": info.revision,
-        "template_hash": labeler.template_hash,
-    }
+def _model_identity(labels: list[dict[str, Any]]) -> dict[str, Any]:
+    """The labeler's model and template, as its rows record them (every row names the same)."""
+    first = labels[0] if labels else {}
+    return {k: first.get(k) for k in ("model_id", "model_revision", "template_hash")}
 
 
 def _record(prompt: dict, label: dict | None) -> dict[str, Any]:
@@ -678,5 +667,5 @@ def _positive_int(value: str, what: str) -> int:
     return n
 
 
-def make_release(cfg: SPLReleaseConfig, generation: Any, decontam: Any) -> SPLRelease:
-    return SPLRelease(cfg, generation, decontam)
+def make_release(cfg: SPLReleaseConfig, generation: Any, decontam: Any, executor: Any = None) -> SPLRelease:
+    return SPLRelease(cfg, generation, decontam, executor)

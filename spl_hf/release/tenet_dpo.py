@@ -12,11 +12,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spl_hf.backends import engine_kwargs, load_backend
+from spl_hf.backends import engine_kwargs
 from spl_hf.contract import DECONTAMINATION_FILE
 from spl_hf.release.config import TenetReleaseConfig
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
+from spl_hf.release.results import open_results
 from spl_hf.release.stages import StageRunner, fingerprint
 from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, written_here
 
@@ -34,6 +35,7 @@ class TenetRelease:
     assign: Any  # AssignConfig
     judge: Any  # JudgeConfig
     decontam: Any  # DecontamConfig
+    executor: Any = None  # ExecutorArgs (default: local)
     log: Any = print
     pools: list[SourceSpec] = field(init=False)
     heldout: list[SourceSpec] = field(init=False)
@@ -53,17 +55,11 @@ class TenetRelease:
         check_heldout(self.decontam, self.heldout)
         # Refuse a bad output folder now, not after hours of judging.
         check_output(self.cfg, [p.location for p in self.pools + self.heldout if p.is_local])
+        self.store, self.executor = open_results(self.cfg, self.executor)
 
     # -- stages -------------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
-        from spl_hf.backends import Ranks
-
-        ranks = Ranks()
-        runner = StageRunner(
-            Path(self.cfg.run_dir),
-            log=self.log if ranks.is_main else (lambda _m: None),
-            ranks=ranks if ranks.world > 1 else None,
-        )
+        runner = StageRunner(Path(self.cfg.run_dir), log=self.log)
         if self.cfg.dry_run:
             return self.plan(runner)
         # Each stage is keyed by the content of what it reads, so an unchanged result of a rerun
@@ -77,16 +73,13 @@ class TenetRelease:
         judged = runner.run(
             "judge",
             self._judge_settings(content(clean, "pairs.parquet")),
-            lambda d: self._judge(clean.path, d, ranks),
-            parallel=True,
+            lambda d: self._judge(clean.path, d),
         )
         assigned = runner.run(
             "assign",
             {"scores": content(judged, "scores.parquet"), "assign": asdict(self.assign)},
             lambda d: self._assign(judged.path, d),
         )
-        # Every rank walks every stage (only rank 0 does the work of the ordinary ones), so the
-        # stage barriers line up across processes.
         written = runner.run(
             "write",
             self._write_settings(clean, judged, assigned),
@@ -111,7 +104,7 @@ class TenetRelease:
                 },
                 lambda d: self._publish(d),
             )
-        return self._write_report(runner) if ranks.is_main else {}
+        return self._write_report(runner)
 
     def plan(self, runner: StageRunner) -> dict[str, Any]:
         """The stages with the keys they would have; later keys need earlier outputs, so only 'read' is known."""
@@ -201,28 +194,21 @@ class TenetRelease:
             **engine_kwargs(self.cfg),
         }
 
-    def _judge(self, clean_dir: Path, out: Path, ranks: Any) -> dict[str, Any]:
+    def _judge(self, clean_dir: Path, out: Path) -> dict[str, Any]:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from spl_hf.backends import PairwiseJudge, ResultCache, parse_pairs
+        from spl_hf.backends import judge_items, judge_outcome, judge_stage, parse_pairs, run_stage
 
         rows = pq.read_table(clean_dir / "pairs.parquet").to_pylist()
         pairs, bad = parse_pairs(rows)
-        backend = load_backend(self.cfg, chunk_size=self.judge.chunk_size)
-        judge = PairwiseJudge(backend, self.judge)
-        cache_path = Path(self.cfg.run_dir) / "cache" / "judge.sqlite"
-        with ResultCache(cache_path) as cache:
-            stats = judge.run(ranks.shard(pairs), self.tenets, cache)
-            ranks.wait()
-            if not ranks.is_main:
-                return {}
-            not_judged: dict[str, int] = {}
-            scores = judge.collect(pairs, self.tenets, cache, not_judged)
+        stage = judge_stage(self.cfg, self.judge)
+        result = run_stage(stage, judge_items(pairs, self.tenets), self.store, self.executor)
+        scores, judge_failures, not_judged = judge_outcome(result, self.tenets)
         if not scores:
             raise ValueError("judge: no (pair, tenet) could be scored")
         pq.write_table(pa.Table.from_pylist(scores), out / "scores.parquet")
-        failures = [asdict(b) for b in bad] + [asdict(f) for f in stats.failures]
+        failures = [asdict(b) for b in bad] + judge_failures
         (out / "failures.jsonl").write_text("".join(json.dumps(f) + "\n" for f in failures), encoding="utf-8")
         (out / "not_judged.json").write_text(json.dumps(not_judged, sort_keys=True) + "\n", encoding="utf-8")
         mean_abs = sum(abs(r["score"]) for r in scores) / len(scores)
@@ -230,13 +216,13 @@ class TenetRelease:
             "pairs": len(pairs),
             "tenets": len(self.tenets),
             "scores": len(scores),
-            "computed": stats.computed,
-            "cached": stats.cached,
+            "computed": result.computed,
+            "cached": result.cached,
             "failed": len(failures),
             "not_judged": sum(not_judged.values()),  # below min_label_mass: recorded, never a score
             "mean_abs_score": round(mean_abs, 6),
-            "model_id": backend.info.model_id,
-            "model_revision": backend.info.revision,
+            "model_id": scores[0]["model_id"],
+            "model_revision": scores[0]["model_revision"],
         }
 
     def _assign(self, judge_dir: Path, out: Path) -> dict[str, Any]:
@@ -358,5 +344,7 @@ def _registry_order(specs: list[SourceSpec]) -> list[SourceSpec]:
     return sorted(specs, key=lambda s: order.index(s.source))
 
 
-def make_release(cfg: TenetReleaseConfig, assign: Any, judge: Any, decontam: Any) -> TenetRelease:
-    return TenetRelease(cfg, assign, judge, decontam)
+def make_release(
+    cfg: TenetReleaseConfig, assign: Any, judge: Any, decontam: Any, executor: Any = None
+) -> TenetRelease:
+    return TenetRelease(cfg, assign, judge, decontam, executor)

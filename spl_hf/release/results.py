@@ -1,0 +1,21 @@
+"""Where a release's model stages keep their results, checked before any model loads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def open_results(cfg: Any, executor: Any) -> tuple[Any, Any]:
+    """The release's shard store (``results_dir``, default ``<run_dir>/results``) and executor settings.
+
+    Raises a :class:`~spl_hf.errors.SplHfError` for a folder that cannot be written or holds files
+    spl_hf did not write, an unreachable Ray cluster, or more GPUs per replica than it has.
+    """
+    from spl_hf.backends import ExecutorArgs, ShardStore, check_executor
+
+    executor = executor or ExecutorArgs()
+    store = ShardStore(cfg.results_dir or str(Path(cfg.run_dir) / "results"))
+    if not cfg.dry_run:
+        check_executor(executor)
+    return store, executor
