@@ -3,19 +3,19 @@ from pathlib import Path
 
 import pytest
 
-from spl_hf.backends.cache import ResultCache
+from spl_hf.backends import ShardStore, run_worker
 from spl_hf.backends.generate import CandidateGenerator, GenerationConfig, prompts_from_rows, with_instruction
 from tests.backends_rows import pair_row, write_jsonl
 
 PROMPTS, _ = prompts_from_rows([pair_row(i) for i in range(3)])
 
 
-def _run(backend, config: GenerationConfig, db: Path, items=None) -> tuple[list[dict], dict]:
+def _run(backend, config: GenerationConfig, folder: Path, items=None) -> tuple[list[dict], dict]:
     gen = CandidateGenerator(backend, config)
     items = gen.items(PROMPTS) if items is None else items
-    with ResultCache(db) as cache:
-        stats = gen.run(items, cache)
-        return gen.collect(gen.items(PROMPTS), cache), stats
+    # One item per shard, so that a run cut short leaves shards that the full run reuses.
+    result = run_worker(gen, items, ShardStore(str(folder)), {}, progress=False, shard_groups=1)
+    return result.rows, result.stats
 
 
 def test_greedy_generation_is_deterministic_and_records_the_limit(tiny_backend, tmp_path: Path) -> None:
@@ -40,7 +40,7 @@ def test_sampling_is_seeded_per_item_and_resume_draws_the_same(tiny_backend, tmp
     _, first = _run(tiny_backend, config, tmp_path / "part.db", items=items[3:])  # a run cut short...
     resumed, stats = _run(tiny_backend, config, tmp_path / "part.db")  # ...then finished
     assert (first["computed"], stats["computed"], stats["cached"]) == (3, 3, 3)
-    assert resumed == full
+    assert resumed == full  # in input order, whichever run computed each item
     assert full[0]["response"] != full[1]["response"]  # two samples of one prompt differ
     other, _ = _run(tiny_backend, GenerationConfig(**{**config.__dict__, "seed": 8}), tmp_path / "o.db")
     assert [r["response"] for r in other] != [r["response"] for r in full]
@@ -81,7 +81,7 @@ def test_over_long_prompt_is_a_recorded_failure(tiny_short_model_dir: Path, tmp_
                 "--model",
                 str(tiny_short_model_dir),
                 "--cache",
-                str(tmp_path / "c.db"),
+                str(tmp_path / "results"),
                 "--output_dir",
                 str(out),
                 "--json",

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from spl_hf.backends import ShardStore, run_worker
 from spl_hf.backends.base import Generation
-from spl_hf.backends.cache import ResultCache
 from spl_hf.backends.labeler import (
     AttributeLabeler,
     LabelerConfig,
@@ -54,12 +54,13 @@ def test_items_share_prompts_and_report_bad_rows() -> None:
 def test_constrained_labels_every_attribute_with_option_probabilities(tiny_backend, tmp_path: Path) -> None:
     labeler = AttributeLabeler(tiny_backend, SCHEMA, LabelerConfig(progress=False))
     items, _ = items_from_rows([pair_row(1)])
-    with ResultCache(tmp_path / "c.db") as cache:
-        stats = labeler.run(items, cache)
-        rows = read_labels(labeler.collect(items, cache))
-        calls = tiny_backend.forward_calls
-        assert labeler.run(items, cache)["computed"] == 0 and tiny_backend.forward_calls == calls
-    assert stats["computed"] == 3
+    store = ShardStore(str(tmp_path / "r"))
+    result = run_worker(labeler, items, store, {}, progress=False)
+    rows = read_labels(result.rows)
+    calls = tiny_backend.forward_calls
+    assert run_worker(labeler, items, store, {}, progress=False).computed == 0
+    assert tiny_backend.forward_calls == calls
+    assert result.computed == 3
     prompt_row = rows[0]
     assert prompt_row["scope"] == "prompt" and prompt_row["status"] == "ok"
     assert set(prompt_row["attributes"]) == set(SCHEMA.names("prompt"))
@@ -149,9 +150,7 @@ def test_json_mode_stores_invalid_output_without_attributes(tiny_backend, tmp_pa
     items, _ = items_from_rows(
         [{"prompt_id": "q", "prompt": [{"role": "user", "content": "Hi"}], "response": "Yo"}]
     )
-    with ResultCache(tmp_path / "c.db") as cache:
-        labeler.run(items, cache)
-        rows = read_labels(labeler.collect(items, cache))
+    rows = read_labels(run_worker(labeler, items, ShardStore(str(tmp_path / "r")), {}, progress=False).rows)
     assert rows[0]["status"] == "schema_error" and rows[0]["attributes"] is None
     assert rows[0]["raw_text"] == SCHEMA_TOPIC_BAD
     assert rows[1]["status"] == "ok" and rows[1]["attributes"]["provides_content"] is True
@@ -179,7 +178,7 @@ def test_cli_label(mode: str, tiny_model_dir: Path, tmp_path: Path, capsys) -> N
         "--model",
         str(tiny_model_dir),
         "--cache",
-        str(tmp_path / "c.db"),
+        str(tmp_path / "results"),
         "--output_dir",
         str(out),
         "--json",

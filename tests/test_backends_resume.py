@@ -3,7 +3,6 @@
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -19,14 +18,11 @@ N_PAIRS, TENETS = 150, "no_preachy_tone,calibrated_caveats,upfront_concerns,harm
 TOTAL = N_PAIRS * 4
 
 
-def _count(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as con:
-            return int(con.execute("SELECT COUNT(*) FROM results").fetchone()[0])
-    except sqlite3.OperationalError:  # table not created yet
-        return 0
+def _count(folder: Path) -> int:
+    """Items in the finished shards under a results folder (every stage kind)."""
+    import pyarrow.parquet as pq
+
+    return sum(pq.read_metadata(f).num_rows for f in folder.glob("*/*.parquet") if not f.name.startswith("."))
 
 
 @pytest.mark.slow
@@ -77,9 +73,7 @@ def test_sigkill_mid_run_then_resume_matches_uninterrupted(
     assert 0 < done_at_kill < TOTAL, "the kill must land mid-run"
     assert not out.exists()
 
-    with sqlite3.connect(db) as con:
-        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    assert done_at_kill % 4 == 0  # a pair's scores commit together: no half-written pair
+    assert done_at_kill % 4 == 0  # a pair's tenets share a shard: no half-written pair
 
     assert cli_main(argv(db, out)) == 0
     summary = json.loads(capsys.readouterr().out)
@@ -102,6 +96,8 @@ def _release_argv(root: Path) -> list[str]:
         "--output_dir",
         str(root / "ds"),
         "--no_progress",
+        "--shard_groups",
+        "2",
     ]
 
 
@@ -121,7 +117,7 @@ def test_demo_release_judge_killed_and_resumed_writes_the_same_manifest(tmp_path
     reference = (tmp_path / "ref" / "ds" / "MANIFEST.sha256").read_bytes()
 
     root = tmp_path / "killed"
-    db = root / "run" / "cache" / "judge.sqlite"
+    db = root / "run" / "results"
     proc = subprocess.Popen(
         [sys.executable, "-m", "spl_hf.cli", *_release_argv(root)],
         env=env,
@@ -135,7 +131,7 @@ def test_demo_release_judge_killed_and_resumed_writes_the_same_manifest(tmp_path
     proc.wait()
     done_at_kill = _count(db)
     assert proc.returncode == -signal.SIGKILL
-    assert 0 < done_at_kill < 72, "the kill must land inside the judge stage (12 pairs x 6 tenets)"
+    assert 0 < done_at_kill < 72, "the kill must land inside the judge stage (12 pairs x 6 tenets, 6 shards)"
     assert not (root / "ds" / "MANIFEST.sha256").exists()
 
     _run_release(_release_argv(root), env)

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from spl_hf.backends.cache import ResultCache
+from spl_hf.backends import ShardStore, run_worker
 from spl_hf.backends.labeler import items_from_rows
 from spl_hf.backends.verdict import VerdictJudge, verdict_preference
 from spl_hf.rules import default_rulebase
@@ -26,10 +26,10 @@ def test_verdict_judge_picks_one_verdict_with_stored_probabilities(tiny_backend,
     assert judge.verdicts[0] == "helpful_compliance" and judge.verdicts[-1] == "harmful_compliance"
     rows = [pair_row(0), pair_row(1)]
     items, _ = items_from_rows(rows)
-    with ResultCache(tmp_path / "c.db") as cache:
-        stats = judge.run(items, cache)
-        out = judge.collect(items, cache)
-    assert stats["computed"] == 4 and len(out) == 4  # prompt items are skipped: verdicts need a response
+    responses = [it for it in items if it.scope == "response"]  # verdicts need a response
+    result = run_worker(judge, responses, ShardStore(str(tmp_path / "r")), {}, progress=False)
+    out = result.rows
+    assert result.computed == 4 and len(out) == 4
     for r in out:
         probs = json.loads(r["probs_json"])
         assert set(probs) == set(RANKS) and abs(sum(probs.values()) - 1) < 1e-9
@@ -57,7 +57,7 @@ def test_cli_verdict_task_writes_pair_labels(tiny_model_dir: Path, tmp_path: Pat
                 "--model",
                 str(tiny_model_dir),
                 "--cache",
-                str(tmp_path / "c.db"),
+                str(tmp_path / "results"),
                 "--output_dir",
                 str(tmp_path / "v.jsonl"),
                 "--pair_labels",
@@ -108,7 +108,7 @@ def test_label_task_verdict_output_feeds_the_spl_build_and_its_audit(
                 "--model",
                 str(tiny_model_dir),
                 "--cache",
-                str(tmp_path / "c.db"),
+                str(tmp_path / "results"),
                 "--output_dir",
                 str(verdicts),
                 "--no_progress",
@@ -136,12 +136,13 @@ def test_verdicts_below_min_label_mass_give_no_verdict_row_and_no_pair_label(
     items, _ = items_from_rows(rows)
     monkeypatch.setattr(tiny_backend, "min_label_mass", 1.0)
     judge = VerdictJudge(tiny_backend, progress=False)
-    with ResultCache(tmp_path / "v.db") as cache:
-        stats = judge.run(items, cache)
-        again = judge.run(items, cache)
-        verdicts = judge.collect(items, cache)
-    assert stats["computed"] == 2 and again["computed"] == 0 and again["low_label_mass"] == 2
+    responses = [it for it in items if it.scope == "response"]
+    store = ShardStore(str(tmp_path / "r"))
+    first = run_worker(judge, responses, store, {}, progress=False)
+    again = run_worker(judge, responses, store, {}, progress=False)
+    verdicts = again.rows
+    assert first.computed == 2 and again.computed == 0 and len(again.not_judged) == 2
     assert verdicts == []
-    assert all("not judged: label mass" in f["reason"] for f in stats["failures"])
+    assert all("not judged: label mass" in f["reason"] for f in first.not_judged)
     (label,) = judge.pair_labels(rows, verdicts)
     assert label["chosen"] is None and label["no_label_reason"] == "a response has no verdict"

@@ -45,7 +45,6 @@ if TYPE_CHECKING:
         verdict_stage,
     )
     from spl_hf.backends.options import argmax_option, option_block, option_keys
-    from spl_hf.backends.parallel import Ranks
     from spl_hf.backends.settings import ModelArgs, check_context, check_positive, engine_kwargs, load_backend
     from spl_hf.backends.shards import ResultsFolderError, ShardStore
     from spl_hf.backends.tasks import (
@@ -89,7 +88,6 @@ __all__ = [
     "ModelInfo",
     "NotJudged",
     "PairwiseJudge",
-    "Ranks",
     "ResultCache",
     "ResultsFolderError",
     "RunArgs",

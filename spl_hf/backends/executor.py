@@ -105,4 +105,8 @@ def run_local(stage: Any, shards: Sequence[Any], store: Any) -> dict[str, Any]:
         write_s += time.perf_counter() - t1
         bar.update(len(shard.items))
     bar.close()
-    return {"compute_seconds": round(compute_s, 3), "write_seconds": round(write_s, 3)}
+    return {
+        "compute_seconds": round(compute_s, 3),
+        "write_seconds": round(write_s, 3),
+        "forward_calls": getattr(getattr(worker, "backend", None), "forward_calls", None),
+    }

@@ -82,7 +82,9 @@ def run_on_ray(stage: Any, shards: Sequence[Any], store: Any, cfg: ExecutorArgs)
         ShardActor,
         fn_constructor_kwargs={"stage": stage, "store": store},
         batch_size=1,
-        concurrency=cfg.replicas,
+        # A fixed pool (Ray 2.51 replaced ``concurrency`` by ``compute``); one shard in flight per actor,
+        # so an idle replica takes the next shard instead of queueing behind a slow one.
+        compute=ray.data.ActorPoolStrategy(size=cfg.replicas, max_tasks_in_flight_per_actor=1),
         num_cpus=cfg.cpus_per_replica,
         num_gpus=cfg.gpus_per_replica or None,
     )

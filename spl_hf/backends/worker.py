@@ -108,7 +108,12 @@ def plan_shards(stage: Stage, items: Sequence[Any], shard_groups: int) -> list[S
     )
     shards = []
     for start in range(0, len(ordered), shard_groups):
-        members = tuple(it for g in ordered[start : start + shard_groups] for it in by_group[g])
+        # Within a group items go by id, so neither the input order nor the worker count moves a byte.
+        members = tuple(
+            it
+            for g in ordered[start : start + shard_groups]
+            for it in sorted(by_group[g], key=stage.worker.item_id)
+        )
         blob = json.dumps([settings, [stage.worker.item_id(it) for it in members]], separators=(",", ":"))
         shards.append(Shard(hashlib.sha256(blob.encode()).hexdigest(), members))
     return shards
@@ -200,13 +205,18 @@ def run_stage(stage: Stage, items: Sequence[Any], store: ShardStore, executor: A
 
 
 def run_worker(
-    worker: Any, items: Sequence[Any], store: ShardStore, settings: Mapping[str, Any], progress: bool = True
+    worker: Any,
+    items: Sequence[Any],
+    store: ShardStore,
+    settings: Mapping[str, Any],
+    progress: bool = True,
+    shard_groups: int = 16,
 ) -> StageResult:
     """:func:`run_stage` for a worker already built in this process (its model is loaded): the local executor."""
     from spl_hf.backends.executor import ExecutorArgs
 
     stage = Stage(type(worker), partial(_loaded, worker), settings, progress)
-    return run_stage(stage, items, store, ExecutorArgs())
+    return run_stage(stage, items, store, ExecutorArgs(shard_groups=shard_groups))
 
 
 def _loaded(worker: Any) -> Any:

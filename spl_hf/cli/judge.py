@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
             "computed": result.computed,
             "cached": result.cached,
             "shards": result.stats["shards"],
+            "forward_calls": result.stats.get("forward_calls") or 0,  # by this process (local executor)
             "not_judged": sum(not_judged.values()),
             "failed": len(failures),
             "failures": failures,
