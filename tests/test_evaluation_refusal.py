@@ -87,22 +87,25 @@ def test_eval_writes_resumes_and_is_deterministic(tiny_model_dir: Path, tmp_path
 
 
 def test_killed_run_resumes_without_recomputation(tiny_backend, tmp_path: Path) -> None:
-    from spl_hf.backends.cache import ResultCache
+    from spl_hf.backends import ShardStore, run_worker
 
     ps = load_prompt_set("or_bench_hard_1k", "sample", limit=5)
     ev = RefusalEvaluator(tiny_backend, EvalConfig(max_new_tokens=4, batch_size=2, progress=False))
     items, failures = ev.prepare(ps.prompts)
-    batches = ev.batches(items)
-    assert not failures and [len(b) for b in batches] == [2, 2, 1]
-    with ResultCache(tmp_path / "c.sqlite") as cache:
-        assert ev.run(batches[:1], cache)["computed"] == 2  # the run is "killed" after one batch
-        calls = tiny_backend.forward_calls
-        stats = ev.run(batches, cache)
-        assert (stats["computed"], stats["cached"]) == (3, 2)
-        assert tiny_backend.forward_calls - calls == 2  # two batches generated, the first one reused
-        assert ev.run(batches, cache)["computed"] == 0
-        rows = ev.collect(ps, batches, cache)
-    assert [r["row_id"] for r in rows] == [0, 1, 2, 3, 4]
+    works = ev.works(ps.name, items)
+    assert not failures and [len(b) for b in ev.batches(items)] == [2, 2, 1]
+    store = ShardStore(str(tmp_path / "r"))
+
+    def run(w):  # one generation batch per shard
+        return run_worker(ev, w, store, {}, progress=False, shard_groups=1)
+
+    assert run(works[:2]).computed == 2  # the run is "killed" after one batch
+    calls = tiny_backend.forward_calls
+    result = run(works)
+    assert (result.computed, result.cached) == (3, 2)
+    assert tiny_backend.forward_calls - calls == 2  # two batches generated, the first one reused
+    assert run(works).computed == 0
+    assert sorted(r["row_id"] for r in result.rows) == [0, 1, 2, 3, 4]
 
 
 def test_batched_generation_matches_one_at_a_time(tiny_backend) -> None:
