@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.spl_hf-installed
 
-.PHONY: setup demo test lint bench clean test-vllm vllm-setup
+.PHONY: setup demo test lint bench clean test-vllm vllm-setup test-ray
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
@@ -60,6 +60,12 @@ $(VLLM_STAMP): pyproject.toml
 
 test-vllm: vllm-setup
 	HF_HUB_OFFLINE=1 VLLM_CPU_KVCACHE_SPACE=$${VLLM_CPU_KVCACHE_SPACE:-1} $(VLLM_PY) -m pytest -q -rs $(VLLM_TESTS)
+
+# Ray executor tests: the [ray] extra in the project venv and a local Ray runtime (2 CPUs) started once by
+# the tests; the demo releases on Ray vs local, a replica and the driver SIGKILLed (minutes; not in `make test`).
+test-ray: setup
+	$(PY) -m pip install -q -e '.[ray]'
+	SPL_HF_TEST_RAY=1 $(PY) -m pytest -q -rs tests/test_ray.py
 
 clean:
 	rm -rf out .pytest_cache

@@ -339,24 +339,26 @@ def test_judge_output_over_its_input_is_refused(tmp_path, pairs, capsys):
     assert pairs.read_bytes() == before
 
 
-@pytest.mark.parametrize("kind", ["folder", "text", "other_sqlite"])
-def test_bad_cache_path_is_a_clear_error_before_loading(tmp_path, pairs, capsys, kind):
+@pytest.mark.parametrize("kind", ["foreign_folder", "text", "under_a_file"])
+def test_bad_results_folder_is_a_clear_error_before_loading(tmp_path, pairs, capsys, kind):
     cache = tmp_path / "cache"
-    if kind == "folder":
+    if kind == "foreign_folder":
         cache.mkdir()
+        (cache / "notes.txt").write_text("mine\n")
     elif kind == "text":
-        cache.write_text("my notes, not a database\n")
+        cache.write_text("my notes, not a results folder\n")
     else:
-        with sqlite3.connect(cache) as con:
-            con.execute("CREATE TABLE other (x)")
-    before = cache.read_bytes() if cache.is_file() else None
+        (tmp_path / "file").write_text("x")
+        cache = tmp_path / "file" / "results"
     args = judge_args(pairs, tmp_path)
     args[args.index("--cache") + 1] = str(cache)
     assert main(args) == 2
     line = error_line(capsys)
     assert str(cache) in line and "model" not in line
-    if before is not None:
-        assert cache.read_bytes() == before
+    if kind == "foreign_folder":  # refused, never cleaned
+        assert sorted(p.name for p in cache.iterdir()) == ["notes.txt"]
+    elif kind == "text":
+        assert cache.read_text() == "my notes, not a results folder\n"
 
 
 def test_label_items_of_the_wrong_kind_fail_before_loading(tmp_path, capsys):

@@ -54,7 +54,7 @@ def demo_spl(out: Path) -> bool:
 
 
 def demo_model_labels(out: Path, backend) -> bool:
-    from spl_hf.backends import AttributeLabeler, LabelerConfig, ResultCache, items_from_rows
+    from spl_hf.backends import AttributeLabeler, LabelerConfig, ShardStore, items_from_rows, run_worker
     from spl_hf.build import sample_path
     from spl_hf.derive import apply_labels, derive_table, pairs_from_records, read_jsonl
     from spl_hf.rules import default_rulebase
@@ -79,9 +79,8 @@ def demo_model_labels(out: Path, backend) -> bool:
     ]
     items, failures = items_from_rows(rows)
     labeler = AttributeLabeler(backend, rb.schema, LabelerConfig(mode="constrained"))
-    with ResultCache(out / "cache" / "labels.sqlite") as cache:
-        labeler.run(items, cache)
-        labels = labeler.collect(items, cache)
+    store = ShardStore(str(out / "results"))
+    labels = run_worker(labeler, items, store, {"schema": rb.schema.hash}).rows
     model_prompts, model_cands = (
         apply_labels(prompts, labels, "prompt"),
         apply_labels(cands, labels, "response"),
