@@ -162,3 +162,12 @@ def test_the_ray_executor_without_ray_says_which_extra(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(ExecutorError, match=r"spl_hf\[ray\]"):
         check_executor(ExecutorArgs(executor="ray"))
+
+
+def test_a_shard_records_the_engine_that_computed_it(tmp_path: Path) -> None:
+    from spl_hf.backends.shards import ShardRecord
+
+    store = ShardStore(str(tmp_path / "r"))
+    records = [ShardRecord("a", "ok", {"x": 1.5}, None), ShardRecord("b", "failed", {"n": 2}, "why")]
+    store.write("judge", "0" * 64, records, {"backend": "hf", "dtype": "float32"})
+    assert store.read("judge", "0" * 64) == (records, {"backend": "hf", "dtype": "float32"})

@@ -217,9 +217,9 @@ def _spl_args(tmp_path: Path, **over: str) -> list[str]:
 
 def test_spl_release_draws_after_decontamination_and_names_an_emptied_source(tmp_path, monkeypatch):
     # real-data review D7: pool_sizes was drawn before decontamination, leaving harmbench 0 of 2 unsaid
-    import spl_hf.release.spl_safety as spl_safety
+    import spl_hf.backends.model_stages as model_stages
 
-    monkeypatch.setattr(spl_safety, "load_backend", lambda cfg: pytest.fail("model loaded"))
+    monkeypatch.setattr(model_stages, "load_backend", lambda *a, **k: pytest.fail("model loaded"))
     from spl_hf.decontam import DecontamConfig
     from spl_hf.release.spl_safety import SPLReleaseConfig, make_release
 
@@ -265,9 +265,9 @@ def test_a_release_whose_decontamination_removes_everything_stops_before_any_mod
     tmp_path, capsys, monkeypatch
 ):
     # real-data review D2: the SPL release loaded the model for an empty stage, then a KeyError
-    import spl_hf.release.spl_safety as spl_safety
+    import spl_hf.backends.model_stages as model_stages
 
-    monkeypatch.setattr(spl_safety, "load_backend", lambda cfg: pytest.fail("model loaded"))
+    monkeypatch.setattr(model_stages, "load_backend", lambda *a, **k: pytest.fail("model loaded"))
     args = _spl_args(
         tmp_path,
         prompt_sources=f"xstest={SOURCES / 'xstest.jsonl'}",

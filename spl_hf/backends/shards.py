@@ -192,5 +192,5 @@ def shard_bytes(records: Sequence[ShardRecord], engine: dict[str, Any]) -> bytes
         schema=schema,
     )
     buf = io.BytesIO()
-    pq.write_table(table, buf, compression="zstd", write_statistics=False, store_schema=False)
+    pq.write_table(table, buf, compression="zstd", write_statistics=False)
     return buf.getvalue()
