@@ -61,21 +61,21 @@ def _is_local(fs: Any) -> bool:
 
 
 class ShardStore:
-    """The results folder ``url``: checked (and created with its marker) when opened."""
+    """The results folder ``url``: checked (and created with its marker, unless ``create`` is off) when opened."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, create: bool = True) -> None:
         if not str(url).strip():
             raise ResultsFolderError("results folder: the path is empty")
         self.url = str(url)
         self.fs, self.root = _fs(self.url)
-        self._check()
+        self._check(create)
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         # Sent to remote replicas by URL; each process opens (and checks) the folder itself.
         return (ShardStore, (self.url,))
 
     # -- checks ---------------------------------------------------------------------------------
-    def _check(self) -> None:
+    def _check(self, create: bool) -> None:
         fs, root = self.fs, self.root
         try:
             if fs.exists(root) and not fs.isdir(root):
@@ -93,6 +93,8 @@ class ShardStore:
                     f"{self.url}: holds files spl_hf did not write ({foreign[:5]}); refusing to use "
                     "the folder (nothing is deleted)"
                 )
+            if not create:  # a dry run: checked, nothing written
+                return
             fs.makedirs(root, exist_ok=True)
             if not fs.exists(f"{root}/{MARKER}"):
                 self._put(f"{root}/{MARKER}", MARKER_TEXT.encode())

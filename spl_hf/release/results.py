@@ -15,7 +15,7 @@ def open_results(cfg: Any, executor: Any) -> tuple[Any, Any]:
     from spl_hf.backends import ExecutorArgs, ShardStore, check_executor
 
     executor = executor or ExecutorArgs()
-    store = ShardStore(cfg.results_dir or str(Path(cfg.run_dir) / "results"))
+    store = ShardStore(cfg.results_dir or str(Path(cfg.run_dir) / "results"), create=not cfg.dry_run)
     if not cfg.dry_run:
         check_executor(executor)
     return store, executor
