@@ -6,11 +6,9 @@ filled under a temporary name and renamed once complete, with ``stage.json`` (se
 inside, so a rerun with the same inputs finds the finished stage and skips it, a changed setting
 or input gives a new key (and recomputes only from there on), and a stage killed midway leaves
 nothing that a rerun could mistake for a result. Model work inside a stage goes through the
-result cache under ``<run_dir>/cache``, so a killed judge or labeling stage resumes item by item.
-
-Under ``accelerate launch``/``torchrun`` only rank 0 runs ordinary stages; the others wait at a
-barrier and then read the finished outputs. Stages marked ``parallel`` run on every rank (each
-takes its shard of the model work) and rank 0 writes their outputs.
+runner (:mod:`spl_hf.backends.worker`), whose finished shards live in the results folder
+(``<run_dir>/results`` by default), so a killed judge or labeling stage resumes shard by shard,
+on either executor. ``ranks``/``parallel`` remain for callers that run stages on several processes.
 """
 
 from __future__ import annotations
