@@ -171,3 +171,11 @@ def test_a_shard_records_the_engine_that_computed_it(tmp_path: Path) -> None:
     records = [ShardRecord("a", "ok", {"x": 1.5}, None), ShardRecord("b", "failed", {"n": 2}, "why")]
     store.write("judge", "0" * 64, records, {"backend": "hf", "dtype": "float32"})
     assert store.read("judge", "0" * 64) == (records, {"backend": "hf", "dtype": "float32"})
+
+
+def test_an_unreachable_ray_address_fails_at_once() -> None:
+    pytest.importorskip("ray")
+    from spl_hf.backends import check_executor
+
+    with pytest.raises(ExecutorError, match=r"--ray_address 127.0.0.1:1: cannot connect to the Ray cluster"):
+        check_executor(ExecutorArgs(executor="ray", ray_address="127.0.0.1:1"))

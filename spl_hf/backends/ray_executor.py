@@ -25,11 +25,26 @@ def _ray() -> Any:
     return ray
 
 
+def _probe(address: str, timeout_s: float = 10.0) -> None:
+    """Fail fast on a ``host:port`` nobody listens on (``ray.init`` would keep retrying for minutes)."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if not sep or "://" in address or not port.isdigit():
+        return  # "auto", "ray://..." and the like: left to ray.init
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise ExecutorError(f"--ray_address {address}: cannot connect to the Ray cluster ({exc})") from None
+
+
 def connect(cfg: ExecutorArgs) -> Any:
     """Join ``cfg.address`` (or start a local runtime) and check the replicas fit; returns ``ray``."""
     ray = _ray()
     if not ray.is_initialized():
         address = cfg.address
+        if address:
+            _probe(address)
         try:
             if address:
                 ray.init(address=address, log_to_driver=False)
