@@ -1,7 +1,7 @@
-"""Hub layout, cards, publishing and a local Hub server.
+"""Hub layout, cards and publishing.
 
-Attributes load on first use, so ``spl_hf.hub.server`` (stdlib HTTP only) starts without
-importing ``datasets``.
+Attributes load on first use. The local Hub server is a distribution of its own,
+``spl_hf_hub_server`` (the ``[server]`` extra).
 """
 
 from __future__ import annotations
@@ -16,31 +16,29 @@ DEFAULT_MAX_SHARD_SIZE = (
 
 if TYPE_CHECKING:
     from spl_hf.hub.card import CARD_INPUTS, card_inputs, regenerate_card, render_card
-    from spl_hf.hub.config import CardArgs, HubServeTokenArgs, PublishFolderArgs
+    from spl_hf.hub.config import CardArgs, PublishFolderArgs
     from spl_hf.hub.folder import ConfigData, WrittenFolder, write_dataset_folder, yaml_metadata
+    from spl_hf.hub.local_server import SERVER_INSTALL_HINT, ServerMissingError, server_package
     from spl_hf.hub.publish import PublishResult, card_configs, publish
     from spl_hf.hub.roundtrip import split_digests
-    from spl_hf.hub.server import HubHTTPServer, RunningServer
-    from spl_hf.hub.server.config import HubServeConfig
     from spl_hf.manifest import verify_manifest
 
 __all__ = [
     "CARD_INPUTS",
     "DEFAULT_MAX_SHARD_SIZE",
+    "SERVER_INSTALL_HINT",
     "CardArgs",
     "ConfigData",
-    "HubHTTPServer",
-    "HubServeConfig",
-    "HubServeTokenArgs",
     "PublishFolderArgs",
     "PublishResult",
-    "RunningServer",
+    "ServerMissingError",
     "WrittenFolder",
     "card_configs",
     "card_inputs",
     "publish",
     "regenerate_card",
     "render_card",
+    "server_package",
     "split_digests",
     "verify_manifest",
     "write_dataset_folder",

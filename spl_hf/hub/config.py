@@ -1,4 +1,5 @@
-"""Settings of ``spl-hf publish``, ``spl-hf card`` and ``spl-hf hub serve`` (no heavy import)."""
+"""Settings of ``spl-hf publish`` and ``spl-hf card`` (no heavy import); those of ``spl-hf hub serve``
+live with the server (``spl_hf_hub_server.config``)."""
 
 from __future__ import annotations
 
@@ -31,17 +32,4 @@ class CardArgs:
     repo_id: str | None = field(default=None, metadata={"help": "Repo id for the card's loading example."})
     template: str | None = field(
         default=None, metadata={"help": "Jinja template file (default: the one the build used)."}
-    )
-
-
-@dataclass
-class HubServeTokenArgs:
-    """Token on the command line (discouraged)"""
-
-    token: str | None = field(
-        default=None,
-        metadata={
-            "help": "DISCOURAGED: a token given here is visible to every user of the machine in `ps`; set "
-            "$SPL_HF_HUB_TOKEN or use --token_file instead (with none of the three, the server is open)."
-        },
     )

@@ -16,8 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
+from spl_hf.frontmatter import read_front_matter
 from spl_hf.manifest import MANIFEST, format_manifest, read_manifest
 
 REPO_TYPE = "dataset"
@@ -166,8 +165,7 @@ def build_files(folder: Path) -> list[str]:
 def card_configs(folder: Path) -> tuple[list[str], str | None, str | None]:
     """Config names in the card, the default config and the split a DPO user loads from it."""
     readme = folder / "README.md"
-    text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
-    meta = yaml.safe_load(text.split("---", 2)[1]) if text.startswith("---") else None
+    meta = read_front_matter(readme) if readme.is_file() else None
     entries = (meta or {}).get("configs") or []
     names = [e["config_name"] for e in entries]
     default = next((e for e in entries if e.get("default")), entries[0] if entries else None)

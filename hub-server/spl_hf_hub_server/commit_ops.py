@@ -4,8 +4,13 @@ Every line must be a JSON object ``{"key": ..., "value": {...}}``; the first is 
 non-empty string ``summary``, optional string ``description`` and 40-hex ``parentCommit``), the
 others are ``file``, ``lfsFile``, ``deletedFile`` or ``deletedFolder`` operations with the keys and
 types the Hub client sends. A path is refused (422), never rewritten: no leading ``/``, no empty,
-``.`` or ``..`` segment, no backslash or control character. A malformed payload is a 400 naming the
-line, so a client bug or a hostile client never reaches the store's code as a 500.
+``.`` or ``..`` segment, no backslash or control character, and no segment the Hub client itself
+refuses to commit (``.git``, ``.cache``): such a file would be written into a user's checkout by
+``snapshot_download(local_dir=...)``. A malformed payload is a 400 naming the line, so a client bug
+or a hostile client never reaches the store's code as a 500.
+
+The body is split into lines on ``\n`` only (NDJSON): ``str.splitlines`` would also split inside a
+JSON string holding U+2028 or another Unicode line break.
 """
 
 from __future__ import annotations
@@ -16,9 +21,13 @@ import json
 import re
 from dataclasses import dataclass
 
-from spl_hf.hub.server.errors import StoreError
+from huggingface_hub.utils import FORBIDDEN_FOLDERS
+
+from spl_hf_hub_server.errors import StoreError
 
 MAX_PATH = 1000  # bytes; longer paths are refused (the Hub's own limit is of this order)
+MAX_SUMMARY = 1000  # characters of a commit title (the Hub's pages show one line)
+MAX_DESCRIPTION = 64 * 1024  # characters of a commit description
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _OID = re.compile(r"^[0-9a-f]{64}$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -42,6 +51,11 @@ class CommitPayload:
     operations: list[Operation]
 
 
+def forbidden(path: str) -> str | None:
+    """The segment of ``path`` the Hub client refuses to commit (its ``FORBIDDEN_FOLDERS``), if any."""
+    return next((s for s in path.split("/") if s in FORBIDDEN_FOLDERS), None)
+
+
 def check_path(path: object, where: str, folder: bool = False) -> str:
     """``path`` when it is a valid repo path; 422 naming the rule it breaks otherwise."""
     if not isinstance(path, str):
@@ -60,6 +74,8 @@ def check_path(path: object, where: str, folder: bool = False) -> str:
         problem = "it has an empty, '.' or '..' segment"
     elif len(p.encode("utf-8", "surrogatepass")) > MAX_PATH:
         problem = f"it is longer than {MAX_PATH} bytes"
+    elif forbidden(p):
+        problem = f"files under a '{forbidden(p)}/' folder are never stored (the Hub refuses them)"
     if problem:
         raise StoreError(422, f"{where}: invalid path {path!r}: {problem}")
     return p
@@ -83,8 +99,12 @@ def _header(value: dict) -> tuple[str, str, str | None]:
     summary, description, parent = value.get("summary"), value.get("description"), value.get("parentCommit")
     if not isinstance(summary, str) or not summary.strip():
         raise StoreError(400, "commit header: 'summary' must be a non-empty string")
+    if len(summary) > MAX_SUMMARY:
+        raise StoreError(400, f"commit header: 'summary' is longer than {MAX_SUMMARY} characters")
     if description is not None and not isinstance(description, str):
         raise StoreError(400, "commit header: 'description' must be a string")
+    if description is not None and len(description) > MAX_DESCRIPTION:
+        raise StoreError(400, f"commit header: 'description' is longer than {MAX_DESCRIPTION} characters")
     if parent is not None and not (isinstance(parent, str) and _SHA.match(parent)):
         raise StoreError(400, "commit header: 'parentCommit' must be a 40-hex commit sha")
     return summary.strip(), description or "", parent
@@ -123,7 +143,7 @@ def parse_commit(raw: bytes) -> CommitPayload:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise StoreError(400, f"commit payload is not UTF-8 (byte {exc.start})") from None
-    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    lines = [(n, line) for n, line in enumerate(text.split("\n"), 1) if line.strip()]
     if not lines:
         raise StoreError(400, "commit payload is empty")
     first = _object(lines[0][1].encode(), lines[0][0])

@@ -19,7 +19,7 @@ import time
 from http.server import ThreadingHTTPServer
 from typing import BinaryIO
 
-from spl_hf.hub.server.errors import StoreError
+from spl_hf_hub_server.errors import StoreError
 
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 field-name
 _UNSAFE = re.compile(r"[^\x20-\x7e]")  # control characters (CR, LF, NUL, DEL...) and non-ASCII
@@ -132,3 +132,62 @@ class BoundedThreadingServer(ThreadingHTTPServer):
         except OSError:
             pass
         self.shutdown_request(request)
+
+
+MAX_CHUNK_LINE = 1024  # a chunk-size line (hex size and extensions); longer is a malformed body
+
+
+class Dechunk:
+    """Reader over an HTTP/1.1 chunked request body; a malformed chunk is a 400, never a dropped
+    connection or a huge allocation (reads go in blocks of at most 1 MiB)."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._raw, self._left, self._done = raw, 0, False
+
+    def _next_size(self) -> int:
+        line = self._raw.readline(MAX_CHUNK_LINE + 1)
+        if len(line) > MAX_CHUNK_LINE:
+            raise StoreError(400, "malformed chunked body: chunk-size line too long")
+        size = line.split(b";")[0].strip()
+        if not size or len(size) > 15 or not all(c in b"0123456789abcdefABCDEF" for c in size):
+            raise StoreError(400, f"malformed chunked body: bad chunk size {size[:20]!r}")
+        return int(size, 16)
+
+    def read(self, n: int = -1) -> bytes:
+        out = bytearray()
+        while not self._done and (n < 0 or len(out) < n):
+            if self._left == 0:
+                self._left = self._next_size()
+                if self._left == 0:
+                    while self._raw.readline(MAX_CHUNK_LINE).strip():  # trailers
+                        pass
+                    self._done = True
+                    break
+            want = self._left if n < 0 else min(self._left, n - len(out))
+            block = self._raw.read(min(want, 1 << 20))
+            if not block:
+                raise StoreError(400, "chunked body ended early")
+            out += block
+            self._left -= len(block)
+            if self._left == 0:
+                self._raw.readline(MAX_CHUNK_LINE)  # CRLF after the chunk
+        return bytes(out)
+
+
+# Query parameters whose values are safe to log; every other value (``token``, an upload ``sig``,
+# anything a client invents) is logged as <redacted>.
+LOGGED_PARAMS = frozenset({"recursive", "expand", "blobs", "create_pr", "limit", "author", "search", "size"})
+_QUERY = re.compile(r"\?([^\s\"']*)")
+
+
+def _redact_query(query: str) -> str:
+    out = []
+    for pair in query.split("&"):
+        name, eq, _ = pair.partition("=")
+        out.append(pair if name in LOGGED_PARAMS or not eq else f"{name}=<redacted>")
+    return "?" + "&".join(out)
+
+
+def redact(line: str) -> str:
+    """A log line with every query-string value outside :data:`LOGGED_PARAMS` replaced."""
+    return _QUERY.sub(lambda m: _redact_query(m.group(1)), line)

@@ -13,7 +13,7 @@ import hashlib
 import hmac
 import secrets
 
-from spl_hf.hub.server.errors import StoreError
+from spl_hf_hub_server.errors import StoreError
 
 INVALID = "Invalid credentials in Authorization header"  # the message the client recognises
 

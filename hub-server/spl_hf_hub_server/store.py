@@ -10,7 +10,12 @@ Layout under the root, per repo ``repos/<type>s/<org>/<name>/``:
 
 A commit writes its blobs and commit object first and then replaces ``refs.json`` by renaming a
 fully written temporary file over it: a process killed at any point leaves the repo at either the
-previous or the new head, never in between.
+previous or the new head, never in between. Each commit object also records the README's parsed
+front matter (``cardData``), so reading a repo's info never parses YAML.
+
+Every temporary file (an LFS upload in ``tmp/``, a ``.<name>.<random>`` beside a blob, commit or ref
+file) is locked by its writer while it is written; :meth:`Store.sweep_temporaries` removes the ones
+nobody holds any more, which a killed commit or upload leaves behind.
 """
 
 from __future__ import annotations
@@ -21,7 +26,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -30,8 +34,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from spl_hf.hub.server.commit_ops import CommitPayload, Operation, file_folder_conflicts
-from spl_hf.hub.server.errors import StoreError
+from spl_hf_hub_server.card import card_data
+from spl_hf_hub_server.commit_ops import CommitPayload, Operation, file_folder_conflicts, forbidden
+from spl_hf_hub_server.errors import StoreError
+from spl_hf_hub_server.tempfiles import (
+    SWEEP_MIN_AGE_S,
+    TEMP_GLOBS,
+    UPLOAD_PREFIX,
+    remove_if_orphan,
+    temp_file,
+    write_atomic,
+)
 
 REPO_TYPES = ("dataset", "model", "space")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
@@ -40,8 +53,8 @@ _OID = re.compile(r"^[0-9a-f]{64}$")
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
 LFS_SUFFIXES = (".parquet", ".arrow", ".bin", ".safetensors", ".pt", ".zst", ".gz", ".zip", ".npy", ".h5")
 LFS_MIN_SIZE = 10 * 1024 * 1024
-UPLOAD_PREFIX = "upload-"
-SWEEP_MIN_AGE_S = 2.0  # longer than the instant between creating an upload file and locking it
+README = "README.md"
+_UNSET = object()  # a commit written before cardData was recorded
 
 
 @dataclass(frozen=True)
@@ -64,6 +77,7 @@ class Commit:
     description: str
     date: float
     tree: dict[str, FileEntry]
+    card: object = _UNSET  # README front matter as JSON (None without one); _UNSET in older stores
 
 
 def git_blob_id(data: bytes) -> str:
@@ -88,30 +102,13 @@ def check_repo_id(repo_id: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
 class Store:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
         (self.root / "repos").mkdir(parents=True, exist_ok=True)
         self._locks: dict[Path, threading.Lock] = {}
         self._locks_guard = threading.Lock()
+        self._cards: dict[tuple[str, str, str], dict | None] = {}
 
     # -- repos -------------------------------------------------------------------------------
     def repo_dir(self, repo_type: str, repo_id: str) -> Path:
@@ -125,6 +122,8 @@ class Store:
         # Thread lock for this process, file lock for another server process on the same root.
         with self._locks_guard:
             lock = self._locks.setdefault(repo, threading.Lock())
+        if not repo.is_dir():  # never created, or another type: the Hub's answer, not a server error
+            raise StoreError(404, "Repository not found", "RepoNotFound")
         with lock, open(repo / ".lock", "a") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
             try:
@@ -146,9 +145,9 @@ class Store:
             for sub in ("blobs", "commits", "tmp"):
                 (repo / sub).mkdir(exist_ok=True)
             sha = self._write_commit(repo, [], "initial commit", "", {})
-            _write_atomic(repo / "refs.json", json.dumps({"heads": {"main": sha}, "prs": []}).encode())
+            write_atomic(repo / "refs.json", json.dumps({"heads": {"main": sha}, "prs": []}).encode())
             # meta.json last: a repo exists only once it has a head.
-            _write_atomic(
+            write_atomic(
                 repo / "meta.json", json.dumps({"private": private, "created": time.time()}).encode()
             )
             return True
@@ -180,7 +179,7 @@ class Store:
             if branch in refs["heads"]:
                 raise StoreError(409, f"branch {branch!r} already exists")
             refs["heads"][branch] = start
-            _write_atomic(repo / "refs.json", json.dumps(refs).encode())
+            write_atomic(repo / "refs.json", json.dumps(refs).encode())
 
     def delete_branch(self, repo_type: str, repo_id: str, branch: str) -> None:
         if branch == "main":
@@ -191,7 +190,7 @@ class Store:
             if branch.startswith("refs/") or branch not in refs["heads"]:
                 raise StoreError(404, f"Invalid rev id: {branch}", "RevisionNotFound")
             del refs["heads"][branch]
-            _write_atomic(repo / "refs.json", json.dumps(refs).encode())
+            write_atomic(repo / "refs.json", json.dumps(refs).encode())
 
     def create_tag(self, repo_type: str, repo_id: str, tag: str, revision: str, message: str) -> None:
         """Tag the commit ``revision`` names; 409 when the tag exists."""
@@ -205,7 +204,7 @@ class Store:
             if tag in tags or tag in refs["heads"]:
                 raise StoreError(409, f"a tag or branch named {tag!r} already exists")
             tags[tag] = {"sha": sha, "message": message}
-            _write_atomic(repo / "refs.json", json.dumps(refs).encode())
+            write_atomic(repo / "refs.json", json.dumps(refs).encode())
 
     def delete_tag(self, repo_type: str, repo_id: str, tag: str) -> None:
         repo = self.repo_dir(repo_type, repo_id)
@@ -214,7 +213,7 @@ class Store:
             if tag not in refs.get("tags", {}):
                 raise StoreError(404, f"Invalid rev id: {tag}", "RevisionNotFound")
             del refs["tags"][tag]
-            _write_atomic(repo / "refs.json", json.dumps(refs).encode())
+            write_atomic(repo / "refs.json", json.dumps(refs).encode())
 
     def set_private(self, repo_type: str, repo_id: str, private: bool) -> None:
         repo = self.repo_dir(repo_type, repo_id)
@@ -223,7 +222,7 @@ class Store:
             if meta is None:
                 raise StoreError(404, "Repository not found", "RepoNotFound")
             meta["private"] = private
-            _write_atomic(repo / "meta.json", json.dumps(meta).encode())
+            write_atomic(repo / "meta.json", json.dumps(meta).encode())
 
     def delete_repo(self, repo_type: str, repo_id: str) -> None:
         """Remove the repo: meta.json first (it no longer exists), then its files."""
@@ -251,8 +250,35 @@ class Store:
     def commit(self, repo_type: str, repo_id: str, sha: str) -> Commit:
         path = self.repo_dir(repo_type, repo_id) / "commits" / f"{sha}.json"
         d = json.loads(path.read_text())
-        tree = {p: FileEntry(p, **e) for p, e in d["tree"].items()}
-        return Commit(sha, d["parents"], d["summary"], d["description"], d["date"], tree)
+        # A path the Hub refuses (.git/, .cache/) that an older version of this server stored is
+        # never served, and the next commit drops it.
+        tree = {p: FileEntry(p, **e) for p, e in d["tree"].items() if not forbidden(p)}
+        card = d.get("cardData", _UNSET)
+        return Commit(sha, d["parents"], d["summary"], d["description"], d["date"], tree, card)
+
+    def card(self, repo_type: str, repo_id: str, commit: Commit) -> dict | None:
+        """The commit's cardData: recorded with the commit; parsed (within the limits) only for a
+        commit stored before that, and then kept in memory."""
+        if commit.card is not _UNSET:
+            return commit.card  # type: ignore[return-value]
+        key = (repo_type, repo_id, commit.sha)
+        if key not in self._cards:
+            try:
+                self._cards[key] = self._readme_card(repo_type, repo_id, commit.tree)
+            except StoreError:
+                self._cards[key] = None  # unreadable metadata in an old commit: no cardData
+        return self._cards[key]
+
+    def _readme_card(
+        self, repo_type: str, repo_id: str, tree: dict[str, FileEntry], added: dict[str, bytes] | None = None
+    ) -> dict | None:
+        entry = tree.get(README)
+        if entry is None:
+            return None
+        if added and entry.oid in added:
+            return card_data(added[entry.oid])
+        with open(self.blob_path(repo_type, repo_id, entry.oid), "rb") as fh:
+            return card_data(fh)
 
     def history(self, repo_type: str, repo_id: str, sha: str) -> list[Commit]:
         out = []
@@ -279,68 +305,57 @@ class Store:
             _drain(stream, size)
             return
         h = hashlib.sha256()
-        fd, tmp = tempfile.mkstemp(prefix=UPLOAD_PREFIX, dir=dest.parent.parent / "tmp")
-        try:
-            # Held while the upload runs: a sweep removes only partial files whose writer is gone.
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            with os.fdopen(fd, "wb") as fh:
-                left = size
-                while left:
-                    block = stream.read(min(left, 1 << 20))
-                    if not block:
-                        raise StoreError(400, f"upload of {oid} ended after {size - left} of {size} bytes")
-                    h.update(block)
-                    fh.write(block)
-                    left -= len(block)
-                fh.flush()
-                os.fsync(fh.fileno())
+        with temp_file(dest.parent.parent / "tmp", UPLOAD_PREFIX) as (fh, tmp):
+            left = size
+            while left:
+                block = stream.read(min(left, 1 << 20))
+                if not block:
+                    raise StoreError(400, f"upload of {oid} ended after {size - left} of {size} bytes")
+                h.update(block)
+                fh.write(block)
+                left -= len(block)
+            fh.flush()
+            os.fsync(fh.fileno())
             if h.hexdigest() != oid:
                 raise StoreError(400, f"uploaded content hashes to {h.hexdigest()}, not {oid}")
             os.replace(tmp, dest)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
 
-    def sweep_partial_uploads(self) -> tuple[int, int]:
-        """Remove upload files left in the repos' ``tmp/`` by a killed upload or server: (files, bytes).
+    def sweep_temporaries(self, min_age_s: float | None = None) -> tuple[int, int]:
+        """Remove the temporary files a killed upload, commit or server left: (files, bytes).
 
-        A running upload holds an exclusive lock on its file (in this or another server process on
-        the same root), so only the files nobody writes any more are removed.
+        A writer holds an exclusive lock on its temporary file (in this or another server process on
+        the same root), so only files nobody writes any more are removed. A file younger than
+        ``min_age_s`` may have been created an instant ago, before its writer locked it; the server
+        passes 0 at start-up when it knows that no other server process uses the root.
         """
+        min_age_s = SWEEP_MIN_AGE_S if min_age_s is None else min_age_s
         files = size = 0
-        for tmp in (self.root / "repos").glob("*/*/*/tmp"):
-            for path in tmp.iterdir():
-                if not path.is_file() or path.is_symlink():
-                    continue
-                try:
-                    fd = os.open(path, os.O_RDONLY)
-                except FileNotFoundError:  # finished or removed meanwhile
-                    continue
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    st = os.fstat(fd)
-                    if time.time() - st.st_mtime < SWEEP_MIN_AGE_S:
-                        continue  # maybe created an instant ago, before its writer took the lock
-                    n = st.st_size
-                    path.unlink(missing_ok=True)
+        for repo in (self.root / "repos").glob("*/*/*"):
+            for path in (p for pattern in TEMP_GLOBS for p in repo.glob(pattern)):
+                n = remove_if_orphan(path, min_age_s)
+                if n is not None:
                     files, size = files + 1, size + n
-                except BlockingIOError:
-                    pass  # an upload in progress
-                finally:
-                    os.close(fd)
         return files, size
 
     def _put_bytes(self, repo: Path, data: bytes) -> str:
         oid = hashlib.sha256(data).hexdigest()
         dest = repo / "blobs" / oid
         if not dest.is_file():
-            _write_atomic(dest, data)
+            write_atomic(dest, data)
         return oid
 
     # -- commits -----------------------------------------------------------------------------
     def _write_commit(
-        self, repo: Path, parents: list[str], summary: str, description: str, tree: dict[str, FileEntry]
+        self,
+        repo: Path,
+        parents: list[str],
+        summary: str,
+        description: str,
+        tree: dict[str, FileEntry],
+        card: dict | None = None,
     ) -> str:
         body = {
+            "cardData": card,
             "parents": parents,
             "summary": summary,
             "description": description,
@@ -349,7 +364,7 @@ class Store:
         }
         data = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
         sha = hashlib.sha1(b"commit %d\0" % len(data) + data).hexdigest()
-        _write_atomic(repo / "commits" / f"{sha}.json", data)
+        write_atomic(repo / "commits" / f"{sha}.json", data)
         return sha
 
     def apply_commit(
@@ -374,16 +389,18 @@ class Store:
                     f"A commit has happened since {payload.parent}: {revision} is now at {head}. "
                     "Retry on top of it.",
                 )
-            tree = dict(self.commit(repo_type, repo_id, head).tree)
+            parent = self.commit(repo_type, repo_id, head)
+            tree = dict(parent.tree)
             added: dict[str, bytes] = {}  # inline contents, stored only once the whole commit is valid
             for op in payload.operations:
                 self._apply(repo_type, repo_id, tree, op, added)
             conflicts = file_folder_conflicts(tree, {op.path for op in payload.operations})
             if conflicts:
                 raise StoreError(422, f"paths would be both a file and a folder: {conflicts[:5]}")
+            card = self._commit_card(repo_type, repo_id, parent, tree, added)  # may refuse the README
             for data in added.values():
                 self._put_bytes(repo, data)
-            sha = self._write_commit(repo, [head], payload.summary, payload.description, tree)
+            sha = self._write_commit(repo, [head], payload.summary, payload.description, tree, card)
             pr_num = None
             if create_pr:
                 pr_num = len(refs["prs"]) + 1
@@ -391,8 +408,22 @@ class Store:
                 refs["heads"][f"refs/pr/{pr_num}"] = sha
             else:
                 refs["heads"][branch] = sha
-            _write_atomic(repo / "refs.json", json.dumps(refs).encode())
+            write_atomic(repo / "refs.json", json.dumps(refs).encode())
             return sha, pr_num
+
+    def _commit_card(
+        self,
+        repo_type: str,
+        repo_id: str,
+        parent: Commit,
+        tree: dict[str, FileEntry],
+        added: dict[str, bytes],
+    ) -> dict | None:
+        """The new commit's cardData: the parent's when the README is unchanged, else parsed once."""
+        new, old = tree.get(README), parent.tree.get(README)
+        if new is not None and old is not None and new.oid == old.oid and parent.card is not _UNSET:
+            return parent.card  # type: ignore[return-value]
+        return self._readme_card(repo_type, repo_id, tree, added)
 
     def _apply(
         self, repo_type: str, repo_id: str, tree: dict[str, FileEntry], op: Operation, added: dict[str, bytes]

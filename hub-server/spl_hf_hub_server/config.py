@@ -90,3 +90,16 @@ class HubServeConfig:
                 raise ValueError(f"--token_file {path}: the file is empty")
             return token[0].strip()
         return os.environ.get(TOKEN_ENV) or None
+
+
+@dataclass
+class HubServeTokenArgs:
+    """Token on the command line (discouraged)"""
+
+    token: str | None = field(
+        default=None,
+        metadata={
+            "help": "DISCOURAGED: a token given here is visible to every user of the machine in `ps`; set "
+            "$SPL_HF_HUB_TOKEN or use --token_file instead (with none of the three, the server is open)."
+        },
+    )
