@@ -69,7 +69,8 @@ def parse_front_matter(text: str, source: str) -> dict | None:
     if not m:
         if len(text) > MAX_FRONT_MATTER_BYTES:
             raise FrontMatterError(
-                f"{source}: front matter is not closed by '---' within {MAX_FRONT_MATTER_BYTES} bytes"
+                f"{source}: front matter is larger than {MAX_FRONT_MATTER_BYTES} bytes "
+                "(or not closed by a '---' line)"
             )
         raise FrontMatterError(f"{source}: front matter is not closed by a '---' line")
     block = m.group(1) or ""
