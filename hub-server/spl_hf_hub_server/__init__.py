@@ -4,8 +4,8 @@ Shipped as its own distribution (``spl-hf-hub-server``, installed by ``pip insta
 because only offline tests of publishing need it; ``spl-hf hub serve`` runs it.
 """
 
+from spl_hf.hub.config import HubServeConfig, HubServeTokenArgs
 from spl_hf_hub_server.app import HubHTTPServer, RunningServer
-from spl_hf_hub_server.config import HubServeConfig, HubServeTokenArgs
 from spl_hf_hub_server.errors import StoreError
 from spl_hf_hub_server.store import Store
 

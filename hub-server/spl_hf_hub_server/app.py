@@ -14,8 +14,8 @@ import sys
 import threading
 from pathlib import Path
 
+from spl_hf.hub.config import HubServeConfig
 from spl_hf_hub_server.auth import Auth
-from spl_hf_hub_server.config import HubServeConfig
 from spl_hf_hub_server.handler import HubHandler
 from spl_hf_hub_server.http import BoundedThreadingServer
 from spl_hf_hub_server.store import Store

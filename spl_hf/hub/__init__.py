@@ -16,7 +16,7 @@ DEFAULT_MAX_SHARD_SIZE = (
 
 if TYPE_CHECKING:
     from spl_hf.hub.card import CARD_INPUTS, card_inputs, regenerate_card, render_card
-    from spl_hf.hub.config import CardArgs, PublishFolderArgs
+    from spl_hf.hub.config import CardArgs, HubServeConfig, HubServeTokenArgs, PublishFolderArgs
     from spl_hf.hub.folder import ConfigData, WrittenFolder, write_dataset_folder, yaml_metadata
     from spl_hf.hub.local_server import SERVER_INSTALL_HINT, ServerMissingError, server_package
     from spl_hf.hub.publish import PublishResult, card_configs, publish
@@ -29,6 +29,8 @@ __all__ = [
     "SERVER_INSTALL_HINT",
     "CardArgs",
     "ConfigData",
+    "HubServeConfig",
+    "HubServeTokenArgs",
     "PublishFolderArgs",
     "PublishResult",
     "ServerMissingError",
