@@ -44,13 +44,17 @@ class HubHTTPServer(BoundedThreadingServer):
         self.auth = Auth(token)
         self.verbose = config.verbose
         self._root_lock, alone = claim_root(Path(config.root))
-        # Left by a killed server, commit or upload. Alone on the root, no temporary file can have
-        # a live writer, so even one created an instant before the kill goes.
-        self.store.sweep_temporaries(min_age_s=0.0 if alone else None)
-        fcntl.flock(self._root_lock, fcntl.LOCK_SH)  # from now on, others see a live server
-        super().__init__(
-            (config.host, config.port), HubHandler, config.max_connections, config.header_timeout_s
-        )
+        try:
+            # Left by a killed server, commit or upload. Alone on the root, no temporary file can
+            # have a live writer, so even one created an instant before the kill goes.
+            self.store.sweep_temporaries(min_age_s=0.0 if alone else None)
+            fcntl.flock(self._root_lock, fcntl.LOCK_SH)  # from now on, others see a live server
+            super().__init__(
+                (config.host, config.port), HubHandler, config.max_connections, config.header_timeout_s
+            )
+        except BaseException:
+            os.close(self._root_lock)  # a port in use, say: this process holds no lock on the root
+            raise
         self._sweeper = threading.Thread(target=self._sweep, name="spl-hf-hub-sweep", daemon=True)
         self._stopped = threading.Event()
         self._sweeper.start()
