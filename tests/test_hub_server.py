@@ -13,6 +13,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+
+pytest.importorskip("spl_hf_hub_server", reason="the local Hub server is the [server] extra")
 from spl_hf_hub_server.store import SWEEP_MIN_AGE_S
 
 from tests.hub_fixtures import TOKEN, HubProcess
