@@ -6,6 +6,7 @@ from spl_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from spl_hf.build.config import SPLBuildConfig, TenetBuildConfig
+    from spl_hf.build.judge_quality import judged_quality
     from spl_hf.build.spl import SPLBuildResult, build_spl, derive_dataset, sample_path
     from spl_hf.build.tenets import build_tenets
 
@@ -16,6 +17,7 @@ __all__ = [
     "build_spl",
     "build_tenets",
     "derive_dataset",
+    "judged_quality",
     "sample_path",
 ]
 

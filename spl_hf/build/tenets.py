@@ -176,7 +176,9 @@ def with_source_preference(scores: pa.Table, pairs: pa.Table) -> pa.Table:
     return scores.append_column("source_preference", pref).cast(SCORE_FEATURES.arrow_schema)
 
 
-def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
+def build_tenets(cfg: TenetBuildConfig, gates: dict | None = None) -> TenetBuildResult:
+    """``gates``: the release's quality-gate record (:mod:`spl_hf.release.gates`), kept in the build
+    report and the card; None for a build outside a release (no gate was set)."""
     guard_dir(
         cfg.output_dir,
         overwrite=cfg.overwrite,
@@ -210,7 +212,9 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
     statements = _statements(cfg, result.kept_tenets)
     summary = result.summary()
     card_kwargs = _card_kwargs(cfg, result, rows, scores, recomputed, per_source, statements, decontamination)
-    card_kwargs.update(judge_quality=judge_quality, judge_quality_card=card_context(judge_quality))
+    card_kwargs.update(
+        judge_quality=judge_quality, judge_quality_card=card_context(judge_quality), quality_gates=gates
+    )
     card_kwargs.update(
         _construction_kwargs(cfg, pairs, scores, rows, source_order, per_source, decontamination)
     )
@@ -225,6 +229,7 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         "rows_per_source": per_source,
         "decontamination": decontamination.summary if decontamination else None,
         "judge_quality": judge_quality,
+        **({"quality_gates": gates} if gates is not None else {}),
     }
     written = write_dataset_folder(
         cfg.output_dir,

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from typing import Literal
 
 from spl_hf.backends import ModelArgs
 from spl_hf.configs import OutputArgs, PublishArgs
+from spl_hf.errors import SplHfError
 
 
 @dataclass
@@ -38,6 +41,73 @@ class ReleaseSettings(PublishArgs, OutputArgs):
     )
 
 
+@dataclass
+class RowGate:
+    """Quality gates (a failing gate stops the release before its write stage, exit 2)"""
+
+    min_rows: int = field(
+        default=1,
+        metadata={
+            "help": "Fewest preference rows the release may hold; with fewer it stops before writing "
+            "(an empty release is an error, never a success)."
+        },
+    )
+
+    gates_note: str = field(
+        default="", metadata={"help": "Why the gates are set as they are, stated in the card."}
+    )
+
+    def __post_init__(self) -> None:
+        if isinstance(self.min_rows, bool) or not isinstance(self.min_rows, int) or self.min_rows < 0:
+            raise SplHfError(f"min_rows must be a whole number >= 0, got {self.min_rows!r}")
+
+
+@dataclass
+class JudgeGates(RowGate):
+    """Quality gates (a failing gate stops the release before its write stage, exit 2)"""
+
+    min_position_consistency: float | None = field(
+        default=None,
+        metadata={
+            "help": "Least share of judgements whose two orderings prefer the same response (over all "
+            "tenets); None: not gated. A judge that always prefers the first-shown answer has 0."
+        },
+    )
+    min_pool_agreement: float | None = field(
+        default=None,
+        metadata={
+            "help": "Least Cohen's kappa of the judge's side against each pool's own preference, over "
+            "eligible pairs of the pools that state one (pools without one, or with kappa undefined, are "
+            "not gated); None: not gated. A coin scores about 0."
+        },
+    )
+    min_median_label_mass: float | None = field(
+        default=None,
+        metadata={
+            "help": "Least median probability the judge put on its answer labels, over every judgement "
+            "and both orderings (1 - the card's off-label mass q50); None: not gated. Unlike "
+            "min_label_mass, which drops single judgements, this stops the release."
+        },
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name, low in (
+            ("min_position_consistency", 0.0),
+            ("min_pool_agreement", -1.0),
+            ("min_median_label_mass", 0.0),
+        ):
+            value = getattr(self, name)
+            ok = value is None or (
+                not isinstance(value, bool)
+                and isinstance(value, (int, float))
+                and math.isfinite(value)
+                and low <= value <= 1.0
+            )
+            if not ok:
+                raise SplHfError(f"{name} must be a number in [{low:g}, 1] or None, got {value!r}")
+
+
 def parse_assignments(entries: list[str], what: str) -> dict[str, str]:
     """'name=value' entries as a dict; names must be unique."""
     out: dict[str, str] = {}
@@ -45,15 +115,15 @@ def parse_assignments(entries: list[str], what: str) -> dict[str, str]:
         name, sep, value = str(entry).partition("=")
         name, value = name.strip(), value.strip()
         if not sep or not name or not value:
-            raise ValueError(f"{what}: expected 'name=value', got {entry!r}")
+            raise SplHfError(f"{what}: expected 'name=value', got {entry!r}")
         if name in out:
-            raise ValueError(f"{what}: {name!r} given twice")
+            raise SplHfError(f"{what}: {name!r} given twice")
         out[name] = value
     return out
 
 
 @dataclass
-class TenetReleaseConfig(ReleaseSettings, ModelArgs):
+class TenetReleaseConfig(ReleaseSettings, ModelArgs, JudgeGates):
     """Per-tenet DPO release"""
 
     pools: list[str] = field(
@@ -84,9 +154,13 @@ class TenetReleaseConfig(ReleaseSettings, ModelArgs):
         },
     )
 
+    def __post_init__(self) -> None:
+        ModelArgs.__post_init__(self)
+        JudgeGates.__post_init__(self)
+
 
 @dataclass
-class SPLReleaseConfig(ReleaseSettings, ModelArgs):
+class SPLReleaseConfig(ReleaseSettings, ModelArgs, RowGate):
     """SPL safety release"""
 
     prompt_sources: list[str] = field(
@@ -114,7 +188,7 @@ class SPLReleaseConfig(ReleaseSettings, ModelArgs):
         default=None, metadata={"help": "Rule base YAML (default: the packaged one)."}
     )
     margin: int = field(default=1, metadata={"help": "Minimum rank difference for a label."})
-    labeler_mode: str = field(
+    labeler_mode: Literal["constrained", "json"] = field(
         default="constrained",
         metadata={
             "help": "constrained (default: letter probabilities, no parse failure) or json (the paper's "
@@ -162,3 +236,10 @@ class SPLReleaseConfig(ReleaseSettings, ModelArgs):
             "(JSON Lines, as the verdict stage writes) for the judge comparison configs."
         },
     )
+
+    def __post_init__(self) -> None:
+        from spl_hf.release.spl_settings import check_spl_release
+
+        ModelArgs.__post_init__(self)
+        RowGate.__post_init__(self)
+        check_spl_release(self)  # here, so that --dry_run and recipe parsing reach every check

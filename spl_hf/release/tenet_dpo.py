@@ -80,17 +80,20 @@ class TenetRelease:
             lambda d: self._judge(clean.path, d, ranks),
             parallel=True,
         )
+        quality = self._judge_quality(clean.path, judged.path) if ranks.is_main else None
         assigned = runner.run(
             "assign",
             {"scores": content(judged, "scores.parquet"), "assign": asdict(self.assign)},
             lambda d: self._assign(judged.path, d),
         )
+        # Checked on every rank (from rank 0's files), so all stop together before the write stage.
+        gates = self._gates(quality or self._judge_quality(clean.path, judged.path, quiet=True), assigned)
         # Every rank walks every stage (only rank 0 does the work of the ordinary ones), so the
         # stage barriers line up across processes.
         written = runner.run(
             "write",
-            self._write_settings(clean, judged, assigned),
-            lambda d: self._write(clean.path, judged.path, assigned.path, d),
+            {**self._write_settings(clean, judged, assigned), "quality_gates": gates},
+            lambda d: self._write(clean.path, judged.path, assigned.path, d, gates),
             still_valid=lambda d: written_here(d, self.cfg.output_dir),
         )
         audited = runner.run(
@@ -111,7 +114,7 @@ class TenetRelease:
                 },
                 lambda d: self._publish(d),
             )
-        return self._write_report(runner) if ranks.is_main else {}
+        return self._write_report(runner, gates) if ranks.is_main else {}
 
     def plan(self, runner: StageRunner) -> dict[str, Any]:
         """The stages with the keys they would have; later keys need earlier outputs, so only 'read' is known."""
@@ -239,6 +242,36 @@ class TenetRelease:
             "model_revision": backend.info.revision,
         }
 
+    def _judge_quality(self, clean_dir: Path, judge_dir: Path, quiet: bool = False) -> dict[str, Any]:
+        """The judge-quality figures of the judged pairs (what the card shows), printed as one line."""
+        import pyarrow.parquet as pq
+
+        from spl_hf.build import judged_quality
+        from spl_hf.release.gates import quality_line
+
+        section = judged_quality(
+            pq.read_table(judge_dir / "scores.parquet"),
+            _preferences(clean_dir / "pairs.parquet"),
+            self.assign.threshold,
+        )
+        if not quiet:
+            self.log(quality_line(section))
+        return section
+
+    def _gates(self, quality: dict[str, Any], assigned: Any) -> dict[str, Any]:
+        """The quality gates on the judge figures and the assigned rows; raises GateFailed on a failure."""
+        from spl_hf.release.gates import check_gates, gate_results
+
+        counts = assigned.counts
+        concerned = (
+            []
+            if counts["assigned"]
+            else [f"0 of {len(self.tenets)} tenets kept at capacity {self.assign.capacity}"]
+        )
+        return check_gates(
+            gate_results(quality, counts["assigned"], self.cfg, concerned), self.cfg.gates_note
+        )
+
     def _assign(self, judge_dir: Path, out: Path) -> dict[str, Any]:
         from spl_hf.assign import (
             assign_tenets,
@@ -282,7 +315,9 @@ class TenetRelease:
             "sft": c.sft,
         }
 
-    def _write(self, clean_dir: Path, judge_dir: Path, assign_dir: Path, out: Path) -> dict[str, Any]:
+    def _write(
+        self, clean_dir: Path, judge_dir: Path, assign_dir: Path, out: Path, gates: dict[str, Any]
+    ) -> dict[str, Any]:
         from spl_hf.build import TenetBuildConfig, build_tenets
 
         a, c = self.assign, self.cfg
@@ -305,7 +340,8 @@ class TenetRelease:
                 tenets_file=c.tenets_file,
                 sft=c.sft,
                 decontamination=str(clean_dir / DECONTAMINATION_FILE),
-            )
+            ),
+            gates=gates,
         )
         (out / WRITTEN).write_text(manifest_hash(c.output_dir) or "", encoding="utf-8")
         return {
@@ -343,12 +379,25 @@ class TenetRelease:
         )
         return {"repo_id": result.repo_id, "commit_sha": result.commit_sha}
 
-    def _write_report(self, runner: StageRunner) -> dict[str, Any]:
-        report = {"kind": "tenet_dpo", "output_dir": self.cfg.output_dir, **runner.report()}
+    def _write_report(self, runner: StageRunner, gates: dict[str, Any]) -> dict[str, Any]:
+        report = {
+            "kind": "tenet_dpo",
+            "output_dir": self.cfg.output_dir,
+            **runner.report(),
+            "quality_gates": gates,
+        }
         path = Path(self.cfg.run_dir) / "run_report.json"
         path.write_text(json.dumps(report, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
         self.log(f"run report: {path}")
         return report
+
+
+def _preferences(path: Path) -> Any:
+    """The pair ids with the pool's own preference, where the pair rows state one."""
+    import pyarrow.parquet as pq
+
+    names = pq.read_schema(path).names
+    return pq.read_table(path, columns=[c for c in ("pair_id", "source_preference") if c in names])
 
 
 def _registry_order(specs: list[SourceSpec]) -> list[SourceSpec]:
