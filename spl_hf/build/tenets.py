@@ -37,7 +37,7 @@ from spl_hf.build.card_sections import (
     shares,
     stage_table,
 )
-from spl_hf.build.config import TenetBuildConfig
+from spl_hf.build.config import TenetBuildConfig, fields_of
 from spl_hf.build.judge_quality import FIGURE_FILE, build_quality, card_context, figure_png, read_not_judged
 from spl_hf.contract import (
     CERTIFICATE_FILE,
@@ -297,13 +297,7 @@ def _assign(cfg: TenetBuildConfig, columns: pa.Table):
                 + ", ".join(f"{k}={getattr(cfg, k)!r}" for k in differ)
             )
         return result, True
-    config = AssignConfig(
-        capacity=cfg.capacity,
-        threshold=cfg.threshold,
-        solver=cfg.solver,
-        seed=cfg.seed,
-        strategy=cfg.strategy,
-    )
+    config = AssignConfig(**fields_of(cfg, AssignConfig))  # the build's config is an AssignConfig
     judged = encode_scores(columns)  # once, for the solve and its check
     result = assign_tenets(judged, config)
     check = verify_certificate(judged, result)

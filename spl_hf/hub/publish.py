@@ -221,8 +221,7 @@ def publish(
     ok, reason, report = _audit_clean(folder, sources)
     if not ok:
         raise ValueError(f"{folder} does not audit clean, nothing published: {reason}")
-    useless = useless_build(folder)
-    if useless:
+    if useless := useless_build(folder):
         raise ValueError(f"{folder}: {useless}; nothing published")
     record = provenance_record(sources, report)
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from spl_hf.backends import ModelArgs
+from spl_hf.build import SPLDeriveArgs, TenetCardArgs
 from spl_hf.configs import OutputArgs, PublishArgs
 from spl_hf.errors import SplHfError
 
@@ -123,7 +124,7 @@ def parse_assignments(entries: list[str], what: str) -> dict[str, str]:
 
 
 @dataclass
-class TenetReleaseConfig(ReleaseSettings, ModelArgs, JudgeGates):
+class TenetReleaseConfig(ReleaseSettings, ModelArgs, JudgeGates, TenetCardArgs):
     """Per-tenet DPO release"""
 
     pools: list[str] = field(
@@ -136,31 +137,36 @@ class TenetReleaseConfig(ReleaseSettings, ModelArgs, JudgeGates):
         default=None,
         metadata={"help": "Character budget of flattened multi-turn histories (default: the adapters')."},
     )
-    pku_preference: str = field(
+    pku_preference: Literal["safer", "better"] = field(
         default="safer", metadata={"help": "PKU-SafeRLHF label used as source preference."}
     )
-    tenets: str = field(default="all", metadata={"help": "Comma-separated tenet names, or 'all'."})
-    tenets_file: str | None = field(
-        default=None, metadata={"help": "YAML of tenet statements (default: the 49 built in)."}
+    tenets: list[str] = field(
+        default_factory=lambda: ["all"],
+        metadata={"help": "Tenet names (an entry 'a,b' names two), or 'all'."},
     )
-    threshold_note: str = field(
-        default="", metadata={"help": "Why the threshold differs from the card's 0.5, stated in the card."}
-    )
-    sft: bool = field(
-        default=True,
-        metadata={
-            "help": "Also write the companion 'sft' config (prompt + chosen).",
-            "negated_help": "Write no 'sft' config.",
-        },
-    )
+    sft: bool = True  # a release writes the sft config unless told not to; help from TenetCardArgs
 
     def __post_init__(self) -> None:
         ModelArgs.__post_init__(self)
         JudgeGates.__post_init__(self)
+        if isinstance(self.tenets, str):  # a recipe may hold one string
+            self.tenets = [self.tenets]
+        self.tenets = [n.strip() for entry in self.tenets for n in str(entry).split(",") if n.strip()]
+        self.selected_tenets()  # unknown or repeated names are refused here, before any pool is read
+
+    def selected_tenets(self) -> tuple:
+        """The tenets this release judges, from tenets_file or the 49 built in."""
+        from spl_hf.tenets import default_tenets, load_tenets, select_tenets
+
+        tenet_set = load_tenets(self.tenets_file) if self.tenets_file else default_tenets()
+        try:
+            return select_tenets(self.tenets, tenet_set)
+        except KeyError as exc:
+            raise SplHfError(f"tenets: {exc.args[0] if exc.args else exc}") from None
 
 
 @dataclass
-class SPLReleaseConfig(ReleaseSettings, ModelArgs, RowGate):
+class SPLReleaseConfig(ReleaseSettings, ModelArgs, RowGate, SPLDeriveArgs):
     """SPL safety release"""
 
     prompt_sources: list[str] = field(
@@ -184,10 +190,6 @@ class SPLReleaseConfig(ReleaseSettings, ModelArgs, RowGate):
             "and get no candidates. Default: every drawn prompt."
         },
     )
-    rulebase: str | None = field(
-        default=None, metadata={"help": "Rule base YAML (default: the packaged one)."}
-    )
-    margin: int = field(default=1, metadata={"help": "Minimum rank difference for a label."})
     labeler_mode: Literal["constrained", "json"] = field(
         default="constrained",
         metadata={
@@ -219,14 +221,6 @@ class SPLReleaseConfig(ReleaseSettings, ModelArgs, RowGate):
         metadata={
             "help": "Model of the verdict judge (a local folder or Hub id, same backend and settings); "
             "default: the model that generates and labels."
-        },
-    )
-    panel: str | None = field(
-        default=None,
-        metadata={
-            "help": "Human rater panel (JSON Lines or parquet: item_id, rater_id, attribute, label) on "
-            "prompt_ids or candidate_ids of this release: the labeler's agreement with it (Tables V and "
-            "XI) goes into the card and the build report."
         },
     )
     recorded_verdicts: str | None = field(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -411,22 +411,24 @@ class SPLRelease:
         decontamination: str | None = None,
         verdicts: str | None = None,
     ) -> dict[str, Any]:
-        from spl_hf.build import SPLBuildConfig, build_spl
+        from spl_hf.build import SPLBuildConfig, SPLDeriveArgs, build_spl, fields_of
 
         c = self.cfg
+        build = SPLBuildConfig(
+            prompts=prompts,
+            candidates=candidates,
+            decontamination=decontamination,
+            verdicts=verdicts,
+            **fields_of(c, SPLDeriveArgs),  # the release's derivation settings, passed on whole
+            output_dir=c.output_dir,
+            overwrite=True,
+        )
+        # The card names the repo it is published to, or a placeholder, and this release's title.
         result = build_spl(
-            SPLBuildConfig(
-                prompts=prompts,
-                candidates=candidates,
-                rulebase=c.rulebase,
-                margin=c.margin,
-                output_dir=c.output_dir,
-                overwrite=True,
+            replace(
+                build,
                 repo_id=c.repo_id or "ORG/NAME",
                 pretty_name=c.pretty_name or "SPL safety preference pairs",
-                decontamination=decontamination,
-                verdicts=verdicts,
-                panel=c.panel,
             )
         )
         (out / WRITTEN).write_text(manifest_hash(c.output_dir) or "", encoding="utf-8")

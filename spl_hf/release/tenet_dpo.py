@@ -8,7 +8,7 @@ rerun skips finished stages and a killed judge stage resumes from its cache.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,6 @@ class TenetRelease:
 
     def __post_init__(self) -> None:
         from spl_hf.sources import ADAPTERS, PROMPT_SOURCES, eval_sample_paths, sample_paths
-        from spl_hf.tenets import default_tenets, load_tenets, select_tenets
 
         self.pools = parse_sources(self.cfg.pools, ADAPTERS, sample_paths(), "pools")
         self.heldout = (
@@ -48,8 +47,7 @@ class TenetRelease:
             if self.cfg.heldout_files
             else []
         )
-        tenet_set = load_tenets(self.cfg.tenets_file) if self.cfg.tenets_file else default_tenets()
-        self.tenets = select_tenets(self.cfg.tenets, tenet_set)
+        self.tenets = self.cfg.selected_tenets()
         check_heldout(self.decontam, self.heldout)
         # Refuse a bad output folder now, not after hours of judging.
         check_output(self.cfg, [p.location for p in self.pools + self.heldout if p.is_local])
@@ -318,31 +316,24 @@ class TenetRelease:
     def _write(
         self, clean_dir: Path, judge_dir: Path, assign_dir: Path, out: Path, gates: dict[str, Any]
     ) -> dict[str, Any]:
-        from spl_hf.build import TenetBuildConfig, build_tenets
+        from spl_hf.build import TenetBuildConfig, TenetCardArgs, build_tenets, fields_of
 
-        a, c = self.assign, self.cfg
-        result = build_tenets(
-            TenetBuildConfig(
-                pairs=str(clean_dir / "pairs.parquet"),
-                scores=str(judge_dir / "scores.parquet"),
-                not_judged=str(judge_dir / "not_judged.json"),
-                assignment=str(assign_dir / "assignment.parquet"),
-                capacity=a.capacity,
-                threshold=a.threshold,
-                solver=a.solver,
-                seed=a.seed,
-                strategy=a.strategy,
-                output_dir=c.output_dir,
-                overwrite=True,
-                repo_id=c.repo_id or "ORG/NAME",
-                pretty_name=c.pretty_name or "Per-tenet judge-scored DPO pairs",
-                threshold_note=c.threshold_note,
-                tenets_file=c.tenets_file,
-                sft=c.sft,
-                decontamination=str(clean_dir / DECONTAMINATION_FILE),
-            ),
-            gates=gates,
+        c = self.cfg
+        cfg = TenetBuildConfig(
+            pairs=str(clean_dir / "pairs.parquet"),
+            scores=str(judge_dir / "scores.parquet"),
+            not_judged=str(judge_dir / "not_judged.json"),
+            assignment=str(assign_dir / "assignment.parquet"),
+            decontamination=str(clean_dir / DECONTAMINATION_FILE),
+            # The release's own AssignConfig and card settings, passed on whole: a new field reaches the build.
+            **asdict(self.assign),
+            **fields_of(c, TenetCardArgs),
+            output_dir=c.output_dir,
+            overwrite=True,
         )
+        # The card names the repo it is published to, or a placeholder; the title defaults to the build's.
+        cfg = replace(cfg, repo_id=c.repo_id or "ORG/NAME", pretty_name=c.pretty_name or cfg.pretty_name)
+        result = build_tenets(cfg, gates=gates)
         (out / WRITTEN).write_text(manifest_hash(c.output_dir) or "", encoding="utf-8")
         return {
             "rows": result.rows,
