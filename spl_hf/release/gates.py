@@ -36,8 +36,9 @@ class GateResult:
         return f"{self.figure} is {shown}, below {self.setting} {self.minimum:g}{where}"
 
 
-def _rate(position: Mapping[str, Any]) -> float | None:
-    return position["rates"]["consistent"]
+def _rate(entry: Mapping[str, Any]) -> float | None:
+    """Share of an entry's judgements whose two orderings prefer the same response."""
+    return entry["position"]["rates"]["consistent"]
 
 
 def _label_mass(entry: Mapping[str, Any]) -> float | None:
@@ -50,45 +51,47 @@ def _below(value: float | None, minimum: float) -> bool:
     return value is not None and value < minimum
 
 
+def _per_tenet(setting: str, figure: str, of: Any, section: Mapping[str, Any], minimum: float) -> GateResult:
+    """A gate on a figure of the whole judge (``of(entry)``), naming the tenets below it."""
+    value = of(section["overall"])
+    low = [f"{t['tenet']} {of(t):.3f}" for t in section["tenets"] if _below(of(t), minimum)]
+    return GateResult(setting, figure, value, minimum, value is not None and value >= minimum, low)
+
+
+def _pool_gate(section: Mapping[str, Any], minimum: float) -> GateResult:
+    """Kappa against each pool's own preference; pools without one (or with kappa undefined) are not gated."""
+    kappas = {
+        a["source"]: a["kappa"]
+        for a in section["overall"]["sources"]
+        if a["compared"] and a["kappa"] is not None
+    }
+    low = [f"{s} {k:.3f}" for s, k in kappas.items() if k < minimum]
+    value = min(kappas.values()) if kappas else None
+    return GateResult(
+        "min_pool_agreement", "lowest kappa against a pool's preference", value, minimum, not low, low
+    )
+
+
 def _judge_gates(section: Mapping[str, Any], cfg: Any) -> list[GateResult]:
-    overall, tenets = section["overall"], section["tenets"]
     out = []
     if cfg.min_position_consistency is not None:
-        m = cfg.min_position_consistency
-        value = _rate(overall["position"])
-        low = [f"{t['tenet']} {_rate(t['position']):.3f}" for t in tenets if _below(_rate(t["position"]), m)]
         out.append(
-            GateResult(
+            _per_tenet(
                 "min_position_consistency",
                 "position consistency",
-                value,
-                m,
-                value is not None and value >= m,
-                low,
+                _rate,
+                section,
+                cfg.min_position_consistency,
             )
         )
     if cfg.min_median_label_mass is not None:
-        m = cfg.min_median_label_mass
-        value = _label_mass(overall)
-        low = [f"{t['tenet']} {_label_mass(t):.3f}" for t in tenets if _below(_label_mass(t), m)]
         out.append(
-            GateResult(
-                "min_median_label_mass", "median label mass", value, m, value is not None and value >= m, low
+            _per_tenet(
+                "min_median_label_mass", "median label mass", _label_mass, section, cfg.min_median_label_mass
             )
         )
     if cfg.min_pool_agreement is not None:
-        m = cfg.min_pool_agreement
-        kappas = {
-            a["source"]: a["kappa"] for a in overall["sources"] if a["compared"] and a["kappa"] is not None
-        }
-        low = [f"{s} {k:.3f}" for s, k in kappas.items() if k < m]
-        value = min(kappas.values()) if kappas else None
-        # No pool states a preference (or kappa is undefined for each): nothing to compare, so not failed.
-        out.append(
-            GateResult(
-                "min_pool_agreement", "lowest kappa against a pool's preference", value, m, not low, low
-            )
-        )
+        out.append(_pool_gate(section, cfg.min_pool_agreement))
     return out
 
 
