@@ -101,6 +101,10 @@ def test_gate_settings_are_checked_on_the_config(kwargs, message):
         ({"prompt_sources": ["xstest=x"], "verdict_model": "m"}, "verdict_model is the model of the verdict"),
         ({}, "give either prompt_sources"),
         (
+            {"prompt_sources": ["xstest=x"], "labeler_mode": "free"},
+            "labeler_mode must be 'constrained' or 'json'",
+        ),
+        (
             {"prompt_sources": ["xstest=x"], "pool_sizes": ["ultrachat=3"]},
             "pool_sizes: ['ultrachat'] are not",
         ),

@@ -92,6 +92,8 @@ def _check_recorded(cfg: Any) -> None:
 def check_spl_release(cfg: Any) -> None:
     """Every check of an SPL release's settings alone; a one-line :class:`SplHfError` naming the setting."""
     _check_recorded(cfg)
+    if cfg.labeler_mode not in ("constrained", "json"):  # the parser enforces the Literal; a caller may not
+        raise SplHfError(f"labeler_mode must be 'constrained' or 'json', got {cfg.labeler_mode!r}")
     pool_sizes(cfg)
     candidate_fractions(cfg)
     if cfg.panel and not Path(cfg.panel).is_file():
