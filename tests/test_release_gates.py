@@ -195,3 +195,13 @@ def test_a_failing_gate_stops_before_writing_and_lowering_it_reruns_only_what_fo
     assert not skipped["write"] and not skipped["audit"]
     gates = json.loads((tmp_path / "ds" / "build_report.json").read_text())["quality_gates"]
     assert gates["passed"] and [g["setting"] for g in gates["gates"]] == ["min_median_label_mass", "min_rows"]
+
+
+def test_an_spl_release_below_min_rows_is_neither_audited_nor_published(tmp_path, capsys):
+    recipe = str(REPO / "recipes" / "spl" / "sample.yaml")
+    argv = ["release", "spl", "--config", recipe, "--run_dir", str(tmp_path / "run")]
+    argv += ["--output_dir", str(tmp_path / "ds"), "--repo_id", "org/never"]
+    assert main([*argv, "--min_rows", "73"]) == 2  # the sample labels 72 pairs
+    assert "rows of the release is 72, below min_rows 73" in capsys.readouterr().err
+    stages = {p.name.split("-")[0] for p in (tmp_path / "run" / "stages").iterdir()}
+    assert stages == {"write"} and not (tmp_path / "run" / "run_report.json").exists()

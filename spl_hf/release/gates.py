@@ -101,14 +101,16 @@ def row_gate(rows: int, cfg: Any, concerned: list[str] | None = None) -> GateRes
     )
 
 
-def check_gates(results: list[GateResult], note: str = "") -> dict[str, Any]:
+def check_gates(
+    results: list[GateResult], note: str = "", stopped: str = "nothing written"
+) -> dict[str, Any]:
     """The gates' record (for the build report and card), or :class:`GateFailed` naming each failure."""
     failed = [r for r in results if not r.passed]
     if failed:
         raise GateFailed(
-            "quality gate failed, nothing written: "
+            f"quality gate failed, {stopped}: "
             + "; ".join(r.describe() for r in failed)
-            + " (the judge's work is cached: lower the setting, or fix the judge, and rerun)"
+            + " (the model's work is cached: lower the setting, or fix the model, and rerun)"
         )
     return {"passed": True, "gates": [asdict(r) for r in results], "note": note}
 

@@ -209,7 +209,11 @@ class SPLRelease:
         c = self.cfg
         # The rows are known only once derived, so an SPL release checks min_rows before its audit and
         # publish stages: a dataset without labeled pairs is never reported as a success.
-        gates = check_gates([row_gate(written.counts["labeled"], c)], c.gates_note)
+        gates = check_gates(
+            [row_gate(written.counts["labeled"], c)],
+            c.gates_note,
+            f"not audited or published ({c.output_dir})",
+        )
         audited = runner.run(
             "audit", {"write": written.key, "manifest": manifest_hash(c.output_dir)}, self._audit
         )
