@@ -23,7 +23,7 @@ class AssignConfig:
     threshold: float = field(
         default=0.5, metadata={"help": "A (pair, tenet) score is eligible when |score| >= threshold."}
     )
-    solver: str = field(
+    solver: Literal["ortools", "networkx"] = field(
         default="ortools",
         metadata={"help": "Min-cost-flow solver: 'ortools' (fast) or 'networkx' (reference, small inputs)."},
     )
@@ -34,7 +34,7 @@ class AssignConfig:
         default=1_000_000,
         metadata={"help": "|score| is rounded to an integer multiple of 1/scale before solving (precision)."},
     )
-    strategy: str = field(
+    strategy: Literal[STRATEGIES] = field(  # type: ignore[valid-type]  # the tuple above, as choices
         default=DEFAULT_STRATEGY,
         metadata={
             "help": "Saturation strategy. All but 'iterate' first drop tenets whose distinct-prompt pool is "

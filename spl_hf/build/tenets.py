@@ -37,7 +37,7 @@ from spl_hf.build.card_sections import (
     shares,
     stage_table,
 )
-from spl_hf.build.config import TenetBuildConfig
+from spl_hf.build.config import TenetBuildConfig, fields_of
 from spl_hf.build.judge_quality import FIGURE_FILE, build_quality, card_context, figure_png, read_not_judged
 from spl_hf.contract import (
     CERTIFICATE_FILE,
@@ -176,7 +176,9 @@ def with_source_preference(scores: pa.Table, pairs: pa.Table) -> pa.Table:
     return scores.append_column("source_preference", pref).cast(SCORE_FEATURES.arrow_schema)
 
 
-def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
+def build_tenets(cfg: TenetBuildConfig, gates: dict | None = None) -> TenetBuildResult:
+    """``gates``: the release's quality-gate record (:mod:`spl_hf.release.gates`), kept in the build
+    report and the card; None for a build outside a release (no gate was set)."""
     guard_dir(
         cfg.output_dir,
         overwrite=cfg.overwrite,
@@ -210,7 +212,9 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
     statements = _statements(cfg, result.kept_tenets)
     summary = result.summary()
     card_kwargs = _card_kwargs(cfg, result, rows, scores, recomputed, per_source, statements, decontamination)
-    card_kwargs.update(judge_quality=judge_quality, judge_quality_card=card_context(judge_quality))
+    card_kwargs.update(
+        judge_quality=judge_quality, judge_quality_card=card_context(judge_quality), quality_gates=gates
+    )
     card_kwargs.update(
         _construction_kwargs(cfg, pairs, scores, rows, source_order, per_source, decontamination)
     )
@@ -225,6 +229,7 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         "rows_per_source": per_source,
         "decontamination": decontamination.summary if decontamination else None,
         "judge_quality": judge_quality,
+        **({"quality_gates": gates} if gates is not None else {}),
     }
     written = write_dataset_folder(
         cfg.output_dir,
@@ -292,13 +297,7 @@ def _assign(cfg: TenetBuildConfig, columns: pa.Table):
                 + ", ".join(f"{k}={getattr(cfg, k)!r}" for k in differ)
             )
         return result, True
-    config = AssignConfig(
-        capacity=cfg.capacity,
-        threshold=cfg.threshold,
-        solver=cfg.solver,
-        seed=cfg.seed,
-        strategy=cfg.strategy,
-    )
+    config = AssignConfig(**fields_of(cfg, AssignConfig))  # the build's config is an AssignConfig
     judged = encode_scores(columns)  # once, for the solve and its check
     result = assign_tenets(judged, config)
     check = verify_certificate(judged, result)

@@ -10,11 +10,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from spl_hf.backends import Backend, Generation, InputError, ResultCache, content_key, template_hash
 from spl_hf.evaluation.prompts import EvalPrompt, PromptSet
 from spl_hf.refusal import MATCHERS, compute_refusal, get_matcher, match_array
+
+MATCHER_NAMES = tuple(MATCHERS)
 
 TEMPLATE_VERSION = 1
 
@@ -26,7 +28,12 @@ class EvalConfig:
     max_new_tokens: int = field(default=200, metadata={"help": "token limit per response (the paper: 200)"})
     batch_size: int = field(default=8, metadata={"help": "prompts generated together (1 = one at a time)"})
     system_prompt: str | None = field(default=None, metadata={"help": "system message before each prompt"})
-    matcher: str = field(default="default", metadata={"help": f"refusal matcher: {', '.join(MATCHERS)}"})
+    matcher: Literal[MATCHER_NAMES] = field(  # type: ignore[valid-type]  # the registry's names, as choices
+        default="default",
+        metadata={
+            "help": "Refusal matcher: the phrase list that counts refusals (by default the package's own)."
+        },
+    )
     progress: bool = field(
         default=True, metadata={"help": "Show a tqdm progress bar.", "negated_help": "Hide the progress bar."}
     )

@@ -78,6 +78,24 @@ def _audit_clean(folder: Path, sources: list[str] | None = None) -> tuple[bool, 
     return True, "", prov
 
 
+def useless_build(folder: Path) -> str:
+    """Why a build must not be published though it audits clean ("" when it may be): it holds no
+    preference rows, or the quality gates its release recorded in build_report.json failed."""
+    path = folder / "build_report.json"
+    if not path.is_file():
+        return ""
+    report = json.loads(path.read_text(encoding="utf-8"))
+    rows = report.get("assigned") if report.get("kind") == "tenets" else report.get("labeled")
+    if rows == 0:
+        return "it holds no preference rows (build_report.json: 0 released)"
+    gates = report.get("quality_gates") or {}
+    failed = [g for g in gates.get("gates", []) if not g.get("passed")]
+    if failed or gates.get("passed") is False:
+        named = ", ".join(f"{g['setting']} ({g['value']} < {g['minimum']})" for g in failed)
+        return f"its release's quality gates failed: {named or 'recorded as failed'}"
+    return ""
+
+
 def provenance_record(sources: list[str] | None, report: dict | None) -> dict:
     """What ``provenance.json`` of a release says: whether its rows were checked against their
     sources, and which: local files by name and sha256 (never their local path), Hub datasets by id
@@ -201,6 +219,8 @@ def publish(
     ok, reason, report = _audit_clean(folder, sources)
     if not ok:
         raise ValueError(f"{folder} does not audit clean, nothing published: {reason}")
+    if useless := useless_build(folder):
+        raise ValueError(f"{folder}: {useless}; nothing published")
     record = provenance_record(sources, report)
 
     # Read at call time, so a caller that sets the environment after import is honoured.

@@ -8,7 +8,7 @@ rerun skips finished stages and a killed judge stage resumes from its cache.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,6 @@ class TenetRelease:
 
     def __post_init__(self) -> None:
         from spl_hf.sources import ADAPTERS, PROMPT_SOURCES, eval_sample_paths, sample_paths
-        from spl_hf.tenets import default_tenets, load_tenets, select_tenets
 
         self.pools = parse_sources(self.cfg.pools, ADAPTERS, sample_paths(), "pools")
         self.heldout = (
@@ -48,8 +47,7 @@ class TenetRelease:
             if self.cfg.heldout_files
             else []
         )
-        tenet_set = load_tenets(self.cfg.tenets_file) if self.cfg.tenets_file else default_tenets()
-        self.tenets = select_tenets(self.cfg.tenets, tenet_set)
+        self.tenets = self.cfg.selected_tenets()
         check_heldout(self.decontam, self.heldout)
         # Refuse a bad output folder now, not after hours of judging.
         check_output(self.cfg, [p.location for p in self.pools + self.heldout if p.is_local])
@@ -80,17 +78,20 @@ class TenetRelease:
             lambda d: self._judge(clean.path, d, ranks),
             parallel=True,
         )
+        quality = self._judge_quality(clean.path, judged.path) if ranks.is_main else None
         assigned = runner.run(
             "assign",
             {"scores": content(judged, "scores.parquet"), "assign": asdict(self.assign)},
             lambda d: self._assign(judged.path, d),
         )
+        # Checked on every rank (from rank 0's files), so all stop together before the write stage.
+        gates = self._gates(quality or self._judge_quality(clean.path, judged.path, quiet=True), assigned)
         # Every rank walks every stage (only rank 0 does the work of the ordinary ones), so the
         # stage barriers line up across processes.
         written = runner.run(
             "write",
-            self._write_settings(clean, judged, assigned),
-            lambda d: self._write(clean.path, judged.path, assigned.path, d),
+            {**self._write_settings(clean, judged, assigned), "quality_gates": gates},
+            lambda d: self._write(clean.path, judged.path, assigned.path, d, gates),
             still_valid=lambda d: written_here(d, self.cfg.output_dir),
         )
         audited = runner.run(
@@ -111,7 +112,7 @@ class TenetRelease:
                 },
                 lambda d: self._publish(d),
             )
-        return self._write_report(runner) if ranks.is_main else {}
+        return self._write_report(runner, gates) if ranks.is_main else {}
 
     def plan(self, runner: StageRunner) -> dict[str, Any]:
         """The stages with the keys they would have; later keys need earlier outputs, so only 'read' is known."""
@@ -239,6 +240,36 @@ class TenetRelease:
             "model_revision": backend.info.revision,
         }
 
+    def _judge_quality(self, clean_dir: Path, judge_dir: Path, quiet: bool = False) -> dict[str, Any]:
+        """The judge-quality figures of the judged pairs (what the card shows), printed as one line."""
+        import pyarrow.parquet as pq
+
+        from spl_hf.build import judged_quality
+        from spl_hf.release.gates import quality_line
+
+        section = judged_quality(
+            pq.read_table(judge_dir / "scores.parquet"),
+            _preferences(clean_dir / "pairs.parquet"),
+            self.assign.threshold,
+        )
+        if not quiet:
+            self.log(quality_line(section))
+        return section
+
+    def _gates(self, quality: dict[str, Any], assigned: Any) -> dict[str, Any]:
+        """The quality gates on the judge figures and the assigned rows; raises GateFailed on a failure."""
+        from spl_hf.release.gates import check_gates, gate_results
+
+        counts = assigned.counts
+        concerned = (
+            []
+            if counts["assigned"]
+            else [f"0 of {len(self.tenets)} tenets kept at capacity {self.assign.capacity}"]
+        )
+        return check_gates(
+            gate_results(quality, counts["assigned"], self.cfg, concerned), self.cfg.gates_note
+        )
+
     def _assign(self, judge_dir: Path, out: Path) -> dict[str, Any]:
         from spl_hf.assign import (
             assign_tenets,
@@ -282,31 +313,27 @@ class TenetRelease:
             "sft": c.sft,
         }
 
-    def _write(self, clean_dir: Path, judge_dir: Path, assign_dir: Path, out: Path) -> dict[str, Any]:
-        from spl_hf.build import TenetBuildConfig, build_tenets
+    def _write(
+        self, clean_dir: Path, judge_dir: Path, assign_dir: Path, out: Path, gates: dict[str, Any]
+    ) -> dict[str, Any]:
+        from spl_hf.build import TenetBuildConfig, TenetCardArgs, build_tenets, fields_of
 
-        a, c = self.assign, self.cfg
-        result = build_tenets(
-            TenetBuildConfig(
-                pairs=str(clean_dir / "pairs.parquet"),
-                scores=str(judge_dir / "scores.parquet"),
-                not_judged=str(judge_dir / "not_judged.json"),
-                assignment=str(assign_dir / "assignment.parquet"),
-                capacity=a.capacity,
-                threshold=a.threshold,
-                solver=a.solver,
-                seed=a.seed,
-                strategy=a.strategy,
-                output_dir=c.output_dir,
-                overwrite=True,
-                repo_id=c.repo_id or "ORG/NAME",
-                pretty_name=c.pretty_name or "Per-tenet judge-scored DPO pairs",
-                threshold_note=c.threshold_note,
-                tenets_file=c.tenets_file,
-                sft=c.sft,
-                decontamination=str(clean_dir / DECONTAMINATION_FILE),
-            )
+        c = self.cfg
+        cfg = TenetBuildConfig(
+            pairs=str(clean_dir / "pairs.parquet"),
+            scores=str(judge_dir / "scores.parquet"),
+            not_judged=str(judge_dir / "not_judged.json"),
+            assignment=str(assign_dir / "assignment.parquet"),
+            decontamination=str(clean_dir / DECONTAMINATION_FILE),
+            # The release's own AssignConfig and card settings, passed on whole: a new field reaches the build.
+            **asdict(self.assign),
+            **fields_of(c, TenetCardArgs),
+            output_dir=c.output_dir,
+            overwrite=True,
         )
+        # The card names the repo it is published to, or a placeholder; the title defaults to the build's.
+        cfg = replace(cfg, repo_id=c.repo_id or "ORG/NAME", pretty_name=c.pretty_name or cfg.pretty_name)
+        result = build_tenets(cfg, gates=gates)
         (out / WRITTEN).write_text(manifest_hash(c.output_dir) or "", encoding="utf-8")
         return {
             "rows": result.rows,
@@ -343,12 +370,25 @@ class TenetRelease:
         )
         return {"repo_id": result.repo_id, "commit_sha": result.commit_sha}
 
-    def _write_report(self, runner: StageRunner) -> dict[str, Any]:
-        report = {"kind": "tenet_dpo", "output_dir": self.cfg.output_dir, **runner.report()}
+    def _write_report(self, runner: StageRunner, gates: dict[str, Any]) -> dict[str, Any]:
+        report = {
+            "kind": "tenet_dpo",
+            "output_dir": self.cfg.output_dir,
+            **runner.report(),
+            "quality_gates": gates,
+        }
         path = Path(self.cfg.run_dir) / "run_report.json"
         path.write_text(json.dumps(report, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
         self.log(f"run report: {path}")
         return report
+
+
+def _preferences(path: Path) -> Any:
+    """The pair ids with the pool's own preference, where the pair rows state one."""
+    import pyarrow.parquet as pq
+
+    names = pq.read_schema(path).names
+    return pq.read_table(path, columns=[c for c in ("pair_id", "source_preference") if c in names])
 
 
 def _registry_order(specs: list[SourceSpec]) -> list[SourceSpec]:

@@ -41,6 +41,14 @@ class TrainScriptArguments(ScriptArguments):
             "(default: `score`, the stored |score| of the tenet datasets)."
         },
     )
+    check_manifest: bool = field(
+        default=True,
+        metadata={
+            "help": "Refuse a local dataset folder whose MANIFEST.sha256 (written by spl-hf builds) does not "
+            "match its files; `--check_manifest false` trains on it anyway. Folders without one and Hub "
+            "ids are not checked here."
+        },
+    )
     overwrite: bool = field(
         default=False,
         metadata={

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from datasets import Dataset, DatasetDict, IterableDataset, IterableDatasetDict
 from datasets.exceptions import DatasetGenerationError
 
+from spl_hf.errors import SplHfError
 from spl_hf.filehash import files_sha256
 
 REQUIRED = ("prompt", "chosen", "rejected")
@@ -206,8 +207,33 @@ def check_rows(ds: Dataset, where: str, weight_column: str | None = None) -> Non
                 raise ValueError(
                     f"{where}: `{col}` must be a message list or a string, got {table.schema.field(col).type}"
                 )
+    for col in REQUIRED:
+        _check_texts(table, col, kinds[col], where)
     if weight_column is not None:
         check_weights(table, weight_column, where)
+
+
+def _check_texts(table: pa.Table, col: str, messages: bool, where: str) -> None:
+    """No empty (or whitespace-only) text and no NUL character in a column's strings or message contents:
+    DPO would train on them without a word."""
+    arr = table.column(col).combine_chunks()
+    if messages:
+        flat = pc.list_flatten(arr)
+        if flat.type.get_field_index("content") < 0:
+            raise SplHfError(f"{where}: `{col}` messages have no `content` field")
+        texts, rows = pc.struct_field(flat, "content"), pc.list_parent_indices(arr)
+    else:
+        texts, rows = arr, pa.array(range(len(arr)), pa.int64())
+    if not (pa.types.is_string(texts.type) or pa.types.is_large_string(texts.type)):
+        raise SplHfError(f"{where}: `{col}` text must be a string, got {texts.type}")
+    empty = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(texts)), 0).fill_null(True)
+    for mask, what in (
+        (empty, "an empty text"),
+        (pc.match_substring(texts, "\x00").fill_null(False), "a NUL character"),
+    ):
+        bad = sorted(set(pc.filter(rows, mask).to_pylist()))
+        if bad:
+            raise SplHfError(f"{where}: {len(bad)} rows have {what} in `{col}`: {_rows_named(table, bad)}")
 
 
 def check_weights(table: pa.Table, column: str, where: str) -> None:

@@ -15,6 +15,7 @@ from trl import DPOConfig, ModelConfig
 
 from spl_hf.outputs import guard_dir, mark_output
 from spl_hf.train.args import TrainScriptArguments
+from spl_hf.train.checks import check_dataset_manifest, check_settings
 from spl_hf.train.data import is_local, load_split
 from spl_hf.train.record import RunRecord, final_loss, resolved_config, safe_argv, write_run
 
@@ -102,7 +103,9 @@ def main(
 
     state = PartialState()
     _check_supported(script_args, model_args)
+    check_settings(training_args, model_args, script_args)
     name = script_args.dataset_name
+    check_dataset_manifest(name, script_args.check_manifest)
     out = guard_dir(
         training_args.output_dir,
         overwrite=script_args.overwrite,

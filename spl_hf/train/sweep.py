@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spl_hf.errors import SplHfError
 from spl_hf.outputs import OutputError, mark_output, owned_by_spl_hf, refuse_dangerous
 from spl_hf.train.layout import seed_dir
 from spl_hf.train.record import RUN_FILE
@@ -45,30 +46,31 @@ class SweepReport:
     failed: list[tuple[Path, int]] = field(default_factory=list)
 
 
-def parse_seeds(text: str) -> list[int]:
-    try:
-        seeds = [int(s) for s in text.split(",") if s.strip()]
-    except ValueError as exc:
-        raise ValueError(f"--seeds {text!r}: expected comma-separated integers like 1,2,3") from exc
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"--seeds {text!r}: give distinct seeds, e.g. 1,2,3,4,5")
+def parse_seeds(seeds: Sequence[int]) -> list[int]:
+    """The run seeds: distinct whole numbers, at least one."""
+    seeds = list(seeds)
+    if not seeds or any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
+        raise SplHfError(f"--seeds {seeds!r}: give whole numbers, e.g. --seeds 1 2 3 4 5")
+    if len(set(seeds)) != len(seeds):
+        raise SplHfError(f"--seeds {seeds!r}: give distinct seeds, e.g. --seeds 1 2 3 4 5")
     return seeds
 
 
-def parse_conditions(text: str) -> list[Condition]:
+def parse_conditions(entries: Sequence[str]) -> list[Condition]:
+    """The conditions: NAME=CONFIG entries with plain, distinct folder names, at least one."""
     out: list[Condition] = []
-    for item in (s.strip() for s in text.split(",") if s.strip()):
+    for item in (str(s).strip() for s in entries if str(s).strip()):
         name, sep, config = item.partition("=")
         if not sep or not config:
-            raise ValueError(f"--conditions: {item!r} is not NAME=CONFIG")
+            raise SplHfError(f"--conditions: {item!r} is not NAME=CONFIG")
         if not _NAME.match(name):
-            raise ValueError(f"--conditions: condition name {name!r} must be a plain folder name")
+            raise SplHfError(f"--conditions: condition name {name!r} must be a plain folder name")
         out.append(Condition(name, config))
     if not out:
-        raise ValueError("--conditions: give at least one NAME=CONFIG")
+        raise SplHfError("--conditions: give at least one NAME=CONFIG")
     names = [c.name for c in out]
     if len(set(names)) != len(names):
-        raise ValueError(f"--conditions: duplicate names in {', '.join(names)}")
+        raise SplHfError(f"--conditions: duplicate names in {', '.join(names)}")
     return out
 
 

@@ -1,0 +1,177 @@
+"""The SPL release's model stages after generation: attribute labels, and the verdict judge.
+
+``label`` labels prompt attributes once per prompt and response attributes per candidate, and writes
+the prompt and candidate records the SPL build reads; ``verdict`` judges every candidate with one
+rule-base verdict. Both drive their worker through the run's result cache, so killed work resumes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from spl_hf.backends import load_backend
+
+VERDICTS_FILE = "verdicts.jsonl"
+
+
+def label_stage(rel: Any, clean_dir: Path, gen_dir: Path, out: Path) -> dict[str, Any]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from spl_hf.backends import AttributeLabeler, LabelerConfig, ResultCache, items_from_rows
+
+    cands = pq.read_table(gen_dir / "candidates.parquet").to_pylist()
+    prompts, _ = rel._with_candidates(pq.read_table(clean_dir / "prompts.parquet").to_pylist())
+    rows = [
+        {"prompt_id": r["prompt_id"], "prompt": [{"role": "user", "content": r["prompt"]}]} for r in prompts
+    ]
+    rows += [
+        {
+            "prompt_id": r["prompt_id"],
+            "prompt": r["prompt"],
+            "response": r["response"],
+            "response_id": r["response_id"],
+        }
+        for r in cands
+    ]
+    items, failures = items_from_rows(rows)
+    model = getattr(rel, "_model", None) or load_backend(rel.cfg)
+    labeler = AttributeLabeler(model, rel.rulebase.schema, LabelerConfig(mode=rel.cfg.labeler_mode))
+    with ResultCache(Path(rel.cfg.run_dir) / "cache" / "label.sqlite") as cache:
+        stats = labeler.run(items, cache)
+        labels = labeler.collect(items, cache)
+    pq.write_table(pa.Table.from_pylist(labels), out / "labels.parquet")
+    # The records the SPL build reads: prompt attributes once per prompt, response attributes per candidate.
+    by_id = {(r["scope"], r["prompt_id"] if r["scope"] == "prompt" else r["response_id"]): r for r in labels}
+    engine = _engine(model)
+    labeler_id = {**engine, "mode": labeler.config.mode, **_model_identity(labeler)}
+    with open(out / "prompts.jsonl", "w", encoding="utf-8") as fh:
+        for p in prompts:
+            rec = {**_record(p, by_id.get(("prompt", p["prompt_id"]))), "labeler": labeler_id}
+            fh.write(json.dumps(rec, sort_keys=True) + "\n")
+    with open(out / "candidates.jsonl", "w", encoding="utf-8") as fh:
+        for r in cands:
+            lab = by_id.get(("response", r["response_id"]))
+            rec = {
+                "prompt_id": r["prompt_id"],
+                "candidate_id": r["response_id"].replace("/", "_"),
+                "instruction": r["instruction"],
+                "response": r["response"],
+                **_attrs(lab),
+                "labeler": labeler_id,
+                # The generate stage runs the same model settings; its rows carry the weights' identity.
+                "generator": {
+                    **engine,
+                    "mode": "generate",
+                    "model_id": r["model_id"],
+                    "model_revision": r["model_revision"],
+                    "template_hash": r["template_hash"],
+                },
+            }
+            fh.write(json.dumps(rec, sort_keys=True) + "\n")
+    statuses: dict[str, int] = {}
+    for r in labels:
+        statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+    return {
+        "items": len(items),
+        "labels": len(labels),
+        "malformed": len(failures),
+        "status": statuses,
+        "computed": stats.get("computed"),
+        "cached": stats.get("cached"),
+    }
+
+
+def verdict_stage(rel: Any, label_dir: Path, out: Path) -> dict[str, Any]:
+    from spl_hf.backends import ResultCache, VerdictJudge, items_from_rows
+    from spl_hf.derive import VerdictRecord, read_jsonl, verdict_record_json
+
+    text = {p["prompt_id"]: p["prompt"] for p in read_jsonl(label_dir / "prompts.jsonl")}
+    cands = read_jsonl(label_dir / "candidates.jsonl")
+    items, failures = items_from_rows(
+        {
+            "prompt_id": r["prompt_id"],
+            "prompt": [{"role": "user", "content": text[r["prompt_id"]]}],
+            "response": r["response"],
+            "response_id": r["candidate_id"],
+        }
+        for r in cands
+    )
+    if rel.cfg.verdict_model:
+        model = load_backend(replace(rel.cfg, model=rel.cfg.verdict_model))
+    else:
+        model = getattr(rel, "_model", None) or load_backend(rel.cfg)
+    judge = VerdictJudge(model, dict(rel.rulebase.verdicts), progress=rel.generation.progress)
+    with ResultCache(Path(rel.cfg.run_dir) / "cache" / "verdict.sqlite") as cache:
+        stats = judge.run(items, cache)
+        got = {r["response_id"]: r for r in judge.collect(items, cache)}
+    verdicts: dict[str, int] = {}
+    with open(out / VERDICTS_FILE, "w", encoding="utf-8") as fh:
+        for r in cands:
+            row = got.get(r["candidate_id"])
+            if row is None:  # recorded as not judged, never given a default verdict
+                rec = VerdictRecord(r["candidate_id"], "not_judged", None, None, None, None, None)
+            else:
+                probs = json.loads(row["probs_json"])
+                rec = VerdictRecord(
+                    r["candidate_id"],
+                    "ok",
+                    tuple(probs[v] for v in judge.verdicts),
+                    row["mass"],
+                    row["model_id"],
+                    row["model_revision"],
+                    row["template_hash"],
+                )
+                verdicts[row["verdict"]] = verdicts.get(row["verdict"], 0) + 1
+            line = json.loads(verdict_record_json(rec, r["prompt_id"], judge.verdicts))
+            fh.write(json.dumps({**line, "engine": _engine(model)}, sort_keys=True) + "\n")
+    return {
+        "candidates": len(cands),
+        "judged": len(got),
+        "not_judged": len(cands) - len(got),
+        "malformed": len(failures),
+        "verdicts": verdicts,
+        "computed": stats.get("computed"),
+        "cached": stats.get("cached"),
+    }
+
+
+def _attrs(label: dict | None) -> dict[str, Any]:
+    if label is None:  # the labeler could not take this item: recorded, never defaulted
+        return {"attributes": None, "parse_status": "not_labeled", "raw_output": None, "label_mass": None}
+    attrs = json.loads(label["attributes_json"]) if label.get("attributes_json") else None
+    return {
+        "attributes": attrs,
+        "parse_status": label["status"],
+        "raw_output": label.get("raw_text"),
+        # Constrained mode: the probability the answer letters held per attribute (the rest is off-label).
+        "label_mass": json.loads(label["mass_json"]) if label.get("mass_json") else None,
+    }
+
+
+def _engine(model: Any) -> dict[str, Any]:
+    """Backend and resolved dtype of a loaded model, as every record of its outputs names them."""
+    engine = getattr(model, "engine", None) or {}
+    return {"backend": engine.get("backend"), "dtype": engine.get("dtype")}
+
+
+def _model_identity(labeler: Any) -> dict[str, Any]:
+    info = labeler.backend.info
+    return {
+        "model_id": info.model_id,
+        "model_revision": info.revision,
+        "template_hash": labeler.template_hash,
+    }
+
+
+def _record(prompt: dict, label: dict | None) -> dict[str, Any]:
+    return {
+        "prompt_id": prompt["prompt_id"],
+        "source": prompt["source"],
+        "source_category": prompt["category"],
+        "prompt": prompt["prompt"],
+        **_attrs(label),
+    }
