@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
+from spl_hf.yamlio import load_yaml
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(\r?\n|\Z)", re.DOTALL)
 
@@ -37,12 +37,9 @@ def front_matter(readme: Path) -> dict:
     m = _FRONT_MATTER.match(text)
     if not m:
         raise ValueError(f"{readme}: no YAML front matter (a dataset card starts with a '---' block)")
-    try:
-        # The C loader when built: a card-scale card (hundreds of splits with their features) takes
-        # seconds in the pure-Python one.
-        meta = yaml.load(m.group(1), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{readme}: front matter is not valid YAML ({exc})") from None
+    # The hardened loader (C-based when built: a card-scale card takes seconds in the pure-Python
+    # one); a duplicated key or an alias blow-up in a card is refused, naming the README.
+    meta = load_yaml(m.group(1), f"{readme}: front matter")
     if not isinstance(meta, dict):
         raise ValueError(f"{readme}: front matter must be a YAML mapping")
     return meta
