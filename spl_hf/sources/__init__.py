@@ -32,9 +32,11 @@ after normalisation, of an earlier row of the same pool: valid, but it would be 
 generated for twice, so only the first is kept and the repeat names it), ``bad_text`` (a NUL
 character or lone surrogate in a prompt or response), ``text_too_long`` (over
 ``SourceOptions.max_text_chars``, 200,000 by default); from reading the file (see
-:mod:`spl_hf.sources.io`): ``invalid_utf8``, ``lone_surrogate``, ``too_deep``, ``bad_csv_row``,
+:mod:`spl_hf.sources.formats.damage`): ``invalid_utf8``, ``lone_surrogate``, ``too_deep``, ``bad_csv_row``,
+``duplicate_key`` (a JSON object naming a key twice),
 ``truncated_file`` (one entry for the unreadable tail of a cut file, after every intact record; such
-a file is refused, naming it, unless ``SourceOptions.accept_partial``, and then the report's
+a file, a cut ``.gz``, an unclosed JSON list or a ``.jsonl`` whose last line is cut, is refused,
+naming it, unless ``SourceOptions.accept_partial``, and then the report's
 ``partial`` is true).
 Adapter-specific reasons are documented in each adapter module. A file lacking a required column altogether is a wrong input, not a malformed row, and
 raises ValueError naming the source, file and columns; so does a file that is unusable as a whole

@@ -18,6 +18,7 @@ from datasets import Dataset, DatasetInfo, Features, concatenate_datasets
 from datasets.table import InMemoryTable
 from tqdm.auto import tqdm
 
+from spl_hf.errors import SplHfError
 from spl_hf.sources.adapter import (
     Converted,
     Filtered,
@@ -28,7 +29,7 @@ from spl_hf.sources.adapter import (
 )
 from spl_hf.sources.adapters import PAIR_ADAPTERS, PROMPT_ADAPTERS
 from spl_hf.sources.fields import RowError, text_problem
-from spl_hf.sources.io import RawTable, UnparsableRecord, read_table
+from spl_hf.sources.io import RawTable, SourceFileError, UnparsableRecord, read_table
 from spl_hf.sources.report import BuildReport, SourceReport
 from spl_hf.sources.rows import (
     PAIR_FEATURES,
@@ -95,7 +96,7 @@ def _check_columns(adapter: PairAdapter | PromptAdapter, table: RawTable) -> Non
     lacking = missing_columns(adapter.schemas, table.columns)
     if lacking:
         expected = " or ".join("(" + ", ".join(s) + ")" for s in adapter.schemas)
-        raise ValueError(
+        raise SourceFileError(
             f"{adapter.name}: {table.origin}: missing column(s) {', '.join(lacking)}; "
             f"expected the {adapter.hub.repo} columns {expected}"
         )
@@ -114,11 +115,11 @@ def check_whole_file(table: RawTable, options: SourceOptions) -> bool:
     readable = sum(1 for r in table.records if isinstance(r, dict))
     if cut is not None and not (options.accept_partial and readable):
         keep = f"; set accept_partial to keep the {readable} record(s) before the break" if readable else ""
-        raise ValueError(f"{table.origin}: incomplete file: {cut.detail}{keep}")
+        raise SourceFileError(f"{table.origin}: incomplete file: {cut.detail}{keep}")
     if not table.records:
-        raise ValueError(f"{table.origin}: holds no records (an empty file, or only a header)")
+        raise SourceFileError(f"{table.origin}: holds no records (an empty file, or only a header)")
     if not readable:
-        raise ValueError(
+        raise SourceFileError(
             f"{table.origin}: none of its {len(table.records)} record(s) could be read "
             f"(first: {table.records[0].detail})"  # type: ignore[union-attr]
         )
@@ -147,8 +148,8 @@ def _issues(
 def _whole(adapter: PairAdapter | PromptAdapter, table: RawTable, options: SourceOptions) -> bool:
     try:
         return check_whole_file(table, options)
-    except ValueError as exc:
-        raise ValueError(f"{adapter.name}: {exc}") from None
+    except SplHfError as exc:
+        raise SourceFileError(f"{adapter.name}: {exc}") from None
 
 
 def _new_report(adapter: PairAdapter | PromptAdapter, table: RawTable) -> SourceReport:
@@ -288,7 +289,7 @@ def _lookup(source: str) -> PairAdapter | PromptAdapter:
     adapter = ADAPTERS.get(source) or PROMPT_SOURCES.get(source)
     if adapter is None:
         known = ", ".join([*ADAPTERS, *PROMPT_SOURCES])
-        raise ValueError(f"unknown source {source!r}; known sources: {known}")
+        raise SourceFileError(f"unknown source {source!r}; known sources: {known}")
     return adapter
 
 
@@ -302,8 +303,8 @@ def _read(adapter: PairAdapter | PromptAdapter, path_or_repo: str | Path, option
         return read_table(path_or_repo, hub)
     except FileNotFoundError as exc:
         raise FileNotFoundError(f"{adapter.name}: {exc}") from None
-    except ValueError as exc:  # includes a .json file that is not valid JSON
-        raise ValueError(f"{adapter.name}: {exc}") from None
+    except SplHfError as exc:  # includes a .json file that is not valid JSON
+        raise SourceFileError(f"{adapter.name}: {exc}") from None
 
 
 def _local_sha256(origin: str) -> str | None:
@@ -319,7 +320,7 @@ def read_pool(
     """Read one pair pool from a local file of the source schema or from its Hub id."""
     adapter = _lookup(source)
     if not isinstance(adapter, PairAdapter):
-        raise ValueError(f"{source!r} is a prompt source; use read_prompt_pool")
+        raise SourceFileError(f"{source!r} is a prompt source; use read_prompt_pool")
     resolved = _options(options, opts)
     result = pairs_from_table(adapter, _read(adapter, path_or_repo, resolved), resolved)
     result.report.sha256 = _local_sha256(result.report.origin)
@@ -331,7 +332,7 @@ def read_prompt_pool(
 ) -> PromptPoolResult:
     adapter = _lookup(source)
     if not isinstance(adapter, PromptAdapter):
-        raise ValueError(f"{source!r} is a pair pool; use read_pool")
+        raise SourceFileError(f"{source!r} is a pair pool; use read_pool")
     resolved = _options(options, opts)
     result = prompts_from_table(adapter, _read(adapter, path_or_repo, resolved), resolved)
     result.report.sha256 = _local_sha256(result.report.origin)
@@ -341,7 +342,7 @@ def read_prompt_pool(
 def _ordered(paths: Mapping[str, str | Path], registry: Mapping[str, Any]) -> list[str]:
     unknown = sorted(set(paths) - set(registry))
     if unknown:
-        raise ValueError(f"unknown source(s) {', '.join(unknown)}; known: {', '.join(registry)}")
+        raise SourceFileError(f"unknown source(s) {', '.join(unknown)}; known: {', '.join(registry)}")
     return [name for name in registry if name in paths]
 
 
