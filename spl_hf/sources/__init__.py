@@ -1,5 +1,9 @@
 """Source adapters: public preference pools and prompt sets read into unified, typed rows.
 
+Any preference file (``GENERIC``): ``preference`` reads TRL's preference formats, or any table
+through a column mapping, under a source name the user chooses (:mod:`spl_hf.sources.adapters.preference`,
+:mod:`spl_hf.sources.mapping`).
+
 Pair pools (``ADAPTERS``, in the order of the per-tenet dataset card): ``pku_train``, ``hh_train``,
 ``ultrafeedback_train``, ``helpsteer2_train``, ``community_alignment_en``, ``wildfeedback_st``,
 ``ca_en_mt_p1``, ``wf_mt``. Prompt sources (``PROMPT_SOURCES``): ``ultrachat``, ``or_bench_80k``,
@@ -53,10 +57,12 @@ from spl_hf.lazy import lazy_exports
 if TYPE_CHECKING:
     from spl_hf.sources.adapter import Converted, PairAdapter, PromptAdapter
     from spl_hf.sources.fields import RowError
-    from spl_hf.sources.io import HubSpec, RawTable, is_hub_id, read_local, read_table
+    from spl_hf.sources.io import HubSpec, RawTable, SourceFileError, is_hub_id, read_local, read_table
+    from spl_hf.sources.mapping import ColumnMap, MappingError, parse_columns
     from spl_hf.sources.options import SourceOptions, SourcesReadArgs
     from spl_hf.sources.pools import (
         ADAPTERS,
+        GENERIC,
         PROMPT_SOURCES,
         PoolResult,
         PoolsResult,
@@ -68,6 +74,7 @@ if TYPE_CHECKING:
         read_pools,
         read_prompt_pool,
         read_prompt_pools,
+        resolve_adapter,
     )
     from spl_hf.sources.report import BuildReport, SourceReport
     from spl_hf.sources.rows import (
@@ -88,16 +95,19 @@ if TYPE_CHECKING:
 __all__ = [
     "ADAPTERS",
     "DEFAULT_CLIP_CHARS",
+    "GENERIC",
     "OMITTED_MARKER",
     "PAIR_FEATURES",
     "PROMPT_FEATURES",
     "PROMPT_SOURCES",
     "QUARANTINE_FEATURES",
     "BuildReport",
+    "ColumnMap",
     "Converted",
     "Flattened",
     "HubSpec",
     "Issue",
+    "MappingError",
     "PairAdapter",
     "PairDraft",
     "PoolResult",
@@ -108,6 +118,7 @@ __all__ = [
     "QuarantineRecord",
     "RawTable",
     "RowError",
+    "SourceFileError",
     "SourceOptions",
     "SourceReport",
     "SourcesReadArgs",
@@ -116,6 +127,7 @@ __all__ = [
     "is_hub_id",
     "normalize_text",
     "pairs_from_table",
+    "parse_columns",
     "prompt_id",
     "prompt_sample_paths",
     "prompts_from_table",
@@ -126,6 +138,7 @@ __all__ = [
     "read_prompt_pool",
     "read_prompt_pools",
     "read_table",
+    "resolve_adapter",
     "sample_paths",
 ]
 
