@@ -31,7 +31,7 @@ from spl_hf.sources.adapters import PAIR_ADAPTERS, PROMPT_ADAPTERS
 from spl_hf.sources.adapters.preference import PREFERENCE
 from spl_hf.sources.adapters.preference import READS as PREFERENCE_READS
 from spl_hf.sources.fields import RowError, text_problem
-from spl_hf.sources.io import RawTable, SourceFileError, UnparsableRecord, read_table
+from spl_hf.sources.io import RawTable, SourceFileError, UnparsableRecord, read_local, read_table
 from spl_hf.sources.mapping import ColumnMap, apply_columns, check_source_name
 from spl_hf.sources.report import BuildReport, SourceReport
 from spl_hf.sources.rows import (
@@ -439,3 +439,42 @@ def read_prompt_pools(
     )
     quarantine = [q for r in results for q in r.quarantine]
     return PoolsResult(rows, quarantine, BuildReport([r.report for r in results]))
+
+
+def preview(
+    source: str,
+    path: str | Path,
+    options: SourceOptions | None = None,
+    *,
+    limit: int = 20,
+    name: str | None = None,
+    columns: ColumnMap | None = None,
+    license: str | None = None,
+) -> SourceReport:
+    """Read the first ``limit`` records of a local file as the real read would (a release's dry run).
+
+    Everything the real read refuses on these records is refused (a missing or unmapped column, a
+    file that is no pool at all), and so is a head of which no record becomes a row: a file in another
+    format than its adapter reads quarantines every record, which the real read would only count.
+    """
+    adapter = resolve_adapter(source, name, license)
+    options = options or SourceOptions()
+    try:
+        raw = read_local(path, limit=limit)
+    except SplHfError as exc:
+        raise SourceFileError(f"{adapter.name}: {exc}") from None
+    table = _mapped(adapter, raw, columns or ())
+    if isinstance(adapter, PairAdapter):
+        result: PoolResult | PromptPoolResult = pairs_from_table(adapter, table, options)
+    else:
+        result = prompts_from_table(adapter, table, options)
+    report = result.report
+    if report.rows_yielded == 0 and report.n_quarantined:
+        reasons = ", ".join(f"{k}: {n}" for k, n in sorted(report.quarantined.items()))
+        first = result.quarantine[0]
+        raise SourceFileError(
+            f"{adapter.name}: {table.origin}: none of the first {report.records_read} record(s) becomes a row "
+            f"({reasons}; first: {first.field or 'record'}: {first.detail}); is this the adapter (or column "
+            "mapping) of this file?"
+        )
+    return report

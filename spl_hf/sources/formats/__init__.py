@@ -19,7 +19,7 @@ from spl_hf.sources.formats.txt import read_txt
 DATA_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet", ".txt")
 
 # suffix -> reader giving the records and, for headed formats, the header (else the keys seen)
-_READERS: dict[str, Callable[[Path], Records | tuple[Records, tuple[str, ...]]]] = {
+_READERS: dict[str, Callable[[Path, int | None], Records | tuple[Records, tuple[str, ...]]]] = {
     ".jsonl": read_jsonl,
     ".json": read_json,
     ".csv": read_csv,
@@ -59,12 +59,14 @@ def _check_file(path: Path) -> str:
     return suffix
 
 
-def read_local(path: str | Path) -> RawTable:
+def read_local(path: str | Path, limit: int | None = None) -> RawTable:
+    """A local data file's records; with ``limit``, only its first records (how the file ends is not
+    checked then: a dry run looks at the head, the real read at the whole file)."""
     path = Path(path)
     suffix = _check_file(path)
     if path.stat().st_size == 0:
         return RawTable([], (), str(path))  # an empty file of any format holds no records
-    out = _READERS[suffix](path)
+    out = _READERS[suffix](path, limit)
     if isinstance(out, tuple):
         records, header = out
         return RawTable(records, header or columns_of(records), str(path))

@@ -109,14 +109,14 @@ def _tail(path: Path, records: Records, header: list[str] | None, brk: Break, la
     records.append(truncation(path, brk, "the last record and anything after it"))
 
 
-def read_csv(path: Path) -> tuple[Records, tuple[str, ...]]:
+def read_csv(path: Path, limit: int | None = None) -> tuple[Records, tuple[str, ...]]:
     csv.field_size_limit(2**31 - 1)  # long responses exceed the 128 KiB default
     brk: list[Break | None] = [None]
     source = _PushbackLines(lines(chunks(path, brk)))
     header: list[str] | None = None
     records: Records = []
     reader = csv.reader(source, strict=True)
-    while True:
+    while limit is None or len(records) < limit:
         source.taken = []
         try:
             row = next(reader)
@@ -134,6 +134,6 @@ def read_csv(path: Path) -> tuple[Records, tuple[str, ...]]:
             header = row
             continue
         records.append(_record(header, row, source.taken))
-    if brk[0] is not None:
+    if brk[0] is not None and (limit is None or len(records) < limit):
         _tail(path, records, header, brk[0], source.last_complete)
     return records, tuple(header or ())

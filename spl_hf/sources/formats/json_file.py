@@ -106,13 +106,15 @@ def _unclosed(path: Path, records: Records, brk: Break | None) -> None:
         records.append(cut_tail(path, where, "the file ends before the JSON list is closed (truncated?)"))
 
 
-def _json_items(path: Path, text: str, brk: Break | None) -> Records:
+def _json_items(path: Path, text: str, brk: Break | None, limit: int | None = None) -> Records:
     """The items of a top-level JSON list, each parsed on its own so one bad item costs only itself."""
     records: Records = []
     pos = _skip_ws(text, 1)
     closed = pos < len(text) and text[pos] == "]"
     pos += closed
     while not closed and pos < len(text):
+        if limit is not None and len(records) >= limit:
+            return records
         what = f"item {len(records)}"
         record, pos = _item(text, pos, what)
         records.append(record)
@@ -159,7 +161,7 @@ def _columns_document(path: Path, text: str) -> Records:
     raise SourceFileError(f"{path}: expected a JSON list of records or an object of equal-length columns")
 
 
-def read_json(path: Path) -> Records:
+def read_json(path: Path, limit: int | None = None) -> Records:
     brk: list[Break | None] = [None]
     data = b"".join(chunks(path, brk))
     if data.startswith(BOM):
@@ -172,7 +174,7 @@ def read_json(path: Path) -> Records:
             return [truncation(path, brk[0], "the whole file")]
         return []
     if text[start] == "[":
-        return _json_items(path, text[start:], brk[0])
+        return _json_items(path, text[start:], brk[0], limit)
     if brk[0] is not None:
         raise SourceFileError(f"{path}: {brk[0].why} after {brk[0].offset} decompressed bytes")
-    return _columns_document(path, text)
+    return _columns_document(path, text)[:limit]

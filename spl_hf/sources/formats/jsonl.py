@@ -27,11 +27,14 @@ def _is_cut(record: UnparsableRecord) -> bool:
     return record.reason == "invalid_utf8" and "unexpected end" in record.detail
 
 
-def read_jsonl(path: Path) -> Records:
+def read_jsonl(path: Path, limit: int | None = None) -> Records:
+    """The records of a JSON Lines file; with ``limit``, only its first records (a dry run's look)."""
     records: Records = []
     brk: list[Break | None] = [None]
     number, partial = 0, False
     for number, offset, raw, complete in text_lines(path, brk):
+        if limit is not None and len(records) >= limit:
+            return records  # a head: what follows (and how the file ends) is not looked at
         partial = not complete
         if not raw.strip():
             continue

@@ -11,11 +11,13 @@ from pathlib import Path
 from spl_hf.sources.formats.damage import Break, Records, invalid_utf8, text_lines, truncation
 
 
-def read_txt(path: Path) -> tuple[Records, tuple[str, ...]]:
+def read_txt(path: Path, limit: int | None = None) -> tuple[Records, tuple[str, ...]]:
     records: Records = []
     brk: list[Break | None] = [None]
     number, partial = 0, False
     for number, offset, raw, complete in text_lines(path, brk):
+        if limit is not None and len(records) >= limit:
+            return records, ("prompt",)
         partial = not complete
         line = raw.removesuffix(b"\r")
         if not line.strip():
