@@ -66,7 +66,12 @@ def test_a_dry_run_reads_each_pool_and_refuses_a_file_in_another_format(tmp_path
 
 def test_a_bad_mapping_is_refused_before_any_model_naming_file_and_column(tmp_path, capsys, no_model) -> None:
     trl = write_jsonl(tmp_path / "trl.jsonl", TRL_RECORDS)
-    entry = {"source": "hh_test", "adapter": "preference", "path": str(trl), "columns": {"prompt": "question"}}
+    entry = {
+        "source": "hh_test",
+        "adapter": "preference",
+        "path": str(trl),
+        "columns": {"prompt": "question"},
+    }
     recipe = _recipe(tmp_path, [entry])
     assert main(["release", "tenets", "--config", str(recipe), "--dry_run"]) == 2
     assert f"hh_test: {trl}: no column 'question' (for prompt)" in capsys.readouterr().err
