@@ -64,6 +64,15 @@ def test_a_dry_run_reads_each_pool_and_refuses_a_file_in_another_format(tmp_path
     assert f"{wrong}: missing column(s)" in capsys.readouterr().err
 
 
+def test_the_real_read_refuses_it_too_before_any_model(tmp_path, capsys, no_model) -> None:
+    from spl_hf.sources import sample_paths
+
+    trl = write_jsonl(tmp_path / "trl.jsonl", TRL_RECORDS)
+    recipe = _recipe(tmp_path, [f"pku_train={sample_paths()['pku_train']}", f"hh_train={trl}"])
+    assert main(["release", "tenets", "--config", str(recipe), "--no_progress"]) == 2
+    assert f"hh_train: {trl}: none of its 4 record(s) becomes a row" in capsys.readouterr().err
+
+
 def test_a_bad_mapping_is_refused_before_any_model_naming_file_and_column(tmp_path, capsys, no_model) -> None:
     trl = write_jsonl(tmp_path / "trl.jsonl", TRL_RECORDS)
     entry = {

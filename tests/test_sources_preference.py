@@ -196,3 +196,14 @@ def test_sources_read_preference_writes_rows_under_the_name(tmp_path, capsys) ->
     bad = tmp_path / "bad"
     assert main([*argv, "--output_dir", str(bad), "--columns", "chosen=nope"]) == 2
     assert f"{path}: no column 'nope' (for chosen)" in capsys.readouterr().err and not bad.exists()
+
+
+def test_sources_read_refuses_a_file_its_adapter_cannot_read(tmp_path, capsys) -> None:
+    # review (issue 25): a TRL file read by the HH-RLHF adapter lost every row to quarantine, exit 0
+    path = write_jsonl(tmp_path / "trl.jsonl", TRL_RECORDS)
+    out = tmp_path / "out"
+    assert (
+        main(["sources", "read", "--source", "hh_train", "--path", str(path), "--output_dir", str(out)]) == 2
+    )
+    err = capsys.readouterr().err
+    assert f"hh_train: {path}: none of its 4 record(s) becomes a row" in err and not out.exists()

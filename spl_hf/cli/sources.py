@@ -58,6 +58,7 @@ def _read(args: argparse.Namespace) -> int:
         parse_columns,
         read_pool,
         read_prompt_pool,
+        require_rows,
         resolve_adapter,
     )
 
@@ -78,6 +79,8 @@ def _read(args: argparse.Namespace) -> int:
     else:
         known = ", ".join([*ADAPTERS, *PROMPT_SOURCES, *GENERIC])
         raise ValueError(f"unknown source {read.source!r}; known sources: {known}")
+    # every record quarantined: a file in another format than the adapter reads (or a wrong mapping)
+    require_rows(report, quarantine)
     mark_output(out, "sources read")
     tmp = out / (rows_name + ".tmp")
     rows.to_parquet(str(tmp))

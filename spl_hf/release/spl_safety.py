@@ -314,13 +314,16 @@ class SPLRelease:
         import pyarrow.parquet as pq
 
         from spl_hf.release.decontam_stage import write_source_reports
-        from spl_hf.sources import SourceOptions, quarantine_dataset, read_prompt_pool
+        from spl_hf.sources import SourceOptions, quarantine_dataset, read_prompt_pool, require_rows
 
         tables, quarantine, reports = [], [], []
         counts: dict[str, Any] = {"per_source": {}, "quarantined": {}}
         for spec in self.sources:
             options = SourceOptions(revision=spec.revision, accept_partial=self.cfg.accept_partial)
             result = read_prompt_pool(spec.reader, spec.location, options, **spec.read_kwargs())
+            require_rows(
+                result.report, result.quarantine
+            )  # a file its adapter cannot read is an error, not an empty source
             table = result.prompts.data.table
             counts["per_source"][spec.source] = table.num_rows
             counts["quarantined"][spec.source] = len(result.quarantine)

@@ -152,7 +152,7 @@ class TenetRelease:
     def _read(self, out: Path) -> dict[str, Any]:
         import pyarrow.parquet as pq
 
-        from spl_hf.sources import SourceOptions, read_pool
+        from spl_hf.sources import SourceOptions, read_pool, require_rows
 
         counts: dict[str, Any] = {"rows": 0, "per_source": {}, "quarantined": {}}
         tables, quarantine, reports = [], [], []
@@ -166,6 +166,9 @@ class TenetRelease:
         for spec in _registry_order(self.pools):
             options = SourceOptions(revision=spec.revision, **opts)
             result = read_pool(spec.reader, spec.location, options, **spec.read_kwargs())
+            require_rows(
+                result.report, result.quarantine
+            )  # a file its adapter cannot read is an error, not an empty pool
             tables.append(result.pairs.data.table)
             quarantine.extend(result.quarantine)
             counts["per_source"][spec.source] = result.pairs.num_rows

@@ -75,6 +75,7 @@ if TYPE_CHECKING:
         read_pools,
         read_prompt_pool,
         read_prompt_pools,
+        require_rows,
         resolve_adapter,
     )
     from spl_hf.sources.report import BuildReport, SourceReport
@@ -140,6 +141,7 @@ __all__ = [
     "read_prompt_pool",
     "read_prompt_pools",
     "read_table",
+    "require_rows",
     "resolve_adapter",
     "sample_paths",
 ]

@@ -468,13 +468,21 @@ def preview(
         result: PoolResult | PromptPoolResult = pairs_from_table(adapter, table, options)
     else:
         result = prompts_from_table(adapter, table, options)
-    report = result.report
-    if report.rows_yielded == 0 and report.n_quarantined:
+    return require_rows(result.report, result.quarantine, f"the first {result.report.records_read}")
+
+
+def require_rows(report: SourceReport, quarantine: list[QuarantineRecord], what: str = "") -> SourceReport:
+    """Refuse a read of which no record became a row because every one was quarantined.
+
+    Such a file is almost always in another format than its adapter reads (a TRL file given to the
+    HH-RLHF adapter), or read through a wrong column mapping; a release would build on nothing from it.
+    """
+    if report.rows_yielded == 0 and quarantine:
         reasons = ", ".join(f"{k}: {n}" for k, n in sorted(report.quarantined.items()))
-        first = result.quarantine[0]
+        first = quarantine[0]
         raise SourceFileError(
-            f"{adapter.name}: {table.origin}: none of the first {report.records_read} record(s) becomes a row "
-            f"({reasons}; first: {first.field or 'record'}: {first.detail}); is this the adapter (or column "
-            "mapping) of this file?"
+            f"{report.source}: {report.origin}: none of {what or 'its ' + str(report.records_read)} "
+            f"record(s) becomes a row ({reasons}; first: {first.field or 'record'}: {first.detail}); is this "
+            "the adapter (or column mapping) of this file?"
         )
     return report
