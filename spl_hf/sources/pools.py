@@ -27,12 +27,10 @@ from spl_hf.sources.adapter import (
     SourceOptions,
     missing_columns,
 )
-from spl_hf.sources.adapters import PAIR_ADAPTERS, PROMPT_ADAPTERS
-from spl_hf.sources.adapters.preference import PREFERENCE
-from spl_hf.sources.adapters.preference import READS as PREFERENCE_READS
 from spl_hf.sources.fields import RowError, text_problem
 from spl_hf.sources.io import RawTable, SourceFileError, UnparsableRecord, read_local, read_table
-from spl_hf.sources.mapping import ColumnMap, apply_columns, check_source_name
+from spl_hf.sources.mapping import ColumnMap
+from spl_hf.sources.registry import ADAPTERS, GENERIC, PROMPT_SOURCES, mapped, resolve_adapter
 from spl_hf.sources.report import BuildReport, SourceReport
 from spl_hf.sources.rows import (
     PAIR_FEATURES,
@@ -47,12 +45,8 @@ from spl_hf.sources.rows import (
     prompt_id,
 )
 
-ADAPTERS: dict[str, PairAdapter] = {a.name: a for a in PAIR_ADAPTERS}
 # Features.arrow_schema is rebuilt on every access; the three row schemas are fixed.
 _SCHEMAS = {id(f): f.arrow_schema for f in (PAIR_FEATURES, PROMPT_FEATURES, QUARANTINE_FEATURES)}
-PROMPT_SOURCES: dict[str, PromptAdapter] = {a.name: a for a in PROMPT_ADAPTERS}
-# Adapters of files in a general format; the rows take the source name the user gives.
-GENERIC: dict[str, PairAdapter] = {PREFERENCE.name: PREFERENCE}
 
 
 class PoolResult(NamedTuple):
@@ -290,44 +284,6 @@ def _options(options: SourceOptions | None, opts: Mapping[str, Any]) -> SourceOp
     return options or SourceOptions(**opts)
 
 
-def _lookup(source: str) -> PairAdapter | PromptAdapter:
-    adapter = ADAPTERS.get(source) or PROMPT_SOURCES.get(source) or GENERIC.get(source)
-    if adapter is None:
-        known = ", ".join([*ADAPTERS, *PROMPT_SOURCES, *GENERIC])
-        raise SourceFileError(f"unknown source {source!r}; known sources: {known}")
-    return adapter
-
-
-def resolve_adapter(
-    source: str, name: str | None = None, license: str | None = None
-) -> PairAdapter | PromptAdapter:
-    """The adapter ``source`` under the source name the user chose (rows, splits and the card use it).
-
-    ``preference`` is the generic adapter of any preference file; the built-in adapters can be renamed
-    too (HH-RLHF's test split read as ``hh_test``, not as ``hh_train``).
-    """
-    adapter = _lookup(source)
-    if name and name != adapter.name:
-        check_source_name(name, [*ADAPTERS, *PROMPT_SOURCES, *GENERIC])
-        what = f"read by the {source} adapter as source {name!r}: {adapter.description}"
-        adapter = replace(
-            adapter, name=name, description=what if source not in GENERIC else adapter.description
-        )
-    if license:
-        adapter = replace(adapter, license=license)
-    return adapter
-
-
-def _mapped(adapter: PairAdapter | PromptAdapter, table: RawTable, columns: ColumnMap) -> RawTable:
-    reads = PREFERENCE_READS if adapter.convert is PREFERENCE.convert else _any_name(columns)
-    return apply_columns(table, columns, reads, adapter.name)
-
-
-def _any_name(columns: ColumnMap) -> tuple[str, ...]:
-    """A built-in adapter may read optional columns besides its schemas: any target name is allowed."""
-    return tuple(name for name, _ in columns)
-
-
 def _read(adapter: PairAdapter | PromptAdapter, path_or_repo: str | Path, options: SourceOptions) -> RawTable:
     hub = replace(
         adapter.hub,
@@ -368,7 +324,7 @@ def read_pool(
     if not isinstance(adapter, PairAdapter):
         raise SourceFileError(f"{source!r} is a prompt source; use read_prompt_pool")
     resolved = _options(options, opts)
-    table = _mapped(adapter, _read(adapter, path_or_repo, resolved), columns or ())
+    table = mapped(adapter, _read(adapter, path_or_repo, resolved), columns or ())
     result = pairs_from_table(adapter, table, resolved)
     _describe(result.report, adapter, source, columns or ())
     return result
@@ -388,7 +344,7 @@ def read_prompt_pool(
     if not isinstance(adapter, PromptAdapter):
         raise SourceFileError(f"{source!r} is a pair pool; use read_pool")
     resolved = _options(options, opts)
-    table = _mapped(adapter, _read(adapter, path_or_repo, resolved), columns or ())
+    table = mapped(adapter, _read(adapter, path_or_repo, resolved), columns or ())
     result = prompts_from_table(adapter, table, resolved)
     _describe(result.report, adapter, source, columns or ())
     return result
@@ -463,7 +419,7 @@ def preview(
         raw = read_local(path, limit=limit)
     except SplHfError as exc:
         raise SourceFileError(f"{adapter.name}: {exc}") from None
-    table = _mapped(adapter, raw, columns or ())
+    table = mapped(adapter, raw, columns or ())
     if isinstance(adapter, PairAdapter):
         result: PoolResult | PromptPoolResult = pairs_from_table(adapter, table, options)
     else:
