@@ -103,7 +103,14 @@ def test_a_dry_run_of_named_pools_plans_their_reads(tmp_path, capsys, no_model) 
 def test_a_trl_pool_is_released_under_its_source_name(tmp_path, tiny_model_dir, capsys) -> None:
     trl = write_jsonl(tmp_path / "trl.jsonl", TRL_RECORDS)
     entry = {"source": "hh_test", "adapter": "preference", "path": str(trl), "license": "mit"}
-    recipe = _recipe(tmp_path, [entry], model=str(tiny_model_dir))
+    plain = write_jsonl(tmp_path / "u.jsonl", [{"q": "Why is the sea salty?", "x": "Minerals.", "y": "Fish."}])
+    unlabelled = {
+        "source": "unlabelled",
+        "adapter": "preference",
+        "path": str(plain),
+        "columns": {"prompt": "q", "response_a": "x", "response_b": "y"},
+    }
+    recipe = _recipe(tmp_path, [entry, unlabelled], model=str(tiny_model_dir))
     assert main(["release", "tenets", "--config", str(recipe), "--no_progress"]) == 0
     ds = tmp_path / "ds"
     report = json.loads((ds / "build_report.json").read_text())
@@ -115,3 +122,5 @@ def test_a_trl_pool_is_released_under_its_source_name(tmp_path, tiny_model_dir, 
     card = (ds / "README.md").read_text()
     assert "`hh_test`" in card and "adapter `preference`" in card
     assert "- `hh_test`: mit" in (ds / "LICENSE.md").read_text()
+    # a pool without its own preference is allowed; the agreement figures say it has no pool label
+    assert "(no pool label): unlabelled" in card
