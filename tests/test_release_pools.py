@@ -103,7 +103,9 @@ def test_a_dry_run_of_named_pools_plans_their_reads(tmp_path, capsys, no_model) 
 def test_a_trl_pool_is_released_under_its_source_name(tmp_path, tiny_model_dir, capsys) -> None:
     trl = write_jsonl(tmp_path / "trl.jsonl", TRL_RECORDS)
     entry = {"source": "hh_test", "adapter": "preference", "path": str(trl), "license": "mit"}
-    plain = write_jsonl(tmp_path / "u.jsonl", [{"q": "Why is the sea salty?", "x": "Minerals.", "y": "Fish."}])
+    plain = write_jsonl(
+        tmp_path / "u.jsonl", [{"q": "Why is the sea salty?", "x": "Minerals.", "y": "Fish."}]
+    )
     unlabelled = {
         "source": "unlabelled",
         "adapter": "preference",
