@@ -103,3 +103,12 @@ def test_not_utf8_names_the_line(tmp_path) -> None:
     path.write_bytes(b"a: 1\nb: caf\xe9\n")
     with pytest.raises(YamlError, match=r"latin.yaml: not UTF-8 text \(line 2"):
         load_yaml_file(path)
+
+
+def test_a_training_recipe_with_a_duplicated_key_is_refused_before_trl_reads_it(tmp_path) -> None:
+    from spl_hf.train.args import parse_args
+
+    recipe = tmp_path / "train.yaml"
+    recipe.write_text("dataset_name: a/b\nbeta: 0.1\nbeta: 0.5\n")
+    with pytest.raises(YamlError, match=rf"{recipe}: line 3: duplicate key 'beta' \(first on line 2\)"):
+        parse_args(["--config", str(recipe)])
