@@ -173,7 +173,12 @@ def test_a_renamed_builtin_adapter_and_a_mapped_prompt_set(tmp_path) -> None:
         ],
     )
     pairs, _, report = read_pool("hh_train", hh, name="hh_test")
-    assert pairs["pair_id"] == ["hh_test_0"] and "hh_train adapter" in report.to_dict()["description"]
+    assert pairs["pair_id"] == ["hh_test_0"]
+    described = report.to_dict()["description"]
+    assert (
+        described.startswith("read by the hh_train adapter (Anthropic/hh-rlhf layout)")
+        and " train" not in described
+    )
     prompts = write_jsonl(tmp_path / "p.jsonl", [{"text": "How do magnets work?", "kind": "x", "y": "safe"}])
     columns = (("label", "y"), ("prompt", "text"), ("type", "kind"))
     rows, quarantine, _ = read_prompt_pool("xstest", prompts, columns=columns, name="my_xstest")

@@ -36,7 +36,10 @@ def resolve_adapter(
     adapter = _lookup(source)
     if name and name != adapter.name:
         check_source_name(name, [*ADAPTERS, *PROMPT_SOURCES, *GENERIC])
-        what = f"read by the {source} adapter as source {name!r}: {adapter.description}"
+        # The adapter's line names its own pool and split ("HH-RLHF harmless-base train: ..."); a
+        # renamed read keeps only what the adapter takes, and says which layout it read.
+        taken = adapter.description.split(": ", 1)[-1]
+        what = f"read by the {source} adapter ({adapter.hub.repo} layout) as source {name!r}: {taken}"
         adapter = replace(
             adapter, name=name, description=what if source not in GENERIC else adapter.description
         )
