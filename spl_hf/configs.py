@@ -126,17 +126,10 @@ def field_names(classes: Sequence[type]) -> list[str]:
 
 def read_recipe(path: str | Path) -> dict[str, Any]:
     """The YAML mapping of a recipe; a clear ``ValueError`` naming the file otherwise."""
-    import yaml
+    from spl_hf.yamlio import load_yaml_file
 
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such recipe file")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: not valid YAML ({exc})") from None
+    data = load_yaml_file(path, "recipe file")  # duplicate keys, depth, sizes refused, line named
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -14,16 +14,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import yaml
-
 from spl_hf.errors import SplHfError
+from spl_hf.yamlio import YamlError, load_yaml
 
 MAX_FRONT_MATTER_BYTES = 1024 * 1024  # the YAML block itself; the card's prose after it is not limited
 MAX_DEPTH = 64  # nested mappings/sequences; a dataset card's features go about 8 deep
 _BLOCK = re.compile(r"\A---[ \t]*\r?\n(?:(.*?)\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # C when built: a large card parses in ms
-_OPEN = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
-_CLOSE = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
 __all__ = [
     "MAX_DEPTH",
@@ -41,19 +37,6 @@ class FrontMatterError(SplHfError):
 def has_front_matter(text: str) -> bool:
     """Whether ``text`` opens a front-matter block (a first line of ``---``)."""
     return text.startswith("---") and text[3:].lstrip(" \t")[:1] in ("\n", "\r", "")
-
-
-def _check_events(block: str, source: str) -> None:
-    depth = 0
-    for event in yaml.parse(block, Loader=_LOADER):
-        if isinstance(event, _OPEN):
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise FrontMatterError(f"{source}: front matter nests deeper than {MAX_DEPTH} levels")
-        elif isinstance(event, _CLOSE):
-            depth -= 1
-        elif isinstance(event, yaml.AliasEvent):
-            raise FrontMatterError(f"{source}: front matter uses a YAML alias (*name); write the value out")
 
 
 def parse_front_matter(text: str, source: str) -> dict | None:
@@ -76,12 +59,16 @@ def parse_front_matter(text: str, source: str) -> dict | None:
     block = m.group(1) or ""
     if len(block.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
         raise FrontMatterError(f"{source}: front matter is larger than {MAX_FRONT_MATTER_BYTES} bytes")
-    try:
-        _check_events(block, source)
-        meta = yaml.load(block, Loader=_LOADER)
-    except yaml.YAMLError as exc:
-        detail = " ".join(str(exc).split())
-        raise FrontMatterError(f"{source}: front matter is not valid YAML ({detail})") from None
+    try:  # the one hardened loader: duplicate keys, depth and size refused before anything is built
+        meta = load_yaml(
+            block,
+            f"{source}: front matter",
+            max_chars=MAX_FRONT_MATTER_BYTES,
+            max_depth=MAX_DEPTH,
+            aliases=False,
+        )
+    except YamlError as exc:
+        raise FrontMatterError(str(exc)) from None
     if meta is None:
         return {}
     if not isinstance(meta, dict):

@@ -11,15 +11,10 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 def load_instructions(path: str | Path | None = None) -> dict[str, str | None]:
     """Instruction name -> system text (None: no instruction); a clear error naming the file otherwise."""
-    import yaml
+    from spl_hf.yamlio import load_yaml_file
 
     source = Path(path) if path else Path(str(resources.files("spl_hf.data").joinpath("instructions.yaml")))
-    if not source.is_file():
-        raise FileNotFoundError(f"{source}: no such instructions file")
-    try:
-        data = yaml.safe_load(source.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ValueError(f"{source}: not a readable YAML file ({exc})") from None
+    data = load_yaml_file(source, "instructions file")
     table = data.get("instructions") if isinstance(data, dict) else None
     if not isinstance(table, dict) or not table:
         raise ValueError(f"{source}: expected a mapping 'instructions: {{name: text or null}}'")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -220,7 +221,7 @@ def build_tenets(cfg: TenetBuildConfig, gates: dict | None = None) -> TenetBuild
     )
     readme = render_card("tenet_dataset.md.j2", configs, **card_kwargs)
     license_text = "# Licences\n\nRows keep the licences of their source pools:\n\n" + "".join(
-        f"- `{s}`: {ADAPTERS[s].license if s in ADAPTERS else 'unknown'}\n" for s in per_source
+        f"- `{s}`: {source_license(s, decontamination)}\n" for s in per_source
     )
     report = {
         "kind": "tenets",
@@ -403,12 +404,21 @@ def _construction_kwargs(
     )
 
 
+def source_license(source: str, decontamination: Any) -> str:
+    """A built-in pool's licence; a source the user named has the licence its read recorded."""
+    if source in ADAPTERS:
+        return ADAPTERS[source].license
+    reports = (decontamination.summary.get("sources") or []) if decontamination is not None else []
+    recorded = next((r for r in reports if r.get("source") == source and r.get("role") != "heldout"), None)
+    return str(recorded.get("license") or "unknown") if recorded else "unknown"
+
+
 def _card_kwargs(
     cfg: TenetBuildConfig, result, rows, scores, recomputed, per_source, statements, decontamination
 ):
     """What the card is rendered from: the licence, the solve's summary, counts and settings."""
     pool_licenses = sorted(
-        {ADAPTERS[s].license if s in ADAPTERS else "unknown" for s in per_source},
+        {source_license(s, decontamination) for s in per_source},
         key=lambda lic: (LICENSE_ORDER.index(lic) if lic in LICENSE_ORDER else -1, lic),
     )
     known = bool(pool_licenses) and "unknown" not in pool_licenses

@@ -51,23 +51,36 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
 def _read(args: argparse.Namespace) -> int:
     from spl_hf.configs import configs_from_args
     from spl_hf.outputs import guard_dir, mark_output
-    from spl_hf.sources import ADAPTERS, PROMPT_SOURCES, read_pool, read_prompt_pool
+    from spl_hf.sources import (
+        ADAPTERS,
+        GENERIC,
+        PROMPT_SOURCES,
+        parse_columns,
+        read_pool,
+        read_prompt_pool,
+        require_rows,
+        resolve_adapter,
+    )
 
     read, rev, output, js = configs_from_args(args)
     if not output.output_dir:
         raise ValueError("--output_dir is required: the folder to write the rows to")
     options = read.options(rev.revision)
     out = Path(output.output_dir)
+    named = {"name": read.source_name, "columns": parse_columns(read.columns), "license": read.license}
+    resolve_adapter(read.source, read.source_name, read.license)  # a bad name fails before any write
     guard_dir(out, overwrite=output.overwrite, inputs=[read.path])
-    if read.source in ADAPTERS:
-        pairs, quarantine, report = read_pool(read.source, read.path, options)
+    if read.source in ADAPTERS or read.source in GENERIC:
+        pairs, quarantine, report = read_pool(read.source, read.path, options, **named)
         rows, rows_name = pairs, "pairs.parquet"
     elif read.source in PROMPT_SOURCES:
-        rows, quarantine, report = read_prompt_pool(read.source, read.path, options)
+        rows, quarantine, report = read_prompt_pool(read.source, read.path, options, **named)
         rows_name = "prompts.parquet"
     else:
-        known = ", ".join([*ADAPTERS, *PROMPT_SOURCES])
+        known = ", ".join([*ADAPTERS, *PROMPT_SOURCES, *GENERIC])
         raise ValueError(f"unknown source {read.source!r}; known sources: {known}")
+    # every record quarantined: a file in another format than the adapter reads (or a wrong mapping)
+    require_rows(report, quarantine)
     mark_output(out, "sources read")
     tmp = out / (rows_name + ".tmp")
     rows.to_parquet(str(tmp))
@@ -93,17 +106,17 @@ def _read(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from spl_hf.sources import ADAPTERS, PROMPT_SOURCES
+    from spl_hf.sources import ADAPTERS, GENERIC, PROMPT_SOURCES
 
     entries = [
         {
             "source": a.name,
             "kind": a.kind,
-            "hub": a.hub.describe(),
+            "hub": a.hub.describe() if a.name not in GENERIC else "any file (--source_name, --columns)",
             "license": a.license,
             "description": a.description,
         }
-        for a in [*ADAPTERS.values(), *PROMPT_SOURCES.values()]
+        for a in [*ADAPTERS.values(), *PROMPT_SOURCES.values(), *GENERIC.values()]
     ]
     if args.json:
         print(json.dumps(entries, indent=2))

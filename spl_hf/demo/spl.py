@@ -12,6 +12,7 @@ from spl_hf.audit import audit, audit_batches, load_built, merge_reports
 from spl_hf.build import SPLBuildConfig, build_spl
 from spl_hf.demo.steps import step as _step
 from spl_hf.rules import parse_rulebase
+from spl_hf.yamlio import load_yaml
 
 
 def demo_spl(out: Path) -> bool:
@@ -36,7 +37,7 @@ def demo_spl(out: Path) -> bool:
     )
 
     _step("SPL: counterfactual — which labels depend on the two reconstructed rules (R8, R9)?")
-    data = yaml.safe_load(rb.to_yaml())
+    data = load_yaml(rb.to_yaml(), "the default rule base")
     data["id"] = "spl_table2_published_only"
     data["rules"] = [r for r in data["rules"] if not r.get("reconstructed")]
     variant = parse_rulebase(yaml.safe_dump(data, sort_keys=False))

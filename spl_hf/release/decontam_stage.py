@@ -51,7 +51,7 @@ def heldout_table(
     tables, reports = [], []
     for n in names:
         options = SourceOptions(revision=given[n].revision, harmbench_categories=categories)
-        result = read_prompt_pool(n, given[n].location, options)
+        result = read_prompt_pool(given[n].reader, given[n].location, options, **given[n].read_kwargs())
         tables.append(result.prompts.data.table)
         reports.append({**result.report.to_dict(), "role": "heldout"})
     return pa.concat_tables(tables), reports

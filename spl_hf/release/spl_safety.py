@@ -125,8 +125,15 @@ class SPLRelease:
 
     def _plan(self, runner: StageRunner) -> dict[str, Any]:
         """--dry_run: the stages this recipe would run and whether its first one is done, no model."""
+        from spl_hf.release.pools import preview_sources
+        from spl_hf.sources import SourceOptions
+
         c = self.cfg
         key, path, done = runner.plan("prompts", self._prompt_settings())
+        heldout_opts = SourceOptions(harmbench_categories=tuple(self.decontam.heldout_harmbench_categories))
+        # what the prompts stage would refuse is refused now, naming the file
+        previews = preview_sources(self.sources, SourceOptions(accept_partial=c.accept_partial))
+        previews += preview_sources(self.heldout, heldout_opts)
         plan = {
             "sources": [asdict(s) for s in self.sources],
             "pool_sizes": self.sizes,
@@ -139,6 +146,7 @@ class SPLRelease:
             "prompts": {"key": key, "path": str(path), "finished": done},
             "instructions": list(self.generation.instructions),
             "rulebase": self.rulebase.id,
+            "previews": previews,
         }
         self.log(json.dumps(plan, indent=2))
         return plan
@@ -281,13 +289,16 @@ class SPLRelease:
         import pyarrow.parquet as pq
 
         from spl_hf.release.decontam_stage import write_source_reports
-        from spl_hf.sources import SourceOptions, quarantine_dataset, read_prompt_pool
+        from spl_hf.sources import SourceOptions, quarantine_dataset, read_prompt_pool, require_rows
 
         tables, quarantine, reports = [], [], []
         counts: dict[str, Any] = {"per_source": {}, "quarantined": {}}
         for spec in self.sources:
             options = SourceOptions(revision=spec.revision, accept_partial=self.cfg.accept_partial)
-            result = read_prompt_pool(spec.source, spec.location, options)
+            result = read_prompt_pool(spec.reader, spec.location, options, **spec.read_kwargs())
+            require_rows(
+                result.report, result.quarantine
+            )  # a file its adapter cannot read is an error, not an empty source
             table = result.prompts.data.table
             counts["per_source"][spec.source] = table.num_rows
             counts["quarantined"][spec.source] = len(result.quarantine)

@@ -116,7 +116,18 @@ class TenetRelease:
 
     def plan(self, runner: StageRunner) -> dict[str, Any]:
         """The stages with the keys they would have; later keys need earlier outputs, so only 'read' is known."""
+        from spl_hf.release.pools import preview_sources
+        from spl_hf.sources import SourceOptions
+
         key, path, done = runner.plan("read", self._read_settings())
+        opts = {"pku_preference": self.cfg.pku_preference, "accept_partial": self.cfg.accept_partial}
+        if self.cfg.clip_chars is not None:
+            opts["clip_chars"] = self.cfg.clip_chars
+        heldout_opts = SourceOptions(harmbench_categories=tuple(self.decontam.heldout_harmbench_categories))
+        # what the read stage would refuse is refused now, naming the file (issue: a dry run promised)
+        previews = preview_sources(self.pools, SourceOptions(**opts)) + preview_sources(
+            self.heldout, heldout_opts
+        )
         plan = {
             "pools": [asdict(p) for p in self.pools],
             "heldout": [asdict(p) for p in self.heldout],
@@ -126,6 +137,7 @@ class TenetRelease:
             "read": {"key": key, "path": str(path), "finished": done},
             "assign": asdict(self.assign),
             "output_dir": self.cfg.output_dir,
+            "previews": previews,
         }
         self.log(json.dumps(plan, indent=2))
         return plan
@@ -141,7 +153,7 @@ class TenetRelease:
     def _read(self, out: Path) -> dict[str, Any]:
         import pyarrow.parquet as pq
 
-        from spl_hf.sources import SourceOptions, read_pool
+        from spl_hf.sources import SourceOptions, read_pool, require_rows
 
         counts: dict[str, Any] = {"rows": 0, "per_source": {}, "quarantined": {}}
         tables, quarantine, reports = [], [], []
@@ -153,7 +165,11 @@ class TenetRelease:
         if self.cfg.clip_chars is not None:
             opts["clip_chars"] = self.cfg.clip_chars
         for spec in _registry_order(self.pools):
-            result = read_pool(spec.source, spec.location, SourceOptions(revision=spec.revision, **opts))
+            options = SourceOptions(revision=spec.revision, **opts)
+            result = read_pool(spec.reader, spec.location, options, **spec.read_kwargs())
+            require_rows(
+                result.report, result.quarantine
+            )  # a file its adapter cannot read is an error, not an empty pool
             tables.append(result.pairs.data.table)
             quarantine.extend(result.quarantine)
             counts["per_source"][spec.source] = result.pairs.num_rows
@@ -395,7 +411,8 @@ def _registry_order(specs: list[SourceSpec]) -> list[SourceSpec]:
     from spl_hf.sources import ADAPTERS
 
     order = list(ADAPTERS)
-    return sorted(specs, key=lambda s: order.index(s.source))
+    # built-in pools in card order, then the pools the user named, in the order given
+    return sorted(specs, key=lambda s: order.index(s.source) if s.source in order else len(order))
 
 
 def make_release(cfg: TenetReleaseConfig, assign: Any, judge: Any, decontam: Any) -> TenetRelease:

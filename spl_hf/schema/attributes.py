@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-import yaml
+from spl_hf.yamlio import load_yaml, load_yaml_file
 
 Scope = Literal["prompt", "response"]
 Kind = Literal["bool", "category"]
@@ -144,10 +144,10 @@ def parse_schema(data: object, source: str = "<memory>") -> AttributeSchema:
 
 def load_schema(path: str | Path) -> AttributeSchema:
     path = Path(path)
-    return parse_schema(yaml.safe_load(path.read_text()), str(path))
+    return parse_schema(load_yaml_file(path, "schema file"), str(path))
 
 
 @cache
 def default_schema() -> AttributeSchema:
     text = resources.files("spl_hf.data").joinpath("schema.yaml").read_text()
-    return parse_schema(yaml.safe_load(text), "spl_hf/data/schema.yaml")
+    return parse_schema(load_yaml(text, "spl_hf/data/schema.yaml"), "spl_hf/data/schema.yaml")

@@ -89,11 +89,34 @@ class SourceOptions:
 class SourcesReadArgs:
     """What to read"""
 
-    source: str = field(metadata={"help": "Adapter name (see `spl-hf sources list`)."})
+    source: str = field(
+        metadata={
+            "help": "Adapter name (see `spl-hf sources list`); 'preference' reads any preference file (TRL's "
+            "prompt/chosen/rejected formats, or other columns through --columns)."
+        }
+    )
     path: str = field(
         metadata={
-            "help": "Local .jsonl/.json/.csv/.parquet (optionally .gz) file, or a Hub dataset id (network access)."
+            "help": "Local .jsonl/.json/.csv/.parquet/.txt (optionally .gz) file, or a Hub dataset id (network access)."
         }
+    )
+    source_name: str | None = field(
+        default=None,
+        metadata={
+            "help": "Name of the source in the rows (source, pair_id), reports and cards, e.g. hh_test "
+            "(default: the adapter's name)."
+        },
+    )
+    columns: list[str] = field(
+        default_factory=list,
+        metadata={
+            "help": "Column mapping as 'name=column' entries, e.g. prompt=question chosen=response_j "
+            "rejected=response_k: the file's column read as what the adapter calls name."
+        },
+    )
+    license: str | None = field(
+        default=None,
+        metadata={"help": "Licence of the file, stated in reports and cards (default: the adapter's)."},
     )
     clip_chars: int | None = field(
         default=None,

@@ -21,6 +21,9 @@ class SourceReport:
     quarantined: dict[str, int] = field(default_factory=dict)  # reason -> quarantine records
     partial: bool = False  # the file broke off and accept_partial kept the part before the break
     sha256: str | None = None  # of the local file read (None for a Hub dataset)
+    adapter: str | None = None  # the adapter that read it, when the source was named otherwise
+    columns: dict[str, str] = field(default_factory=dict)  # what the adapter reads -> the file's column
+    description: str = ""  # what the adapter takes from the file (the card's origins table)
 
     @property
     def n_filtered(self) -> int:
@@ -46,6 +49,9 @@ class SourceReport:
             "n_quarantined": self.n_quarantined,
             "partial": self.partial,
             "sha256": self.sha256,
+            **({"adapter": self.adapter} if self.adapter and self.adapter != self.source else {}),
+            **({"columns": dict(sorted(self.columns.items()))} if self.columns else {}),
+            **({"description": self.description} if self.description else {}),
         }
 
 

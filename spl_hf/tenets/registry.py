@@ -11,7 +11,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-import yaml
+from spl_hf.yamlio import load_yaml, load_yaml_file
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -64,13 +64,13 @@ def parse_tenets(data: object, source: str = "<memory>") -> TenetSet:
 
 def load_tenets(path: str | Path) -> TenetSet:
     path = Path(path)
-    return parse_tenets(yaml.safe_load(path.read_text()), str(path))
+    return parse_tenets(load_yaml_file(path, "tenets file"), str(path))
 
 
 @cache
 def default_tenets() -> TenetSet:
     text = resources.files("spl_hf.data").joinpath("tenets.yaml").read_text()
-    return parse_tenets(yaml.safe_load(text), "spl_hf/data/tenets.yaml")
+    return parse_tenets(load_yaml(text, "spl_hf/data/tenets.yaml"), "spl_hf/data/tenets.yaml")
 
 
 def select_tenets(spec: str | Sequence[str], tenet_set: TenetSet | None = None) -> tuple[Tenet, ...]:
