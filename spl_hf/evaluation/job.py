@@ -7,7 +7,6 @@ matcher's verdict), ``<out>/<prompt_set>/metrics.json`` and, when any prompt fai
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,15 +127,12 @@ def build_metrics(
 
 def write_set(folder: Path, rows: Sequence[dict], failures: Sequence[dict], metrics: dict[str, Any]) -> None:
     from spl_hf.backends import write_rows
-    from spl_hf.outputs import mark_output
+    from spl_hf.files import write_json
+    from spl_hf.outputs import mark_output, seal_output
 
-    folder.mkdir(parents=True, exist_ok=True)
-    mark_output(folder, OUTPUT_KIND)
+    mark_output(folder, OUTPUT_KIND, replace=True)  # the folder's guard passed before any work
     write_rows(folder / RESPONSES, rows)
     if failures:
         write_rows(folder / FAILURES, failures)
-    else:
-        (folder / FAILURES).unlink(missing_ok=True)
-    tmp = folder / f".{METRICS}.tmp"
-    tmp.write_text(json.dumps(metrics, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(folder / METRICS)
+    write_json(folder / METRICS, metrics, sort_keys=True)
+    seal_output(folder)
