@@ -21,7 +21,7 @@ from spl_hf.release.config import SPLReleaseConfig, parse_assignments
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
 from spl_hf.release.stages import StageRunner, fingerprint
-from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, written_here
+from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, record_output, written_here
 
 VERDICTS_FILE = "verdicts.jsonl"
 
@@ -104,7 +104,10 @@ class SPLRelease:
             raise FileNotFoundError(f"panel: {self.cfg.panel} does not exist")
         panel = [self.cfg.panel] if self.cfg.panel else []
         check_output(
-            self.cfg, [p.location for p in self.sources + self.heldout if p.is_local] + self.records() + panel
+            self.cfg,
+            [p.location for p in self.sources + self.heldout if p.is_local] + self.records() + panel,
+            self.generation,
+            self.decontam,
         )
 
     def records(self) -> list[str]:
@@ -239,6 +242,7 @@ class SPLRelease:
 
     def _finish(self, runner: StageRunner, written: Any) -> dict[str, Any]:
         c = self.cfg
+        record_output(c, self.generation, self.decontam)
         audited = runner.run(
             "audit", {"write": written.key, "manifest": manifest_hash(c.output_dir)}, self._audit
         )

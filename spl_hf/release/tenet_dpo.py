@@ -18,7 +18,7 @@ from spl_hf.release.config import TenetReleaseConfig
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
 from spl_hf.release.stages import StageRunner, fingerprint
-from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, written_here
+from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, record_output, written_here
 
 
 def recipe_classes() -> tuple[type, ...]:
@@ -52,7 +52,13 @@ class TenetRelease:
         self.tenets = select_tenets(self.cfg.tenets, tenet_set)
         check_heldout(self.decontam, self.heldout)
         # Refuse a bad output folder now, not after hours of judging.
-        check_output(self.cfg, [p.location for p in self.pools + self.heldout if p.is_local])
+        check_output(
+            self.cfg,
+            [p.location for p in self.pools + self.heldout if p.is_local],
+            self.assign,
+            self.judge,
+            self.decontam,
+        )
 
     # -- stages -------------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
@@ -93,6 +99,8 @@ class TenetRelease:
             lambda d: self._write(clean.path, judged.path, assigned.path, d),
             still_valid=lambda d: written_here(d, self.cfg.output_dir),
         )
+        if ranks.is_main:
+            record_output(self.cfg, self.assign, self.judge, self.decontam)
         audited = runner.run(
             "audit",
             {"write": written.key, "manifest": manifest_hash(self.cfg.output_dir)},
