@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from spl_hf.filehash import sha256_file
 from spl_hf.manifest import MANIFEST, format_manifest, read_manifest
 
 REPO_TYPE = "dataset"
@@ -90,21 +91,13 @@ def provenance_record(sources: list[str] | None, report: dict | None) -> dict:
         path = Path(value)
         entry: dict = {"key": key}
         if path.is_file():
-            entry.update(file=path.name, sha256=_sha256(path), bytes=path.stat().st_size)
+            entry.update(file=path.name, sha256=sha256_file(path), bytes=path.stat().st_size)
         else:
             entry["hub_dataset"] = value
         record["sources"].append(entry)
     if report is not None:
         record.update(rows_checked=report["rows_checked"], rows_differing=report["differing"])
     return record
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def provenance_section(record: dict) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from spl_hf.backends import engine_kwargs, load_backend
 from spl_hf.contract import DECONTAMINATION_FILE
+from spl_hf.files import write_text
 from spl_hf.release.config import SPLReleaseConfig, parse_assignments
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
@@ -261,7 +262,7 @@ class SPLRelease:
             )
         report = {"kind": "spl_safety", "output_dir": c.output_dir, **runner.report()}
         path = Path(c.run_dir) / "run_report.json"
-        path.write_text(json.dumps(report, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+        write_text(path, json.dumps(report, indent=2, sort_keys=True, default=str) + "\n")
         self.log(f"run report: {path}")
         return report
 

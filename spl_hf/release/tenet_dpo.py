@@ -14,6 +14,7 @@ from typing import Any
 
 from spl_hf.backends import engine_kwargs, load_backend
 from spl_hf.contract import DECONTAMINATION_FILE
+from spl_hf.files import write_jsonl, write_text
 from spl_hf.release.config import TenetReleaseConfig
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
@@ -231,7 +232,7 @@ class TenetRelease:
             raise ValueError("judge: no (pair, tenet) could be scored")
         pq.write_table(pa.Table.from_pylist(scores), out / "scores.parquet")
         failures = [asdict(b) for b in bad] + [asdict(f) for f in stats.failures]
-        (out / "failures.jsonl").write_text("".join(json.dumps(f) + "\n" for f in failures), encoding="utf-8")
+        write_jsonl(out / "failures.jsonl", failures)
         (out / "not_judged.json").write_text(json.dumps(not_judged, sort_keys=True) + "\n", encoding="utf-8")
         mean_abs = sum(abs(r["score"]) for r in scores) / len(scores)
         return {
@@ -354,7 +355,7 @@ class TenetRelease:
     def _write_report(self, runner: StageRunner) -> dict[str, Any]:
         report = {"kind": "tenet_dpo", "output_dir": self.cfg.output_dir, **runner.report()}
         path = Path(self.cfg.run_dir) / "run_report.json"
-        path.write_text(json.dumps(report, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+        write_text(path, json.dumps(report, indent=2, sort_keys=True, default=str) + "\n")
         self.log(f"run report: {path}")
         return report
 

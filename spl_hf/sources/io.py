@@ -40,9 +40,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from spl_hf.jsonl import LFS_POINTER
+
 DATA_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet", ".txt")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
 _BOM = b"\xef\xbb\xbf"
 _GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
