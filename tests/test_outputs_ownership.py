@@ -224,3 +224,21 @@ def test_card_refuses_a_symlinked_readme_or_manifest(name, tmp_path, capsys):
     assert main(["card", str(build), "--repo_id", "x/y"]) == 2
     assert "symlink" in capsys.readouterr().err
     assert target.read_text() == "MY OWN FILE" and _tree(build) == before
+
+
+def test_a_file_output_that_is_a_symlink_is_refused_before_any_work(tmp_path, capsys):
+    from spl_hf.outputs import guard_file
+
+    target = tmp_path / "USER_FILE.txt"
+    target.write_text("user data")
+    link = tmp_path / "labels.jsonl"
+    link.symlink_to(target)
+    with pytest.raises(OutputError, match="symlink"):
+        guard_file(link, overwrite=True)
+    scores = tmp_path / "scores.jsonl"
+    scores.write_text('{"pair_id": "p", "tenet": "t", "score": 0.5}\n')
+    assert (
+        main(["assign", "--scores", str(scores), "--capacity", "1", "--output_dir", str(link), "--overwrite"])
+        == 2
+    )
+    assert "symlink" in capsys.readouterr().err and target.read_text() == "user data"
