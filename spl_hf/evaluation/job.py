@@ -21,6 +21,7 @@ METRICS = "metrics.json"
 FAILURES = "failures.jsonl"
 CACHE = "cache.sqlite"
 OUTPUT_KIND = "eval-refusal"
+ROOT_KIND = "eval-refusal sets"
 
 
 @dataclass(frozen=True)
@@ -53,10 +54,17 @@ def evaluate_sets(
 ) -> list[dict[str, Any]]:
     """Generate, score and write each prompt set; returns one summary per set (rank 0 only)."""
     from spl_hf.backends import Ranks, ResultCache
+    from spl_hf.outputs import mark_output, seal_output
 
     ranks = Ranks()
     evaluator = RefusalEvaluator(backend, config)
     summaries = []
+    # The folder above the sets (a run's eval/) holds their cache: recorded too, so a train run
+    # replaced with --overwrite can prove it wrote everything under it.
+    roots = {f.parent for f in folders.values()}
+    root = roots.pop() if len(roots) == 1 else None
+    if ranks.is_main and root is not None:
+        mark_output(root, ROOT_KIND)
     with ResultCache(cache_path) as cache:
         for ps in prompt_sets:
             items, failures = evaluator.prepare(ps.prompts)
@@ -84,6 +92,8 @@ def evaluate_sets(
                     "failed": len(failures),
                 }
             )
+    if ranks.is_main and root is not None:
+        seal_output(root)
     return summaries
 
 
