@@ -223,11 +223,11 @@ def guard_file(path: str | Path, *, overwrite: bool = False, inputs: Iterable[st
     """Check a file output before any work is done; returns the resolved path."""
     if str(path) == "":
         raise OutputError("the output path is empty")
-    refuse_symlink(Path(os.path.expanduser(str(path))))  # replacing it would write into the link's target
     out = _resolved(path)
     for given in inputs:
         if given is not None and str(given) != "" and _resolved(given) == out:
             raise OutputError(f"{path}: the output is also an input ({given}); choose another file")
+    refuse_symlink(Path(os.path.expanduser(str(path))))  # replacing it would write into the link's target
     if out.is_dir():
         raise OutputError(f"{path}: is a folder, expected a file path")
     if out.exists() and not overwrite:
