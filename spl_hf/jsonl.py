@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"  # the one prefix: any spec version
 
 
 def read_rows(

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from spl_hf.filehash import sha256_file
+from spl_hf.files import write_text
 
 MANIFEST = "MANIFEST.sha256"
 _DIGEST = re.compile(r"[0-9a-f]{64}")
@@ -109,7 +110,7 @@ def format_manifest(digests: Mapping[str, str]) -> str:
 
 
 def write_manifest(folder: str | Path, digests: Mapping[str, str]) -> None:
-    (Path(folder) / MANIFEST).write_text(format_manifest(digests), encoding="utf-8")
+    write_text(Path(folder) / MANIFEST, format_manifest(digests))  # atomic; never through a symlink
 
 
 def update_manifest(folder: str | Path, digests: Mapping[str, str]) -> None:

@@ -159,7 +159,9 @@ def test_a_users_symlink_empty_folder_or_file_inside_an_old_build_is_refused_and
         write_dataset_folder(out, configs(), "# card\n")
         make(out / name)
         assert not owned_by_spl_hf(out), name
-        with pytest.raises(OutputError, match=rf"holds files spl_hf did not write \({name}/?\)"):
+        with pytest.raises(
+            OutputError, match=rf"holds files spl_hf did not write, by its record: {name}/? \("
+        ):
             guard_dir(out, overwrite=True)
         assert os.path.lexists(out / name)
     assert (target / "keep.txt").read_text() == "user data"

@@ -78,6 +78,19 @@ def test_recorded_spl_release_resumes_and_guards_its_output(tmp_path, capsys):
     assert main(base) == 0  # same inputs: every stage skipped, no --overwrite needed for its own build
     assert set(_stages(capsys.readouterr().out).values()) == {"skipped"}
     assert _files(tmp_path / "ds") == before
+    # Other settings into the same output: nothing written anywhere, exit 2, the change named.
+    run_before = _files(tmp_path / "run")
+    assert main([*base, "--margin", "2"]) == 2
+    assert "margin (1 -> 2)" in capsys.readouterr().err
+    assert _files(tmp_path / "ds") == before and _files(tmp_path / "run") == run_before
+    assert main([*base, "--margin", "2", "--overwrite"]) == 0  # asked for: replaced
+    assert _files(tmp_path / "ds") != before
+    capsys.readouterr()
+    assert main([*base, "--margin", "2"]) == 0  # and that release now resumes
+    assert set(_stages(capsys.readouterr().out).values()) == {"skipped"}
+    assert main([*base, "--overwrite"]) == 0
+    assert _files(tmp_path / "ds") == before
+    capsys.readouterr()
     # Another run may not replace it, and a folder holding a user's file is refused untouched.
     other = [
         "release",
@@ -165,7 +178,12 @@ def test_tenet_release_decontaminates_resumes_and_recomputes_only_what_changed(
     assert set(_stages(capsys.readouterr().out).values()) == {"skipped"}
     assert _files(tmp_path / "ds") == built
 
-    assert main(_tenet_args(tmp_path, tiny_model_dir, heldout_csv, capacity="2")) == 0
+    # A changed setting without --overwrite writes nothing (issue: a published release was replaced).
+    run_before = _files(tmp_path / "run")
+    assert main(_tenet_args(tmp_path, tiny_model_dir, heldout_csv, threshold="0.5")) == 2
+    assert "threshold" in capsys.readouterr().err
+    assert _files(tmp_path / "ds") == built and _files(tmp_path / "run") == run_before
+    assert main([*_tenet_args(tmp_path, tiny_model_dir, heldout_csv, capacity="2"), "--overwrite"]) == 0
     again = _stages(capsys.readouterr().out)
     assert [k for k, v in again.items() if v == "skipped"] == ["read", "decontaminate", "judge"]
     assert _files(tmp_path / "ds") != built

@@ -11,12 +11,12 @@ import importlib.util
 import json
 import os
 import shutil
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from spl_hf.filehash import files_sha256, sha256_file
+from spl_hf.files import temp_dir_beside, write_text
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -72,17 +72,10 @@ def file_sha256(path: str | Path) -> str:
     digest = sha256_file(path)
     try:
         memo_dir.mkdir(parents=True, exist_ok=True)
-        _atomic_write_text(memo, digest)
+        write_text(memo, digest)
     except OSError:
         pass  # a read-only cache only costs a re-hash next time
     return digest
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
 
 
 def dir_content_hash(path: Path) -> str:
@@ -113,7 +106,7 @@ def prepare_embedded(force: bool = False) -> tuple[Path, ModelInfo]:
 
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_temps(target)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-{os.getpid()}-"))
+    tmp = temp_dir_beside(target, f".tmp-{os.getpid()}")  # the pid lets a later run spot a dead one's
     try:
         tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
         model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
@@ -125,7 +118,7 @@ def prepare_embedded(force: bool = False) -> tuple[Path, ModelInfo]:
         model.save_pretrained(str(tmp))
         tok.save_pretrained(str(tmp))
         meta = {**info.to_dict(), "source_file": str(gguf), "source_sha256": digest}
-        (tmp / _MARKER).write_text(json.dumps(meta, indent=2, sort_keys=True))
+        write_text(tmp / _MARKER, json.dumps(meta, indent=2, sort_keys=True))
         if target.exists():
             shutil.rmtree(target)  # only reached with force=True or a folder lacking the marker
         os.replace(tmp, target)

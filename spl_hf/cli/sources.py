@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -40,17 +39,10 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
     p.set_defaults(func=run, _sources_parser=p)
 
 
-def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
-
-
 def _read(args: argparse.Namespace) -> int:
     from spl_hf.configs import configs_from_args
-    from spl_hf.outputs import guard_dir, mark_output
+    from spl_hf.files import atomic_path, write_jsonl, write_text
+    from spl_hf.outputs import guard_dir, mark_output, seal_output
     from spl_hf.sources import (
         ADAPTERS,
         GENERIC,
@@ -81,15 +73,13 @@ def _read(args: argparse.Namespace) -> int:
         raise ValueError(f"unknown source {read.source!r}; known sources: {known}")
     # every record quarantined: a file in another format than the adapter reads (or a wrong mapping)
     require_rows(report, quarantine)
-    mark_output(out, "sources read")
-    tmp = out / (rows_name + ".tmp")
-    rows.to_parquet(str(tmp))
-    os.replace(tmp, out / rows_name)
-    _write_jsonl(out / "quarantine.jsonl", [q.to_dict() for q in quarantine])
+    mark_output(out, "sources read", replace=True)  # the guard above passed before any work
+    with atomic_path(out / rows_name) as tmp:
+        rows.to_parquet(str(tmp))
+    write_jsonl(out / "quarantine.jsonl", [q.to_dict() for q in quarantine])
     summary = report.to_dict()
-    (out / "report.json").write_text(
-        json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+    write_text(out / "report.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    seal_output(out)
     if js.json:
         print(json.dumps(summary, indent=2, ensure_ascii=False))
     else:

@@ -11,6 +11,7 @@ import yaml
 from spl_hf.audit import audit, audit_batches, load_built, merge_reports
 from spl_hf.build import SPLBuildConfig, build_spl
 from spl_hf.demo.steps import step as _step
+from spl_hf.files import write_text
 from spl_hf.rules import parse_rulebase
 from spl_hf.yamlio import load_yaml
 
@@ -47,8 +48,9 @@ def demo_spl(out: Path) -> bool:
     print(
         f"{cf.changed_labels} of {cf.rows} pair labels would change under {variant.id} ({variant.hash[:12]})"
     )
-    (out / "spl_audit.json").write_text(
-        json.dumps({"audit": report.to_dict(), "counterfactual": cf.to_dict()}, indent=2) + "\n"
+    write_text(
+        out / "spl_audit.json",
+        json.dumps({"audit": report.to_dict(), "counterfactual": cf.to_dict()}, indent=2) + "\n",
     )
     print(f"({time.perf_counter() - t0:.1f} s)")
     return audited.ok

@@ -7,7 +7,6 @@ matcher's verdict), ``<out>/<prompt_set>/metrics.json`` and, when any prompt fai
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ METRICS = "metrics.json"
 FAILURES = "failures.jsonl"
 CACHE = "cache.sqlite"
 OUTPUT_KIND = "eval-refusal"
+ROOT_KIND = "eval-refusal sets"
 
 
 @dataclass(frozen=True)
@@ -54,10 +54,17 @@ def evaluate_sets(
 ) -> list[dict[str, Any]]:
     """Generate, score and write each prompt set; returns one summary per set (rank 0 only)."""
     from spl_hf.backends import Ranks, ResultCache
+    from spl_hf.outputs import mark_output, seal_output
 
     ranks = Ranks()
     evaluator = RefusalEvaluator(backend, config)
     summaries = []
+    # The folder above the sets (a run's eval/) holds their cache: recorded too, so a train run
+    # replaced with --overwrite can prove it wrote everything under it.
+    roots = {f.parent for f in folders.values()}
+    root = roots.pop() if len(roots) == 1 else None
+    if ranks.is_main and root is not None:
+        mark_output(root, ROOT_KIND)
     with ResultCache(cache_path) as cache:
         for ps in prompt_sets:
             items, failures = evaluator.prepare(ps.prompts)
@@ -85,6 +92,8 @@ def evaluate_sets(
                     "failed": len(failures),
                 }
             )
+    if ranks.is_main and root is not None:
+        seal_output(root)
     return summaries
 
 
@@ -128,15 +137,12 @@ def build_metrics(
 
 def write_set(folder: Path, rows: Sequence[dict], failures: Sequence[dict], metrics: dict[str, Any]) -> None:
     from spl_hf.backends import write_rows
-    from spl_hf.outputs import mark_output
+    from spl_hf.files import write_json
+    from spl_hf.outputs import mark_output, seal_output
 
-    folder.mkdir(parents=True, exist_ok=True)
-    mark_output(folder, OUTPUT_KIND)
+    mark_output(folder, OUTPUT_KIND, replace=True)  # the folder's guard passed before any work
     write_rows(folder / RESPONSES, rows)
     if failures:
         write_rows(folder / FAILURES, failures)
-    else:
-        (folder / FAILURES).unlink(missing_ok=True)
-    tmp = folder / f".{METRICS}.tmp"
-    tmp.write_text(json.dumps(metrics, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(folder / METRICS)
+    write_json(folder / METRICS, metrics, sort_keys=True)
+    seal_output(folder)

@@ -13,6 +13,7 @@ from typing import Any
 
 from spl_hf.backends import ModelInfo, cache_root
 from spl_hf.filehash import files_sha256
+from spl_hf.files import temp_dir_beside, write_text
 
 
 def adapter_hash(adapter: str | Path) -> str:
@@ -101,7 +102,6 @@ def merged_folder(model: str | None, adapter: str | Path) -> Path:
     """Base + adapter merged and saved once (for vLLM), under the spl_hf cache, keyed by both hashes."""
     import os
     import shutil
-    import tempfile
 
     from spl_hf.backends import load_model, resolve_model
 
@@ -115,12 +115,12 @@ def merged_folder(model: str | None, adapter: str | Path) -> Path:
     loaded = load_model(model, threads=0, device="cpu")
     merged = _merged(loaded.model, adapter)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{key}.tmp-"))
+    tmp = temp_dir_beside(target, ".tmp")
     try:
         merged.save_pretrained(str(tmp))
         loaded.tokenizer.save_pretrained(str(tmp))
         # resolve_model reads this marker, so the vLLM backend reports base + adapter identity.
-        (tmp / "spl_hf_model.json").write_text(json.dumps(info.to_dict(), indent=2, sort_keys=True))
+        write_text(tmp / "spl_hf_model.json", json.dumps(info.to_dict(), indent=2, sort_keys=True))
         if target.exists():
             shutil.rmtree(target)
         os.replace(tmp, target)

@@ -16,8 +16,9 @@ import pyarrow.parquet as pq
 from datasets import Features
 from huggingface_hub import DatasetCard, DatasetCardData
 
+from spl_hf.files import refuse_symlink, write_text
 from spl_hf.hub.folder import ConfigData, config_rows, sha256_file, yaml_metadata
-from spl_hf.manifest import update_manifest
+from spl_hf.manifest import MANIFEST, update_manifest
 
 CARD_INPUTS = "card.json"
 
@@ -121,7 +122,11 @@ def regenerate_card(
         kwargs["repo_id"] = repo_id
     text = render_card(template or inputs["template"], configs, **kwargs)
     readme = folder / "README.md"
-    readme.write_text(text, encoding="utf-8")
+    # Both files are rewritten: refuse a link at either before writing anything (a link's target
+    # lies outside the build, and is a user's).
+    refuse_symlink(readme)
+    refuse_symlink(folder / MANIFEST)
+    write_text(readme, text)
     update_manifest(folder, {"README.md": sha256_file(readme)})
     return text
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 import os
 import re
-import secrets
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +24,7 @@ import pyarrow.parquet as pq
 from datasets import Features
 
 from spl_hf.filehash import sha256_file
+from spl_hf.files import temp_dir_beside, write_bytes
 from spl_hf.hub import DEFAULT_MAX_SHARD_SIZE
 from spl_hf.manifest import check_manifest, write_manifest
 from spl_hf.outputs import (
@@ -32,6 +32,7 @@ from spl_hf.outputs import (
     OutputError,
     guard_dir,
     mark_output,
+    marker_kind,
     owned_by_spl_hf,
     written_by_live_process,
 )
@@ -189,27 +190,26 @@ def parse_size(size: str | int) -> int:
 
 
 TEMP_TAG = ".spl_hf-"  # temp siblings are ".<name>.spl_hf-new-XXXX" / ".<name>.spl_hf-old-XXXX"
+PARTIAL_KIND = "partial dataset build"
 
 
 def _temp_sibling(out: Path, role: str) -> Path:
-    """A fresh hidden sibling of ``out``; created by ``mkdir`` so it honours the umask (mkdtemp: 0700)."""
-    while True:
-        path = out.with_name(f".{out.name}{TEMP_TAG}{role}-{secrets.token_hex(4)}")
-        try:
-            path.mkdir()
-            return path
-        except FileExistsError:
-            continue
+    """A fresh hidden sibling folder ``.<name>.spl_hf-<role>-<random>`` of ``out``."""
+    return temp_dir_beside(out, f"{TEMP_TAG}{role}")
 
 
 def _our_temps(out: Path, role: str = "") -> list[Path]:
+    """Our temp siblings: a partial build carries the partial marker, a build moved aside proves itself."""
     prefix = f".{out.name}{TEMP_TAG}{role}"
     if not out.parent.is_dir():
         return []
     return sorted(
         p
         for p in out.parent.iterdir()
-        if p.name.startswith(prefix) and p.is_dir() and not p.is_symlink() and owned_by_spl_hf(p)
+        if p.name.startswith(prefix)
+        and p.is_dir()
+        and not p.is_symlink()
+        and (owned_by_spl_hf(p) or ("-new-" in p.name and marker_kind(p) == PARTIAL_KIND))
     )
 
 
@@ -255,7 +255,7 @@ def write_dataset_folder(
     tmp = _temp_sibling(out, "new")
     try:
         # The marker makes the partial folder recognisably ours, so a later run may remove it.
-        mark_output(tmp, "partial dataset build")
+        mark_output(tmp, PARTIAL_KIND)
         shards: list[tuple[Path, pa.Table]] = []
         for c in configs:
             schema = c.features.arrow_schema
@@ -266,10 +266,7 @@ def write_dataset_folder(
                     shards.append((tmp / rel, shard))
         for rel, text in {"README.md": readme, **(extra_files or {})}.items():
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(text, bytes):  # e.g. a figure
-                (tmp / rel).write_bytes(text)
-            else:
-                (tmp / rel).write_text(text, encoding="utf-8")
+            write_bytes(tmp / rel, text if isinstance(text, bytes) else text.encode("utf-8"))
         # Parquet encoding and hashing run outside the GIL, so files are written and hashed in
         # parallel (largest first, so the longest write does not start last); each file's bytes
         # depend only on its own table.
@@ -302,7 +299,7 @@ def _swap_in(new: Path, out: Path) -> None:
     if any(out.iterdir()) and not owned_by_spl_hf(out):  # changed since the guard: never remove it
         raise OutputError(f"{out}: now holds files spl_hf did not write; the new build was not moved in")
     old = _temp_sibling(out, "old")
-    old.rmdir()
+    old.rmdir()  # a name no one else holds; rename needs it free
     os.rename(out, old)
     try:
         os.rename(new, out)

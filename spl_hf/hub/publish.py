@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spl_hf.filehash import sha256_file
 from spl_hf.frontmatter import read_front_matter
 from spl_hf.manifest import MANIFEST, format_manifest, read_manifest
 
@@ -107,21 +108,13 @@ def provenance_record(sources: list[str] | None, report: dict | None) -> dict:
         path = Path(value)
         entry: dict = {"key": key}
         if path.is_file():
-            entry.update(file=path.name, sha256=_sha256(path), bytes=path.stat().st_size)
+            entry.update(file=path.name, sha256=sha256_file(path), bytes=path.stat().st_size)
         else:
             entry["hub_dataset"] = value
         record["sources"].append(entry)
     if report is not None:
         record.update(rows_checked=report["rows_checked"], rows_differing=report["differing"])
     return record
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def provenance_section(record: dict) -> str:

@@ -17,12 +17,13 @@ from typing import Any
 
 from spl_hf.backends import engine_kwargs, load_backend
 from spl_hf.contract import DECONTAMINATION_FILE
+from spl_hf.files import write_text
 from spl_hf.release.config import SPLReleaseConfig
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
 from spl_hf.release.spl_label import VERDICTS_FILE
 from spl_hf.release.stages import StageRunner, fingerprint
-from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, written_here
+from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, record_output, written_here
 
 
 def recipe_classes() -> tuple[type, ...]:
@@ -70,7 +71,10 @@ class SPLRelease:
             check_heldout(self.decontam, self.heldout)
         panel = [self.cfg.panel] if self.cfg.panel else []
         check_output(
-            self.cfg, [p.location for p in self.sources + self.heldout if p.is_local] + self.records() + panel
+            self.cfg,
+            [p.location for p in self.sources + self.heldout if p.is_local] + self.records() + panel,
+            self.generation,
+            self.decontam,
         )
 
     def records(self) -> list[str]:
@@ -222,6 +226,7 @@ class SPLRelease:
             c.gates_note,
             f"not audited or published ({c.output_dir})",
         )
+        record_output(c, self.generation, self.decontam)
         audited = runner.run(
             "audit", {"write": written.key, "manifest": manifest_hash(c.output_dir)}, self._audit
         )
@@ -240,7 +245,7 @@ class SPLRelease:
             )
         report = {"kind": "spl_safety", "output_dir": c.output_dir, **runner.report(), "quality_gates": gates}
         path = Path(c.run_dir) / "run_report.json"
-        path.write_text(json.dumps(report, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+        write_text(path, json.dumps(report, indent=2, sort_keys=True, default=str) + "\n")
         self.log(f"run report: {path}")
         return report
 

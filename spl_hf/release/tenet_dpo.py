@@ -14,11 +14,12 @@ from typing import Any
 
 from spl_hf.backends import engine_kwargs, load_backend
 from spl_hf.contract import DECONTAMINATION_FILE
+from spl_hf.files import write_jsonl, write_text
 from spl_hf.release.config import TenetReleaseConfig
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
 from spl_hf.release.stages import StageRunner, fingerprint
-from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, written_here
+from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, record_output, written_here
 
 
 def recipe_classes() -> tuple[type, ...]:
@@ -50,7 +51,13 @@ class TenetRelease:
         self.tenets = self.cfg.selected_tenets()
         check_heldout(self.decontam, self.heldout)
         # Refuse a bad output folder now, not after hours of judging.
-        check_output(self.cfg, [p.location for p in self.pools + self.heldout if p.is_local])
+        check_output(
+            self.cfg,
+            [p.location for p in self.pools + self.heldout if p.is_local],
+            self.assign,
+            self.judge,
+            self.decontam,
+        )
 
     # -- stages -------------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
@@ -94,6 +101,8 @@ class TenetRelease:
             lambda d: self._write(clean.path, judged.path, assigned.path, d, gates),
             still_valid=lambda d: written_here(d, self.cfg.output_dir),
         )
+        if ranks.is_main:
+            record_output(self.cfg, self.assign, self.judge, self.decontam)
         audited = runner.run(
             "audit",
             {"write": written.key, "manifest": manifest_hash(self.cfg.output_dir)},
@@ -240,7 +249,7 @@ class TenetRelease:
             raise ValueError("judge: no (pair, tenet) could be scored")
         pq.write_table(pa.Table.from_pylist(scores), out / "scores.parquet")
         failures = [asdict(b) for b in bad] + [asdict(f) for f in stats.failures]
-        (out / "failures.jsonl").write_text("".join(json.dumps(f) + "\n" for f in failures), encoding="utf-8")
+        write_jsonl(out / "failures.jsonl", failures)
         (out / "not_judged.json").write_text(json.dumps(not_judged, sort_keys=True) + "\n", encoding="utf-8")
         mean_abs = sum(abs(r["score"]) for r in scores) / len(scores)
         return {
@@ -394,7 +403,7 @@ class TenetRelease:
             "quality_gates": gates,
         }
         path = Path(self.cfg.run_dir) / "run_report.json"
-        path.write_text(json.dumps(report, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+        write_text(path, json.dumps(report, indent=2, sort_keys=True, default=str) + "\n")
         self.log(f"run report: {path}")
         return report
 

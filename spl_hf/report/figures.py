@@ -28,8 +28,11 @@ def _figure(width: float, height: float, panels: int):
 
 
 def save_png(fig, path: str | Path) -> Path:
+    from spl_hf.files import atomic_path
+
     path = Path(path)
-    fig.savefig(path, dpi=120, metadata=PNG_METADATA)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=120, metadata=PNG_METADATA)
     return path
 
 

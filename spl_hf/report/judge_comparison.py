@@ -330,10 +330,11 @@ def _dpo_rows(result: JudgeComparison, sides: list[str], verdicts: list[tuple[st
 
 def write_comparison(result: JudgeComparison, out_dir: str | Path) -> list[Path]:
     """comparison.json plus the common-support pairs as DPO rows under each labeling (parquet)."""
-    from spl_hf.outputs import mark_output
+    from spl_hf.files import atomic_path, write_text
+    from spl_hf.outputs import mark_output, seal_output
 
     out = Path(out_dir)
-    mark_output(out, "judge-comparison")
+    mark_output(out, "judge-comparison", replace=True)  # its guard passed before any work
     der = result.common.column("derivation").to_pylist()
     spl_sides = [d["label"] for d in der]
     spl_verdicts = [
@@ -346,7 +347,12 @@ def write_comparison(result: JudgeComparison, out_dir: str | Path) -> list[Path]
         out / "common_support_prompt_shared.parquet",
         out / "common_support_judge.parquet",
     ]
-    paths[0].write_text(json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n")
-    pq.write_table(_dpo_rows(result, spl_sides, spl_verdicts), paths[1])
-    pq.write_table(_dpo_rows(result, judge_sides, judge_verdicts), paths[2])
+    write_text(paths[0], json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n")
+    for path, sides, verdicts in (
+        (paths[1], spl_sides, spl_verdicts),
+        (paths[2], judge_sides, judge_verdicts),
+    ):
+        with atomic_path(path) as tmp:
+            pq.write_table(_dpo_rows(result, sides, verdicts), tmp)
+    seal_output(out)
     return paths

@@ -13,7 +13,7 @@ from typing import Any
 
 from trl import DPOConfig, ModelConfig
 
-from spl_hf.outputs import guard_dir, mark_output
+from spl_hf.outputs import guard_dir, mark_output, seal_output
 from spl_hf.train.args import TrainScriptArguments
 from spl_hf.train.checks import check_dataset_manifest, check_settings
 from spl_hf.train.data import is_local, load_split
@@ -116,7 +116,8 @@ def main(
     # Every rank has checked the folder before any rank writes into it.
     state.wait_for_everyone()
     if state.is_main_process:
-        mark_output(out, "train-run")
+        # A resumed run keeps its checkpoints; otherwise what an earlier run wrote here goes.
+        mark_output(out, "train-run", replace=not training_args.resume_from_checkpoint)
     training_args.output_dir = str(out)
 
     # Models from here on.
@@ -125,6 +126,8 @@ def main(
             model_args.model_name_or_path, model_args.model_revision
         )
     trainer = _trainer(model_path, training_args, model_args, script_args, train_ds, eval_ds, weight_column)
+    if state.is_main_process:
+        trainer.add_callback(_sealing_callback(out))
     adapted, trainable, total = count_adapter(trainer.model)
     t_train = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
@@ -150,6 +153,7 @@ def main(
             argv=safe_argv(sys.argv[1:] if argv is None else argv),
         )
         write_run(out, record, resolved_config(script_args, training_args, model_args), base_model)
+        seal_output(out)
         trainer.accelerator.print(
             f"final loss {record.final_loss} after {record.global_steps} steps; adapter in {out}"
         )
@@ -157,6 +161,17 @@ def main(
     if hasattr(trainer, "end"):  # transformers >= 5.18: finish trackers, destroy the process group
         trainer.end()
     return out
+
+
+def _sealing_callback(out: Path) -> Any:
+    """Record the files written so far at every checkpoint, so a killed run's folder is still provably ours."""
+    from transformers import TrainerCallback
+
+    class SealOnSave(TrainerCallback):
+        def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            seal_output(out)
+
+    return SealOnSave()
 
 
 def _check_supported(script_args: TrainScriptArguments, model_args: ModelConfig) -> None:

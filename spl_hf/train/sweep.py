@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spl_hf.errors import SplHfError
-from spl_hf.outputs import OutputError, mark_output, owned_by_spl_hf, refuse_dangerous
+from spl_hf.files import write_text
+from spl_hf.outputs import OutputError, mark_output, marker_kind, refuse_dangerous, seal_output
 from spl_hf.train.layout import seed_dir
 from spl_hf.train.record import RUN_FILE
 
 _NAME = re.compile(r"^[A-Za-z0-9][\w.-]*$")
 SWEEP_FILE = "sweep.json"
+SWEEP_KIND = "train-sweep"
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,9 @@ def prepare_root(
         raise OutputError(f"{root}: exists and is not a folder")
     manifest = {"recipe": recipe, "seeds": list(seeds), "conditions": {c.name: c.config for c in conditions}}
     if out.is_dir() and any(out.iterdir()):
-        if not owned_by_spl_hf(out) or not (out / SWEEP_FILE).is_file():
+        # Resuming deletes nothing here (each run's own guard proves what it replaces), so the
+        # marker's kind and the plan file are enough to know the folder is a sweep's.
+        if marker_kind(out) != SWEEP_KIND or not (out / SWEEP_FILE).is_file():
             raise OutputError(
                 f"{root}: holds files that are not an spl_hf sweep; choose a new or empty folder"
             )
@@ -145,8 +149,9 @@ def prepare_root(
             )
         manifest["seeds"] = sorted(set(earlier.get("seeds", [])) | set(seeds))
         manifest["conditions"] = {**earlier.get("conditions", {}), **manifest["conditions"]}
-    mark_output(out, "train-sweep")
-    (out / SWEEP_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    mark_output(out, SWEEP_KIND)
+    write_text(out / SWEEP_FILE, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    seal_output(out)
     return out
 
 

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from spl_hf.errors import SplHfError
+from spl_hf.jsonl import LFS_POINTER  # the one prefix (any spec version)
 
-LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
 BOM = b"\xef\xbb\xbf"
 _GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
