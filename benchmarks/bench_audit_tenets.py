@@ -298,7 +298,10 @@ def main() -> None:
     ap.add_argument("--workdir", default="/tmp/bench_audit_tenets")
     ap.add_argument("--slice_splits", type=int, default=3, help="row splits the baseline runs on")
     ap.add_argument("--phase", choices=("build", "audit", "compare"), help=argparse.SUPPRESS)
+    ap.add_argument("--tiny", action="store_true", help="tiny sizes: a smoke run (the test suite runs it)")
     args = ap.parse_args()
+    if args.tiny:
+        args.pairs, args.slice_splits = 3_000, 1
     folder = Path(args.workdir) / f"pairs{args.pairs}-seed{args.seed}" / "release"
     if args.phase:
         result = {

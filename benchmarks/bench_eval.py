@@ -103,6 +103,7 @@ def bench_metric(n: int, repeats: int) -> None:
     out = metric.compute(predictions=texts, at_limit=limit.tolist())
     t_mod = time.perf_counter() - t0
     assert out["n_refusals"] == res.n_refusals
+    print(f"ratio: spl_hf.refusal on an arrow column / per-response loop = {lp / ar:.2f}x")
     print(
         f"  {'evaluate module compute (keep_in_memory)':<41}: {t_mod:7.3f} s  {n / t_mod:>12,.0f} responses/s  "
         "(most of it evaluate's own per-example encoding of the inputs)"
@@ -204,7 +205,10 @@ def main() -> None:
     ap.add_argument("--batch_size", type=int, default=6)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--skip_generation", action="store_true")
+    ap.add_argument("--tiny", action="store_true", help="tiny sizes: a smoke run (the test suite runs it)")
     args = ap.parse_args()
+    if args.tiny:
+        args.n, args.prompts, args.max_new_tokens, args.batch_size, args.repeats = 20_000, 2, 4, 2, 1
     bench_metric(args.n, args.repeats)
     if not args.skip_generation:
         bench_generation(args.prompts, args.max_new_tokens, args.batch_size, args.repeats)

@@ -35,7 +35,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="processes per measurement (median)")
     parser.add_argument("--command", default="", help="subcommand whose --help to time, e.g. 'eval refusal'")
+    parser.add_argument(
+        "--tiny", action="store_true", help="tiny sizes: a smoke run (the test suite runs it)"
+    )
     args = parser.parse_args()
+    if args.tiny:
+        args.runs = 2
     bare = median_seconds([sys.executable, "-c", "pass"], args.runs)
     cli = [sys.executable, "-m", "spl_hf.cli", *args.command.split(), "--help"]
     help_s = median_seconds(cli, args.runs)

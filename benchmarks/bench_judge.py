@@ -81,16 +81,23 @@ def main() -> None:
         "--naive_tenets", type=int, default=4, help="tenets per pair scored by the naive baseline"
     )
     ap.add_argument("--chunk_size", type=int, default=8)
+    ap.add_argument(
+        "--tenets", type=int, default=None, help="tenets per pair (default: all of the default set)"
+    )
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--prompt_tokens", type=int, default=150)
     ap.add_argument("--response_tokens", type=int, default=250)
     ap.add_argument("--backend", choices=("hf", "vllm"), default="hf", help="vllm: compare vLLM with HF")
     ap.add_argument("--enforce_eager", action="store_true", help="vllm: no torch.compile (faster start)")
+    ap.add_argument("--tiny", action="store_true", help="tiny sizes: a smoke run (the test suite runs it)")
     args = ap.parse_args()
+    if args.tiny:
+        args.pairs, args.naive_tenets, args.prompt_tokens, args.response_tokens = 1, 2, 30, 40
+        args.tenets = 4
 
     backend = HFBackend.load(args.model, threads=args.threads, chunk_size=args.chunk_size, dtype="float32")
     judge = PairwiseJudge(backend)
-    tenets = default_tenets().tenets
+    tenets = default_tenets().tenets[: args.tenets]
     rng = random.Random(0)
     pairs = [
         PairInput(
@@ -139,6 +146,7 @@ def main() -> None:
         f"shared prefix (chunk {args.chunk_size:>2})  : {n_shared} scores in {shared_s:.1f} s = {shared_rate:.3f} scores/s"
     )
     print(f"speed-up: {shared_rate / naive_rate:.1f}x   max |score difference| on common items: {diff:.2e}")
+    print(f"ratio: shared prefix / one pass per score = {shared_rate / naive_rate:.1f}x")
 
 
 def compare_vllm(args: argparse.Namespace, hf_judge: PairwiseJudge, pairs: list, tenets: tuple) -> None:
