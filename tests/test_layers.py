@@ -38,6 +38,11 @@ LAYERS = {
         ),
         ("spl_hf.backends", "spl_hf.build"),
     ),
+    # explain and view read a release and ask the audit; they never build or load a model.
+    "explain": (
+        ("spl_hf.explain", "spl_hf.explain.tenet", "spl_hf.explain.spl", "spl_hf.cli.explain"),
+        ("spl_hf.backends", "spl_hf.build"),
+    ),
     "build": (
         ("spl_hf.build", "spl_hf.build.tenets", "spl_hf.build.spl"),
         ("spl_hf.backends", "spl_hf.audit"),
@@ -58,6 +63,7 @@ LAYERS = {
             "spl_hf.backends.labeler",
             "spl_hf.backends.generate",
             "spl_hf.audit.config",
+            "spl_hf.explain.config",
             "spl_hf.sources.options",
             "spl_hf.evaluation.config",
             "spl_hf.evaluation.runner",
