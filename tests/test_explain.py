@@ -36,6 +36,7 @@ def test_a_tenet_row_shows_the_numbers_its_files_hold_and_the_certificate_holds(
         judge["mass_first"],
     )
     assert math.isclose(s["recomputed"], judge["p_a_first"] - judge["p_a_second"]) and s["matches"]
+    assert math.isclose(abs(s["recomputed"]), row["score"])
     assert s["eligible"] and s["threshold"] == 0.3 and s["side_from_sign"] == ex["chosen_side"]
     # The pair's scores on every tenet, exactly as judge_scores holds them.
     scores = pq.read_table(data_file(built_tenets, "judge_scores"))

@@ -31,6 +31,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "spl_hf.cli.explain",
         "why one row of a release says what it says (scores, rules, assignment)",
     ),
+    ("view", "spl_hf.cli.view", "browse a release in a web page: card, figures, rows, explanations"),
     ("tables", "spl_hf.cli.tables", "composition tables of a built SPL dataset"),
     ("sources", "spl_hf.cli.sources", "read source preference pools into unified pair rows"),
     ("assign", "spl_hf.cli.assign", "min-cost-flow assignment of judged pairs to tenets"),

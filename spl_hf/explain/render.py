@@ -37,7 +37,7 @@ def _tenet_lines(ex: dict) -> list[str]:
         f"judge: {ex['judge']['model_id']} @ {ex['judge']['model_revision']} (template {ex['judge']['template_hash']})",
         f"  P(A) with A shown first  p_a_first  = {s['p_a_first']:.6f}   label mass {s['mass_first']:.4f}",
         f"  P(A) with B shown first  p_a_second = {s['p_a_second']:.6f}   label mass {s['mass_second']:.4f}",
-        f"  {s['formula']} (stored {s['stored']:.6f}: {'same' if s['matches'] else 'DIFFERENT'})",
+        f"  {s['formula']} (the row stores |score| {s['stored']:.6f}: {'same' if s['matches'] else 'DIFFERENT'})",
         f"  |score| {abs(s['recomputed']):.6f} {'>=' if s['eligible'] else '<'} threshold {s['threshold']}: "
         f"{'eligible' if s['eligible'] else 'NOT eligible'}; sign gives chosen side {s['side_from_sign']}"
         f" (stored {ex['chosen_side']})",

@@ -63,8 +63,9 @@ def _score(row: dict, judge: dict, der: dict) -> dict:
         "mass_second": judge["mass_second"],
         "formula": f"score = p_a_first − p_a_second = {p1:.6f} − {p2:.6f} = {recomputed:.6f}",
         "recomputed": recomputed,
+        # The row stores |score|: the margin of the chosen response over the rejected one.
         "stored": row["score"],
-        "matches": math.isclose(recomputed, row["score"], rel_tol=0, abs_tol=1e-12),
+        "matches": math.isclose(abs(recomputed), row["score"], rel_tol=0, abs_tol=1e-12),
         "threshold": threshold,
         "eligible": abs(recomputed) >= threshold,
         "side_from_sign": "a" if recomputed > 0 else "b",
