@@ -38,6 +38,7 @@ def serve(args: ViewArgs, revision: str | None = None, on_ready: Callable[[str],
             share=False,
             footer_links=[],
         )
+        session.preload()
         url = f"http://{args.host}:{port}/"
         (on_ready or print)(url if on_ready else f"serving on {url}")
         try:

@@ -28,6 +28,12 @@ class ViewerSession:
     def __post_init__(self) -> None:
         self.index = rows_index(self.release)
 
+    def preload(self) -> threading.Thread:
+        """Read the prompt texts for search in the background, so the first search does not wait."""
+        thread = threading.Thread(target=self.index.preload_prompts, name="spl-hf-view-prompts", daemon=True)
+        thread.start()
+        return thread
+
     @property
     def title(self) -> str:
         return f"{self.release.describe()} ({self.release.kind} release, {self.index.total} rows)"
