@@ -100,7 +100,7 @@ def _conditions_title(data: list[dict], pct: str) -> str:
         return f"Refusal across seeds: points = seeds, bar = mean, whisker = {pct} t interval"
     return (
         "Refusal: points = seeds, bar = mean; no interval where there is 1 seed (needs ≥ 2)\n"
-        "n = prompts per seed; at limit = responses cut at the token limit (refusal unmeasurable there)"
+        "n = prompts per seed; at limit = responses cut at the token limit (a refusal after the cut is not seen)"
     )
 
 
