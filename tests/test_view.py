@@ -59,3 +59,12 @@ def test_spl_rows_span_every_split_and_explain_through_the_session(built_spl):
         assert (r["config"], r["split"], r["index"]) == ("derivations", "xstest", 2)
         text, ex = session.explain([r["config"], r["split"], str(r["index"])])
         assert ex["pair_id"] == r["id"] and "audit" not in ex and r["id"] in text
+
+
+def test_the_card_tab_points_at_the_figures_it_cannot_load(built_tenets):
+    from spl_hf.view.app import card_markdown
+
+    body = (built_tenets / "README.md").read_text().split("---\n", 2)[2]
+    assert "](judge_quality.png)" in body
+    shown = card_markdown(body)
+    assert "](judge_quality.png)" not in shown and "figure `judge_quality.png`: see the Figures tab" in shown

@@ -8,9 +8,12 @@ The URL's query parameters set the filters and the explained row when the page l
 # No `from __future__ import annotations` here: gradio reads the handlers' annotations (gr.Request,
 # gr.SelectData) at runtime to know what to inject.
 
+import re
+
 from spl_hf.view.rows import COLUMNS, RowFilter
 from spl_hf.view.session import ViewerSession
 
+IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+\.png)\)")
 HEADERS = [*COLUMNS, "config", "split", "index"]
 ANY = "(any)"
 
@@ -58,9 +61,15 @@ def _explain_tab(gr) -> dict:
     return w
 
 
+def card_markdown(body: str) -> str:
+    """The card's body with its figure links (files beside README.md, which the page cannot load)
+    replaced by a pointer to the Figures tab, where they are shown."""
+    return IMAGE.sub(lambda m: f"*(figure `{m.group(2)}`: see the Figures tab — {m.group(1)})*", body)
+
+
 def _static_tabs(gr, session: ViewerSession) -> None:
     with gr.Tab("Card", id="card"):
-        gr.Markdown(session.release.card_body, elem_id="card")
+        gr.Markdown(card_markdown(session.release.card_body), elem_id="card")
     with gr.Tab("Figures", id="figures"):
         for path, caption in session.figures():
             gr.Image(str(path), label=caption, interactive=False)
