@@ -117,3 +117,12 @@ def test_a_hub_release_is_explained_at_a_revision(builds, hub, tmp_path):
     ex = json.loads(res.stdout)
     assert ex["release"] == "org/explained@main" and ex["audit"]["row_reproduced"] is True
     assert ex["score"]["stored"] == row["score"] and TOKEN not in res.stdout + res.stderr
+
+
+def test_an_spl_row_with_a_verdict_judge_shows_its_probabilities(built_spl_judge, capsys):
+    path = next(p for p in sorted((built_spl_judge / "judge_derivations").glob("*.parquet")))
+    row = pq.read_table(path).slice(0, 1).to_pylist()[0]
+    rc, ex = _explain(capsys, built_spl_judge, row["pair_id"], "--json", "--no_audit")
+    assert rc == 0 and ex["judge"]["verdict_a"] == row["judge"]["verdict_a"]
+    rc, text = _explain(capsys, built_spl_judge, row["pair_id"], "--no_audit")
+    assert f"A: {row['judge']['verdict_a']} rank {row['judge']['rank_a']}" in text

@@ -113,6 +113,22 @@ def _spl_lines(ex: dict) -> list[str]:
     lines.append(
         f"rule base {ex['rulebase']['id']} {ex['rulebase']['hash'][:12]}; verdict ranks {ex['verdict_ranks']}"
     )
+    if ex.get("judge"):
+        lines += _judge_lines(ex["judge"])
+    return lines
+
+
+def _judge_lines(j: dict) -> list[str]:
+    """The verdict judge's reading of the same pair (configs judge_derivations, common_support)."""
+    lines = [f"verdict judge {j['model_id']} @ {j['model_revision']} (template {j['template_hash']}):"]
+    for side in ("a", "b"):
+        probs = dict(zip(j["options"] or [], j[f"probs_{side}"] or []))
+        shown = ", ".join(f"{k} {v:.3f}" for k, v in probs.items()) or "not judged"
+        lines.append(
+            f"  {side.upper()}: {j[f'verdict_{side}']} rank {j[f'rank_{side}']} ({j[f'status_{side}']}; {shown})"
+        )
+    verdict = f"label {j['label']}" if j["label"] else f"no label: {j['no_label_reason']}"
+    lines.append(f"  judge's {verdict}")
     return lines
 
 

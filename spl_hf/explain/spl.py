@@ -53,7 +53,7 @@ def explain_spl(release: Release, ref: RowRef, clip: int) -> dict:
         "no_label_reason": der["no_label_reason"],
         "rulebase": {"id": der["rulebase_id"], "hash": der["rulebase_hash"]},
         "verdict_ranks": _verdict_ranks(release),
-        "judge": row.get("judge"),
+        "judge": row.get("judge") or _judge_of(release, row["pair_id"]),
     }
 
 
@@ -95,3 +95,14 @@ def _producer(key: str | None, identities: dict[str, dict]) -> dict:
     if key is None:
         return {"key": None, "identity": "recorded, producer not recorded"}
     return {"key": key, "identity": identities.get(key, "not listed in build_report.json")}
+
+
+def _judge_of(release: Release, pair_id: str) -> dict | None:
+    """The verdict judge's struct for this pair, from ``judge_derivations`` (None without a judge)."""
+    from spl_hf.explain.locate import index_of
+
+    for split in release.splits.get("judge_derivations", {}):
+        index = index_of(release, "judge_derivations", split, "pair_id", pair_id)
+        if index is not None:
+            return release.row("judge_derivations", split, index).get("judge")
+    return None
