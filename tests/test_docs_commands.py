@@ -51,7 +51,7 @@ def _argv(line: str) -> list[str]:
 
 def _demo_outputs(cwd: Path, built_spl: Path, built_tenets_sft: Path) -> None:
     shutil.copytree(built_spl, cwd / "out/demo/spl")
-    shutil.copytree(built_tenets_sft, cwd / "out/demo/tenets/dataset")
+    shutil.copytree(built_tenets_sft, cwd / "out/demo/tenets_release/dataset")
     (cwd / "recipes").symlink_to(REPO / "recipes")
 
 
