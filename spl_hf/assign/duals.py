@@ -33,7 +33,9 @@ class PromptArc:
     gain: int  # level · M + tie
     tenet_potential: int
     assigned: bool
-    reduced_cost: int  # of the residual arc: p → t when assigned, t → p otherwise
+    reduced_cost: (
+        int | None
+    )  # of the residual arc (p → t when assigned, t → p otherwise); None: prompt not in the network
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -43,8 +45,7 @@ def prompt_arcs(cert: dict, scores: pa.Table, prompt_id: str) -> tuple[int | Non
     """The prompt's potential and its arcs over the kept tenets, from its rows of the judge scores.
 
     ``scores`` holds at least pair_id, prompt_id, tenet and score; ``cert`` is the certificate's
-    JSON. The assigned arc is the one whose (tenet, pair) an assignment row holds: the caller marks
-    it by passing ``assigned=(tenet, pair_id)`` through :func:`mark_assigned`.
+    JSON. Every arc is returned as unused; the caller marks the assigned one with :func:`mark_assigned`.
     """
     rows = scores.filter(pa.compute.equal(scores.column("prompt_id"), prompt_id))
     kept = list(cert["kept_tenets"])
