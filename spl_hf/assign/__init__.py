@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         AssignConfig,
         AssignFiles,
     )
+    from spl_hf.assign.duals import PromptArc, mark_assigned, prompt_arcs
     from spl_hf.assign.io import (
         certificate_path,
         read_certificate,
@@ -50,6 +51,7 @@ __all__ = [
     "CertificateCheck",
     "CostRangeError",
     "DroppedTenet",
+    "PromptArc",
     "ScoreTable",
     "ScoresError",
     "SolveRecord",
@@ -58,6 +60,8 @@ __all__ = [
     "certificate_path",
     "encode_scores",
     "given_assignment",
+    "mark_assigned",
+    "prompt_arcs",
     "read_certificate",
     "read_table",
     "verify_assignment",

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 from spl_hf.contract import TenetQuality, judge_quality, section_of
 
 FIGURE_FILE = "judge_quality.png"
+POOL_FIGURE_FILE = "judge_vs_pool.png"  # judge score against the pool's own preference
 
 
 def released_scores(rows: pa.Table, kept: list[str]) -> dict[str, np.ndarray]:
@@ -154,6 +155,7 @@ def card_context(section: Mapping) -> dict:
         "sources_without_preference": [a["source"] for a in overall["sources"] if not a["compared"]],
         "not_judged_recorded": section["not_judged_recorded"],
         "figure": FIGURE_FILE,
+        "pool_figure": POOL_FIGURE_FILE,
     }
 
 
@@ -170,6 +172,16 @@ def figure_png(scores: pa.Table, rows: pa.Table, quality: list[TenetQuality], th
         else np.array([])
     )
     fig = judge_quality_figure(quality, judged, released, threshold)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120, metadata=PNG_METADATA)
+    return buf.getvalue()
+
+
+def pool_figure_png(scores: pa.Table, threshold: float) -> bytes:
+    """The PNG of :mod:`spl_hf.report.pool_preference_figure` over the released ``judge_scores`` rows."""
+    from spl_hf.report import PNG_METADATA, pool_preference_data, pool_preference_figure
+
+    fig = pool_preference_figure(pool_preference_data(scores, threshold), threshold)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=120, metadata=PNG_METADATA)
     return buf.getvalue()

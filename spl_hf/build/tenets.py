@@ -39,7 +39,15 @@ from spl_hf.build.card_sections import (
     stage_table,
 )
 from spl_hf.build.config import TenetBuildConfig, fields_of
-from spl_hf.build.judge_quality import FIGURE_FILE, build_quality, card_context, figure_png, read_not_judged
+from spl_hf.build.judge_quality import (
+    FIGURE_FILE,
+    POOL_FIGURE_FILE,
+    build_quality,
+    card_context,
+    figure_png,
+    pool_figure_png,
+    read_not_judged,
+)
 from spl_hf.contract import (
     CERTIFICATE_FILE,
     DECONTAMINATION_FILE,
@@ -177,6 +185,14 @@ def with_source_preference(scores: pa.Table, pairs: pa.Table) -> pa.Table:
     return scores.append_column("source_preference", pref).cast(SCORE_FEATURES.arrow_schema)
 
 
+def released_score_features():
+    """The judge_scores config's features: the contract's, with tenet and source as large_string like
+    config `all` (and the v3 card); the audit casts the config to the contract's schema, so both read."""
+    from datasets import Features, Value
+
+    return Features({**SCORE_FEATURES, "source": Value("large_string"), "tenet": Value("large_string")})
+
+
 def build_tenets(cfg: TenetBuildConfig, gates: dict | None = None) -> TenetBuildResult:
     """``gates``: the release's quality-gate record (:mod:`spl_hf.release.gates`), kept in the build
     report and the card; None for a build outside a release (no gate was set)."""
@@ -244,6 +260,7 @@ def build_tenets(cfg: TenetBuildConfig, gates: dict | None = None) -> TenetBuild
             CARD_INPUTS: card_inputs("tenet_dataset.md.j2", configs, **card_kwargs),
             LICENSE_FILE: license_text,
             FIGURE_FILE: figure_png(scores, rows, quality, cfg.threshold),
+            POOL_FIGURE_FILE: pool_figure_png(scores, cfg.threshold),
             **({DECONTAMINATION_FILE: decontamination.text} if decontamination else {}),
         },
         max_shard_size=cfg.max_shard_size,
@@ -323,7 +340,8 @@ def _configs(
         else (ConfigData("all", ROW_FEATURES, {"train": rows}, default=True))
     )  # no tenet kept: an empty split
     configs = [everything, *per_tenet]
-    configs.append(ConfigData("judge_scores", SCORE_FEATURES, {"train": scores}))
+    released = released_score_features()
+    configs.append(ConfigData("judge_scores", released, {"train": scores.cast(released.arrow_schema)}))
     if cfg.sft:
         from spl_hf.build.sft import sft_config
 

@@ -26,6 +26,12 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("rules", "spl_hf.cli.rules", "inspect and check a rule base (coverage, overlaps, conflicts)"),
     ("derive", "spl_hf.cli.derive", "derive SPL preference pairs from recorded attribute assignments"),
     ("audit", "spl_hf.cli.audit", "recompute every label of a built dataset from its recorded derivation"),
+    (
+        "explain",
+        "spl_hf.cli.explain",
+        "why one row of a release says what it says (scores, rules, assignment)",
+    ),
+    ("view", "spl_hf.cli.view", "browse a release in a web page: card, figures, rows, explanations"),
     ("tables", "spl_hf.cli.tables", "composition tables of a built SPL dataset"),
     ("sources", "spl_hf.cli.sources", "read source preference pools into unified pair rows"),
     ("assign", "spl_hf.cli.assign", "min-cost-flow assignment of judged pairs to tenets"),

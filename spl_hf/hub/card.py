@@ -17,6 +17,7 @@ from datasets import Features
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from spl_hf.files import refuse_symlink, write_text
+from spl_hf.hub.examples import card_examples
 from spl_hf.hub.folder import ConfigData, config_rows, sha256_file, yaml_metadata
 from spl_hf.manifest import MANIFEST, update_manifest
 
@@ -70,6 +71,9 @@ def render_card(
         **yaml_metadata(configs),
     )
     text = _template_text(template)
+    context.setdefault("revision", None)  # set by publish when it pushes to a branch other than main
+    context["config_splits"] = {c.name: c.split_names() for c in configs}
+    context["examples"] = card_examples(configs)
     card = DatasetCard.from_template(data, template_str=text, pretty_name=pretty_name, **context)
     return str(card)
 
@@ -102,9 +106,25 @@ def regenerate_card(
 
     The README's line in ``MANIFEST.sha256`` is updated to the new card's hash.
     """
+    folder = Path(folder)
+    text = card_text(folder, repo_id, template=template)
+    readme = folder / "README.md"
+    # Both files are rewritten: refuse a link at either before writing anything (a link's target
+    # lies outside the build, and is a user's).
+    refuse_symlink(readme)
+    refuse_symlink(folder / MANIFEST)
+    write_text(readme, text)
+    update_manifest(folder, {"README.md": sha256_file(readme)})
+    return text
+
+
+def card_text(
+    folder: Path, repo_id: str | None = None, revision: str | None = None, template: str | Path | None = None
+) -> str:
+    """The card of a build folder rendered from its ``card.json`` and data, with the loading snippets
+    naming ``repo_id`` (and ``revision``, when given); nothing is written."""
     from spl_hf.hub.folder import shard_pattern
 
-    folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such build folder")
     inputs_path = folder / CARD_INPUTS
@@ -120,15 +140,8 @@ def regenerate_card(
     kwargs: dict = dict(inputs["kwargs"])
     if repo_id:
         kwargs["repo_id"] = repo_id
-    text = render_card(template or inputs["template"], configs, **kwargs)
-    readme = folder / "README.md"
-    # Both files are rewritten: refuse a link at either before writing anything (a link's target
-    # lies outside the build, and is a user's).
-    refuse_symlink(readme)
-    refuse_symlink(folder / MANIFEST)
-    write_text(readme, text)
-    update_manifest(folder, {"README.md": sha256_file(readme)})
-    return text
+    kwargs["revision"] = revision
+    return render_card(template or inputs["template"], configs, **kwargs)
 
 
 # Where people edit the templates: found in a source checkout or an editable install. An installed

@@ -22,6 +22,7 @@ from spl_hf.manifest import MANIFEST, format_manifest, read_manifest
 
 REPO_TYPE = "dataset"
 KEEP = (".gitattributes",)  # repo files a build never holds but the Hub manages
+CARD_INPUTS = "card.json"  # what the card is rendered from (spl_hf.hub.card.CARD_INPUTS)
 PROVENANCE = "provenance.json"  # added to the published commit: what the rows were checked against
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -143,11 +144,21 @@ def provenance_section(record: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def release_files(folder: Path, files: list[str], record: dict) -> dict[str, bytes | str]:
+def release_files(
+    folder: Path, files: list[str], record: dict, repo_id: str | None = None, revision: str | None = None
+) -> dict[str, bytes | str]:
     """What the commit holds: the build's files, with README.md carrying the provenance section,
-    ``provenance.json`` added, and MANIFEST.sha256 vouching for both (the local folder is untouched)."""
+    ``provenance.json`` added, and MANIFEST.sha256 vouching for both (the local folder is untouched).
+
+    With ``repo_id``, the card is rendered again from ``card.json`` so that its loading snippets name
+    the repo (and ``revision`` unless it is main) that it is pushed to."""
     out: dict[str, bytes | str] = {f: str(folder / f) for f in files}
-    readme = (folder / "README.md").read_bytes() + provenance_section(record).encode()
+    card = (folder / "README.md").read_bytes()
+    if repo_id and (folder / CARD_INPUTS).is_file():
+        from spl_hf.hub.card import card_text
+
+        card = card_text(folder, repo_id, None if revision in (None, "main") else revision).encode()
+    readme = card + provenance_section(record).encode()
     prov = (json.dumps(record, indent=2, sort_keys=True) + "\n").encode()
     out["README.md"], out[PROVENANCE] = readme, prov
     listed = read_manifest(folder)
@@ -232,7 +243,7 @@ def publish(
         head = api.repo_info(repo_id, repo_type=REPO_TYPE, revision=branch).sha
     existing = api.list_repo_files(repo_id, repo_type=REPO_TYPE, revision=head)
     files = build_files(folder)
-    content = release_files(folder, files, record)
+    content = release_files(folder, files, record, repo_id, revision)
     stale = sorted(set(existing) - set(content) - set(KEEP))
     operations: list = [
         CommitOperationAdd(path_in_repo=f, path_or_fileobj=c) for f, c in sorted(content.items())

@@ -11,6 +11,11 @@ if TYPE_CHECKING:
     from spl_hf.report.figures import PNG_METADATA, figure_conditions, save_png
     from spl_hf.report.judge_comparison import compare_build, write_comparison
     from spl_hf.report.judge_quality_figure import judge_quality_figure, save_judge_quality_figure
+    from spl_hf.report.pool_preference_figure import (
+        pool_preference_data,
+        pool_preference_figure,
+        save_pool_preference_figure,
+    )
     from spl_hf.report.runs import METRIC_KEYS, RunMetrics, load_runs
     from spl_hf.report.seeds import ConditionSummary, ContrastSummary, SeedReport, parse_contrast, seed_report
     from spl_hf.report.write import write_seed_report
@@ -30,8 +35,11 @@ __all__ = [
     "judge_quality_figure",
     "load_runs",
     "parse_contrast",
+    "pool_preference_data",
+    "pool_preference_figure",
     "save_judge_quality_figure",
     "save_png",
+    "save_pool_preference_figure",
     "seed_report",
     "write_comparison",
     "write_seed_report",

@@ -36,6 +36,14 @@ def _shares(q: TenetQuality) -> dict[str, float]:
     }
 
 
+def score_reach(scores: np.ndarray, threshold: float) -> float:
+    """Half-width of the score axis: the largest |score| or the threshold, with a 10% margin, at most 1
+    (a judge whose scores are all near 0 gets an axis that shows them, not a bar squeezed at 0)."""
+    values = np.abs(np.asarray(scores, dtype=float))
+    top = max(float(values.max()) if values.size else 0.0, float(threshold), 1e-3)
+    return min(1.0, top * 1.1)
+
+
 def judge_quality_figure(
     quality: Sequence[TenetQuality], scores: np.ndarray, released: np.ndarray, threshold: float
 ):
@@ -45,13 +53,32 @@ def judge_quality_figure(
     tenets = [q for q in quality if q.tenet != "all"]
     fig = Figure(figsize=(11, max(3.0, 0.28 * len(tenets) + 2.2)))
     left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.3]})
-    bins = np.linspace(-1, 1, 41)
+    reach = score_reach(scores, threshold)
+    bins = np.linspace(-reach, reach, 41)
     left.hist(np.asarray(scores, dtype=float), bins=bins, color="#868e96", label="judged")
     left.hist(np.asarray(released, dtype=float), bins=bins, color="#5f3dc4", label="released")
     for x in (-threshold, threshold):
-        left.axvline(x, color="black", linestyle="--", linewidth=0.8)
-    left.set(xlabel="score = P(A better) − P(B better)", ylabel="judgements", title="Scores")
-    left.legend(loc="upper left", frameon=False)
+        left.axvline(
+            x,
+            color="black",
+            linestyle="--",
+            linewidth=0.8,
+            label=f"threshold ±{threshold:g}" if x > 0 else None,
+        )
+        left.annotate(
+            f"{x:+g}",
+            (x, 1),
+            xycoords=("data", "axes fraction"),
+            xytext=(0, 2),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=7,
+        )
+    left.set_xlim(-reach, reach)
+    left.set(xlabel="score = P(A better) − P(B better)", ylabel="judgements")
+    left.set_title("Scores (|score| ≥ threshold is eligible)", pad=14)
+    left.legend(loc="upper left", frameon=False, fontsize=7)
     y = np.arange(len(tenets))
     start = np.zeros(len(tenets))
     for key, label, color in SHARES:
