@@ -23,8 +23,8 @@ TENET_CONFIG_NOTE = "--config_name is ignored for a tenet build: its checks span
 class AuditReport:
     """What an audit found, in one shape for both kinds of build.
 
-    ``result`` is the kind's own report (:class:`~spl_hf.audit.spl.SPLAudit` or
-    :class:`~spl_hf.audit.tenets.TenetAuditReport`) for callers that record its details;
+    ``result`` is the kind's own report (:class:`~spl_hf.audit.spl.folder.SPLAudit` or
+    :class:`~spl_hf.audit.tenets.rows.TenetAuditReport`) for callers that record its details;
     ``details`` holds the kind's extra JSON keys (rule base, judge counts, counterfactual changes).
     """
 
@@ -148,7 +148,7 @@ def _provenance(built: BuiltFolder, sources, max_report: int, own: RuleBase | No
 
 
 def _audit_tenets(built: BuiltFolder, sources, max_report: int, config: str | None) -> AuditReport:
-    from spl_hf.audit.tenets import audit_folder
+    from spl_hf.audit.tenets.rows import audit_folder
 
     result = audit_folder(built, max_report)
     report = AuditReport(
@@ -194,7 +194,7 @@ def _rulebases(built: BuiltFolder, rulebase) -> tuple[RuleBase, str, RuleBase]:
 
 
 def _audit_spl(built: BuiltFolder, rulebase, sources, max_report: int) -> AuditReport:
-    from spl_hf.audit.spl import audit_spl_folder
+    from spl_hf.audit.spl.folder import audit_spl_folder
 
     rb, rb_source, own = _rulebases(built, rulebase)
     stored = stored_rulebase_hashes(built.splits)

@@ -20,9 +20,9 @@ import pyarrow.compute as pc
 from datasets import Features, Value
 
 from spl_hf.assign import Certificate, verify_assignment
-from spl_hf.audit.judge_quality import check_judge_quality
 from spl_hf.audit.load import BuiltFolder, read_folder
-from spl_hf.audit.verify import differs
+from spl_hf.audit.spl.labels import differs
+from spl_hf.audit.tenets.judge_quality import check_judge_quality
 from spl_hf.contract import (
     CERTIFICATE_FILE,
     JUDGE_FIELDS,
