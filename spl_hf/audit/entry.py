@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spl_hf.audit.hub import audit_target
 from spl_hf.audit.load import BuiltFolder, read_folder, resolve_rulebase, stored_rulebase_hashes
 from spl_hf.manifest import MANIFEST, ManifestCheck
 from spl_hf.rules import RuleBase
+
+if TYPE_CHECKING:
+    from spl_hf.audit.spl.folder import SPLAudit
+    from spl_hf.audit.tenets.rows import TenetAuditReport
 
 NO_SOURCES_NOTE = "no --sources: rows were not checked against their source pools (provenance)"
 TENET_CONFIG_NOTE = "--config_name is ignored for a tenet build: its checks span every config"
@@ -23,9 +27,9 @@ TENET_CONFIG_NOTE = "--config_name is ignored for a tenet build: its checks span
 class AuditReport:
     """What an audit found, in one shape for both kinds of build.
 
-    ``result`` is the kind's own report (:class:`~spl_hf.audit.spl.folder.SPLAudit` or
-    :class:`~spl_hf.audit.tenets.rows.TenetAuditReport`) for callers that record its details;
     ``details`` holds the kind's extra JSON keys (rule base, judge counts, counterfactual changes).
+    :meth:`to_dict` is the one JSON shape: ``spl-hf audit --json`` prints it, and each release's
+    ``audit.json`` is it (:meth:`write_json`). The kind's own report stays private (``_result``).
     """
 
     kind: str
@@ -44,7 +48,7 @@ class AuditReport:
     revision: str | None = None
     summary: list[str] = field(default_factory=list)  # the human-readable lines `spl-hf audit` prints
     details: dict[str, Any] = field(default_factory=dict)
-    result: Any = None
+    _result: SPLAudit | TenetAuditReport | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         """What ``spl-hf audit --json`` prints."""
@@ -68,6 +72,20 @@ class AuditReport:
             out["unlisted_files"] = self.manifest.unlisted
         return out
 
+    def write_json(self, path: str | Path) -> Path:
+        """Write :meth:`to_dict` as JSON to ``path`` (atomically): a release's ``audit.json``."""
+        from spl_hf.files import write_json
+
+        return write_json(path, self.to_dict())
+
+    @property
+    def judge_counts(self) -> dict[str, int]:
+        """SPL builds with verdict-judge configs: ``judge_rows`` and ``judge_reproduced`` ({} otherwise)."""
+        judge = self.details.get("judge")
+        if not isinstance(judge, dict):
+            return {}
+        return {"judge_rows": judge["rows"], "judge_reproduced": judge["reproduced"]}
+
     @property
     def provenance_ok(self) -> bool:
         """Every row holds the text of the source record it names (True when no sources were given)."""
@@ -77,7 +95,7 @@ class AuditReport:
     @property
     def checks_ok(self) -> bool:
         """The build's own checks (rows, certificate, files, manifest) passed, provenance aside."""
-        return self.result.ok
+        return self._result is not None and self._result.ok
 
     def describe_failure(self) -> str:
         """One line saying why the audit failed ("" when it passed)."""
@@ -96,8 +114,8 @@ class AuditReport:
             bad = self.manifest.mismatched + self.manifest.unlisted + self.manifest.problems
             return f"files differ from {MANIFEST}: {(bad or [MANIFEST + ' is missing'])[:5]}"
         if self.kind == "spl":
-            return self.result.describe_failure()
-        cert = "; ".join(self.result.certificate_failures[:3]) or "verified"
+            return self._result.describe_failure()
+        cert = "; ".join(self.details.get("certificate_failures", [])[:3]) or "verified"
         return (
             "; ".join([*self.failures[:3], f"{self.mismatch_count} rows do not reproduce"])
             + f"; assignment certificate: {cert}"
@@ -163,7 +181,7 @@ def _audit_tenets(built: BuiltFolder, sources, max_report: int, config: str | No
         notes=list(result.notes) + ([TENET_CONFIG_NOTE] if config else []),
         certificate_ok=result.certificate_ok,
         details={"certificate_failures": list(result.certificate_failures)},
-        result=result,
+        _result=result,
     )
     _add_provenance(report, built, sources, max_report, None)
     report.summary = [
@@ -217,7 +235,7 @@ def _audit_spl(built: BuiltFolder, rulebase, sources, max_report: int) -> AuditR
         failures=result.failures,
         notes=list(built.notes) + result.notes,
         details=_spl_details(result, counterfactual, stored, rb_source, max_report),
-        result=result,
+        _result=result,
     )
     _add_provenance(report, built, sources, max_report, own)
     report.summary = [
