@@ -49,6 +49,7 @@ class AuditReport:
     summary: list[str] = field(default_factory=list)  # the human-readable lines `spl-hf audit` prints
     details: dict[str, Any] = field(default_factory=dict)
     _result: SPLAudit | TenetAuditReport | None = field(default=None, repr=False, compare=False)
+    _claim_failures: list[str] = field(default_factory=list, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         """What ``spl-hf audit --json`` prints."""
@@ -95,7 +96,7 @@ class AuditReport:
     @property
     def checks_ok(self) -> bool:
         """The build's own checks (rows, certificate, files, manifest) passed, provenance aside."""
-        return self._result is not None and self._result.ok
+        return self._result is not None and self._result.ok and not self._claim_failures
 
     def describe_failure(self) -> str:
         """One line saying why the audit failed ("" when it passed)."""
@@ -113,6 +114,10 @@ class AuditReport:
         if self.manifest is not None and not self.manifest.ok:
             bad = self.manifest.mismatched + self.manifest.unlisted + self.manifest.problems
             return f"files differ from {MANIFEST}: {(bad or [MANIFEST + ' is missing'])[:5]}"
+        if self._claim_failures:
+            return "claims the release makes differ from their recomputation: " + "; ".join(
+                self._claim_failures[:3]
+            )
         if self.kind == "spl":
             return self._result.describe_failure()
         cert = "; ".join(self.details.get("certificate_failures", [])[:3]) or "verified"
@@ -150,10 +155,34 @@ def audit(
             report = _audit_tenets(built, sources, max_report, config)
         else:
             report = _audit_spl(built, rulebase, sources, max_report)
+        _check_claims(report, built, config, target.ignore)
     report.target = target.describe()
     report.repo_id, report.revision = target.repo_id, target.revision
     report.manifest = built.manifest
     return report
+
+
+def _check_claims(
+    report: AuditReport, built: BuiltFolder, config: str | None, ignore: tuple[str, ...]
+) -> None:
+    """The release's files and what its card, reports and licence say, against their recomputation."""
+    from spl_hf.audit.claims import check_claims
+
+    if report.kind == "tenets":
+        claims = report._result.claims if report._result is not None else None
+    elif config is None:
+        from spl_hf.audit.spl.claims import spl_claims
+
+        claims = spl_claims(built, resolve_rulebase(built.path, None)[0])
+    else:
+        report.notes.append(f"--config_name {config}: the card, reports and licence were not recomputed")
+        return
+    if claims is None:
+        report.notes.append("the certificate, 'all' rows or judge scores are unread: claims not recomputed")
+        return
+    report._claim_failures = check_claims(built, claims, ignore)
+    report.failures += report._claim_failures
+    report.ok = report.ok and not report._claim_failures
 
 
 def _provenance(built: BuiltFolder, sources, max_report: int, own: RuleBase | None) -> dict | None:

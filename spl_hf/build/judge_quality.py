@@ -7,7 +7,6 @@ recomputes; this module only gathers its inputs from the build and formats its o
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping
 
 import numpy as np
@@ -142,21 +141,3 @@ def card_context(section: Mapping) -> dict:
         "not_judged_recorded": section["not_judged_recorded"],
         "figure": FIGURE_FILE,
     }
-
-
-def figure_png(scores: pa.Table, rows: pa.Table, quality: list[TenetQuality], threshold: float) -> bytes:
-    """The PNG of :mod:`spl_hf.report.judge_quality_figure` as bytes (signed scores, judged and released)."""
-    from spl_hf.report import PNG_METADATA, judge_quality_figure
-
-    judged = scores.column("p_a_first").to_numpy() - scores.column("p_a_second").to_numpy()
-    judge = pc.struct_field(rows.column("derivation").combine_chunks(), "judge")
-    released = (
-        pc.struct_field(judge, "p_a_first").to_numpy(zero_copy_only=False)
-        - pc.struct_field(judge, "p_a_second").to_numpy(zero_copy_only=False)
-        if rows.num_rows
-        else np.array([])
-    )
-    fig = judge_quality_figure(quality, judged, released, threshold)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120, metadata=PNG_METADATA)
-    return buf.getvalue()

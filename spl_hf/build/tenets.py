@@ -38,19 +38,23 @@ from spl_hf.build.card_sections import (
     stage_table,
 )
 from spl_hf.build.config import TenetBuildConfig
-from spl_hf.build.judge_quality import FIGURE_FILE, build_quality, card_context, figure_png, read_not_judged
+from spl_hf.build.judge_quality import FIGURE_FILE, build_quality, card_context, read_not_judged
 from spl_hf.contract import (
     CERTIFICATE_FILE,
     DECONTAMINATION_FILE,
     DIGEST_DERIVATION,
     JUDGE_FIELDS,
     JUDGED_SCORE_COLUMNS,
+    LICENSE_FILE,
     ROW_FEATURES,
     SCORE_FEATURES,
+    TENET_INTRO,
     check_inputs,
+    license_text,
     read_decontamination,
     row_digests,
     scores_from_probs,
+    tenet_license_fields,
 )
 from spl_hf.hub import (
     CARD_INPUTS,
@@ -60,11 +64,9 @@ from spl_hf.hub import (
     write_dataset_folder,
 )
 from spl_hf.outputs import guard_dir
+from spl_hf.report import judge_quality_png
 from spl_hf.sources import ADAPTERS, DEFAULT_CLIP_CHARS, OMITTED_MARKER
 from spl_hf.tenets import default_tenets, load_tenets
-
-LICENSE_FILE = "LICENSE.md"
-LICENSE_ORDER = ("cc-by-nc-4.0", "cc-by-4.0", "odc-by", "mit")  # most restrictive first
 
 
 @dataclass(frozen=True)
@@ -215,9 +217,6 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         _construction_kwargs(cfg, pairs, scores, rows, source_order, per_source, decontamination)
     )
     readme = render_card("tenet_dataset.md.j2", configs, **card_kwargs)
-    license_text = "# Licences\n\nRows keep the licences of their source pools:\n\n" + "".join(
-        f"- `{s}`: {ADAPTERS[s].license if s in ADAPTERS else 'unknown'}\n" for s in per_source
-    )
     report = {
         "kind": "tenets",
         **summary,
@@ -236,8 +235,8 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
             CERTIFICATE_FILE: json.dumps(result.certificate.to_dict(), separators=(",", ":")) + "\n",
             "build_report.json": json.dumps(report, indent=2, sort_keys=True, default=str) + "\n",
             CARD_INPUTS: card_inputs("tenet_dataset.md.j2", configs, **card_kwargs),
-            LICENSE_FILE: license_text,
-            FIGURE_FILE: figure_png(scores, rows, quality, cfg.threshold),
+            LICENSE_FILE: license_text(TENET_INTRO, pool_licenses(per_source)),
+            FIGURE_FILE: judge_quality_png(scores, rows, quality, cfg.threshold),
             **({DECONTAMINATION_FILE: decontamination.text} if decontamination else {}),
         },
         max_shard_size=cfg.max_shard_size,
@@ -404,21 +403,21 @@ def _construction_kwargs(
     )
 
 
+def pool_licenses(per_source: dict[str, int]) -> dict[str, str]:
+    """Each source pool of the rows with its adapter's licence."""
+    return {s: ADAPTERS[s].license if s in ADAPTERS else "unknown" for s in per_source}
+
+
 def _card_kwargs(
     cfg: TenetBuildConfig, result, rows, scores, recomputed, per_source, statements, decontamination
 ):
     """What the card is rendered from: the licence, the solve's summary, counts and settings."""
-    pool_licenses = sorted(
-        {ADAPTERS[s].license if s in ADAPTERS else "unknown" for s in per_source},
-        key=lambda lic: (LICENSE_ORDER.index(lic) if lic in LICENSE_ORDER else -1, lic),
-    )
-    known = bool(pool_licenses) and "unknown" not in pool_licenses
-    license_ = pool_licenses[0] if known else "other"
+    fields = tenet_license_fields(pool_licenses(per_source))
     summary = result.summary()
     return dict(
-        license=license_,
-        license_name=None if known else "tenet-pool-licenses",
-        license_link=None if known else LICENSE_FILE,
+        license=fields["license"],
+        license_name=fields["license_name"],
+        license_link=fields["license_link"],
         pretty_name=cfg.pretty_name,
         tags=["dpo", "preference", "values", "alignment", "recorded-derivation"],
         repo_id=cfg.repo_id,
@@ -437,11 +436,7 @@ def _card_kwargs(
         mean_abs=round(summary["mean_abs_score"] or 0.0, 6),
         judged=scores.num_rows,
         eligible=int((np.abs(recomputed) >= cfg.threshold).sum()),
-        license_note=f"{license_} — the most restrictive licence among the source pools used "
-        f"({', '.join(pool_licenses)})."
-        if known
-        else "The pools' licences are listed in "
-        f"[{LICENSE_FILE}]({LICENSE_FILE}): " + ", ".join(pool_licenses) + ".",
+        license_note=fields["license_note"],
         model_ids=sorted(set(scores.column("model_id").to_pylist())),
         clip_chars=DEFAULT_CLIP_CHARS,
         omitted_marker=OMITTED_MARKER,

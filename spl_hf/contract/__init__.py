@@ -25,6 +25,16 @@ if TYPE_CHECKING:
         read_decontamination,
     )
     from spl_hf.contract.digest import combine, combine_scalar, hash_array, hash_value
+    from spl_hf.contract.licenses import (
+        LICENSE_FILE,
+        SPL_INTRO,
+        SPL_SOURCE_LICENSES,
+        TENET_INTRO,
+        license_text,
+        spl_license_fields,
+        spl_source_licenses,
+        tenet_license_fields,
+    )
     from spl_hf.contract.messages import MESSAGES
     from spl_hf.contract.producers import IDENTITY_FIELDS, identity_key, record_identity, stated_key
     from spl_hf.contract.quality import (
@@ -65,9 +75,13 @@ __all__ = [
     "IDENTITY_FIELDS",
     "JUDGED_SCORE_COLUMNS",
     "JUDGE_FIELDS",
+    "LICENSE_FILE",
     "MESSAGES",
     "ROW_FEATURES",
     "SCORE_FEATURES",
+    "SPL_INTRO",
+    "SPL_SOURCE_LICENSES",
+    "TENET_INTRO",
     "CompositionTables",
     "DecontaminationRecord",
     "JudgeComparisonTables",
@@ -88,6 +102,7 @@ __all__ = [
     "judge_comparison_tables",
     "judge_quality",
     "judge_quality_section",
+    "license_text",
     "oriented_input_hashes_arrow",
     "pair_input_hash",
     "position_counts",
@@ -101,7 +116,10 @@ __all__ = [
     "score_index",
     "scores_from_probs",
     "section_of",
+    "spl_license_fields",
+    "spl_source_licenses",
     "stated_key",
+    "tenet_license_fields",
     "tenet_quality",
 ]
 

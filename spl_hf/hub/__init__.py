@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from spl_hf.hub.card import CARD_INPUTS, card_inputs, regenerate_card, render_card
     from spl_hf.hub.config import CardArgs, HubServeTokenArgs, PublishFolderArgs
     from spl_hf.hub.folder import ConfigData, WrittenFolder, write_dataset_folder, yaml_metadata
-    from spl_hf.hub.publish import PublishResult, card_configs, publish
+    from spl_hf.hub.publish import PublishResult, card_configs, provenance_section, publish
     from spl_hf.hub.roundtrip import split_digests
     from spl_hf.hub.server import HubHTTPServer, RunningServer
     from spl_hf.hub.server.config import HubServeConfig
@@ -38,6 +38,7 @@ __all__ = [
     "WrittenFolder",
     "card_configs",
     "card_inputs",
+    "provenance_section",
     "publish",
     "regenerate_card",
     "render_card",

@@ -10,7 +10,11 @@ if TYPE_CHECKING:
     from spl_hf.report.config import JudgeReportArgs, SeedReportArgs
     from spl_hf.report.figures import PNG_METADATA, figure_conditions, save_png
     from spl_hf.report.judge_comparison import compare_build, write_comparison
-    from spl_hf.report.judge_quality_figure import judge_quality_figure, save_judge_quality_figure
+    from spl_hf.report.judge_quality_figure import (
+        judge_quality_figure,
+        judge_quality_png,
+        save_judge_quality_figure,
+    )
     from spl_hf.report.runs import METRIC_KEYS, RunMetrics, load_runs
     from spl_hf.report.seeds import ConditionSummary, ContrastSummary, SeedReport, parse_contrast, seed_report
     from spl_hf.report.write import write_seed_report
@@ -28,6 +32,7 @@ __all__ = [
     "compare_build",
     "figure_conditions",
     "judge_quality_figure",
+    "judge_quality_png",
     "load_runs",
     "parse_contrast",
     "save_judge_quality_figure",
