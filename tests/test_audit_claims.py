@@ -173,3 +173,12 @@ def test_a_release_stating_an_unchecked_entry_fails(built_tenets, tmp_path):
     folder = _copy(built_tenets, tmp_path)
     edit_json(folder / "build_report.json", lambda d: d.update(reviewed_by="an expert"))
     _caught(folder, "build_report.json", "reviewed_by is not an entry the audit checks")
+
+
+def test_a_card_rendered_again_for_a_repo_id_still_audits(built_spl, tmp_path):
+    from spl_hf.cli import main
+
+    folder = _copy(built_spl, tmp_path)
+    assert main(["card", str(folder), "--repo_id", "org/name"]) == 0
+    assert "org/name" in (folder / "README.md").read_text()
+    assert audit(folder).ok  # card.json records the repo id the README was rendered with

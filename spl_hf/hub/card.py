@@ -17,6 +17,7 @@ from datasets import Features
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from spl_hf.hub.folder import ConfigData, config_rows, sha256_file, yaml_metadata
+from spl_hf.files import write_text
 from spl_hf.manifest import update_manifest
 
 CARD_INPUTS = "card.json"
@@ -122,7 +123,12 @@ def regenerate_card(
     text = render_card(template or inputs["template"], configs, **kwargs)
     readme = folder / "README.md"
     readme.write_text(text, encoding="utf-8")
-    update_manifest(folder, {"README.md": sha256_file(readme)})
+    changed = {"README.md": sha256_file(readme)}
+    if repo_id or template:  # card.json records what the README was rendered from: the audit renders it again
+        inputs.update(template=str(template or inputs["template"]), kwargs=kwargs)
+        write_text(inputs_path, json.dumps(inputs, indent=1) + "\n")
+        changed[CARD_INPUTS] = sha256_file(inputs_path)
+    update_manifest(folder, changed)
     return text
 
 
