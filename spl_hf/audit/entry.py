@@ -114,7 +114,7 @@ class AuditReport:
         if self.manifest is not None and not self.manifest.ok:
             bad = self.manifest.mismatched + self.manifest.unlisted + self.manifest.problems
             return f"files differ from {MANIFEST}: {(bad or [MANIFEST + ' is missing'])[:5]}"
-        if self._claim_failures:
+        if self._claim_failures and self._result is not None and self._result.ok:  # rows first
             return "claims the release makes differ from their recomputation: " + "; ".join(
                 self._claim_failures[:3]
             )
