@@ -16,8 +16,8 @@ import pyarrow.parquet as pq
 from datasets import Features
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from spl_hf.hub.folder import ConfigData, config_rows, sha256_file, yaml_metadata
 from spl_hf.files import write_text
+from spl_hf.hub.folder import ConfigData, config_rows, sha256_file, yaml_metadata
 from spl_hf.manifest import update_manifest
 
 CARD_INPUTS = "card.json"
