@@ -53,7 +53,9 @@ CARD_STATED = frozenset(
         "harmful_pools",
     }
 )
-REPORT_STATED = frozenset({"label_quality", "producers", "prompts_without_pairs"})
+# The labeler's agreement with a rater panel is computed from the panel file and the labeler's records,
+# neither of which the release holds; prompts that formed no pair are in no row.
+REPORT_STATED = frozenset({"label_quality", "producers", "prompts_without_pairs", "panel"})
 
 
 def _concat(built: BuiltFolder, config: str) -> pa.Table | None:
