@@ -149,6 +149,11 @@ TENET_CASES = {
     ),
     "card_objective": ("card.json", "objective", lambda d: d["kwargs"].update(objective=99.0)),
     "card_eligible": ("card.json", "eligible", bump("eligible", "judged", by=3, where=("kwargs",))),
+    "card_quality_table": (
+        "card.json",
+        "judge_quality_card.sentence",
+        lambda d: d["kwargs"]["judge_quality_card"].update(sentence="The judge is fair."),
+    ),
 }
 
 
@@ -157,6 +162,10 @@ def test_an_edited_tenet_claim_fails_naming_file_and_claim(built_tenets, tmp_pat
     file, claim, edit = TENET_CASES[case]
     folder = _copy(built_tenets, tmp_path)
     edit_json(folder / file, edit)
+    if file == "card.json":
+        from spl_hf.hub import regenerate_card
+
+        regenerate_card(folder)  # the README shows the forged entry too
     _caught(folder, file, claim)
 
 

@@ -38,7 +38,7 @@ from spl_hf.build.card_sections import (
     stage_table,
 )
 from spl_hf.build.config import TenetBuildConfig
-from spl_hf.build.judge_quality import FIGURE_FILE, build_quality, card_context, read_not_judged
+from spl_hf.build.judge_quality import build_quality, read_not_judged
 from spl_hf.contract import (
     CERTIFICATE_FILE,
     DECONTAMINATION_FILE,
@@ -46,10 +46,12 @@ from spl_hf.contract import (
     JUDGE_FIELDS,
     JUDGED_SCORE_COLUMNS,
     LICENSE_FILE,
+    QUALITY_FIGURE,
     ROW_FEATURES,
     SCORE_FEATURES,
     TENET_INTRO,
     check_inputs,
+    judge_quality_card,
     license_text,
     read_decontamination,
     row_digests,
@@ -212,7 +214,7 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
     statements = _statements(cfg, result.kept_tenets)
     summary = result.summary()
     card_kwargs = _card_kwargs(cfg, result, rows, scores, recomputed, per_source, statements, decontamination)
-    card_kwargs.update(judge_quality=judge_quality, judge_quality_card=card_context(judge_quality))
+    card_kwargs.update(judge_quality=judge_quality, judge_quality_card=judge_quality_card(judge_quality))
     card_kwargs.update(
         _construction_kwargs(cfg, pairs, scores, rows, source_order, per_source, decontamination)
     )
@@ -236,7 +238,7 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
             "build_report.json": json.dumps(report, indent=2, sort_keys=True, default=str) + "\n",
             CARD_INPUTS: card_inputs("tenet_dataset.md.j2", configs, **card_kwargs),
             LICENSE_FILE: license_text(TENET_INTRO, pool_licenses(per_source)),
-            FIGURE_FILE: judge_quality_png(scores, rows, quality, cfg.threshold),
+            QUALITY_FIGURE: judge_quality_png(scores, rows, quality, cfg.threshold),
             **({DECONTAMINATION_FILE: decontamination.text} if decontamination else {}),
         },
         max_shard_size=cfg.max_shard_size,

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         section_of,
         tenet_quality,
     )
+    from spl_hf.contract.quality_card import QUALITY_FIGURE, bias_sentence, judge_quality_card
     from spl_hf.contract.scores import pair_input_hash, score_from_probs, scores_from_probs
     from spl_hf.contract.spl_quality import (
         record_label_quality,
@@ -77,6 +78,7 @@ __all__ = [
     "JUDGE_FIELDS",
     "LICENSE_FILE",
     "MESSAGES",
+    "QUALITY_FIGURE",
     "ROW_FEATURES",
     "SCORE_FEATURES",
     "SPL_INTRO",
@@ -89,6 +91,7 @@ __all__ = [
     "TenetQuality",
     "TopicRow",
     "VerdictPairRow",
+    "bias_sentence",
     "check_inputs",
     "combine",
     "combine_scalar",
@@ -101,6 +104,7 @@ __all__ = [
     "input_hashes",
     "judge_comparison_tables",
     "judge_quality",
+    "judge_quality_card",
     "judge_quality_section",
     "license_text",
     "oriented_input_hashes_arrow",

@@ -18,10 +18,10 @@ import pyarrow.compute as pc
 from spl_hf.assign import Certificate
 from spl_hf.audit.claims import Claims, decontamination_summary, read_json
 from spl_hf.audit.load import BUILD_REPORT, BuiltFolder
-from spl_hf.contract import CERTIFICATE_FILE, TENET_INTRO, tenet_license_fields
+from spl_hf.contract import CERTIFICATE_FILE, QUALITY_FIGURE, TENET_INTRO, tenet_license_fields
 
 TEMPLATE = "tenet_dataset.md.j2"
-FIGURE_FILE = "judge_quality.png"
+FIGURE_FILE = QUALITY_FIGURE
 FILES = (CERTIFICATE_FILE, FIGURE_FILE)
 CARD_STATED = frozenset(
     {
@@ -30,7 +30,6 @@ CARD_STATED = frozenset(
         "repo_id",
         "threshold_note",
         "judge_quality",  # recomputed by spl_hf.audit.tenets.judge_quality
-        "judge_quality_card",
         # Tables about the pools before the build (read records, pairs in the build before judging):
         # shown from the decontamination record and the build's inputs.
         "origins_table",
@@ -109,6 +108,7 @@ def tenet_claims(
     claims.card = _card(cert, summary, card, scores, rows, per_source, elig.num_rows)
     claims.card["decontamination"] = decontamination
     claims.card["sft"] = "sft" in built.card.configs
+    claims.card["judge_quality_card"] = _quality_card(built.path, scores, rows, cert)
     claims.card.update(tenet_license_fields(licenses))
     return claims
 
@@ -161,13 +161,11 @@ def _compare_figure(
     ]
 
 
-def check_figure(built: BuiltFolder, scores: pa.Table, rows: pa.Table, cert: Certificate) -> list[str]:
-    """``judge_quality.png`` against the figure drawn again from the released scores, with the build's
-    recorded not-judged counts (the judge stage's, not recomputable from the release; checked to sum
-    by the judge-quality audit)."""
-    from spl_hf.contract import judge_quality
-
-    section = (read_json(built.path / BUILD_REPORT) or {}).get("judge_quality")
+def quality_inputs(folder, rows: pa.Table, cert: Certificate) -> tuple[dict, dict | None]:
+    """The released |scores| per kept tenet (in the certificate's order, as the build lists them) and
+    the not-judged counts the build recorded (the judge stage's: not recomputable from the release,
+    checked to sum by the judge-quality audit), or None when it recorded none."""
+    section = (read_json(folder / BUILD_REPORT) or {}).get("judge_quality")
     recorded = isinstance(section, Mapping) and bool(section.get("not_judged_recorded"))
     not_judged = (
         {t.get("tenet"): int(t.get("not_judged") or 0) for t in section.get("tenets", [])}
@@ -176,7 +174,27 @@ def check_figure(built: BuiltFolder, scores: pa.Table, rows: pa.Table, cert: Cer
     )
     tenet = rows.column("tenet")
     released = {t: rows.filter(pc.equal(tenet, t)).column("score").to_numpy() for t in cert.kept_tenets}
+    return released, not_judged
+
+
+def check_figure(built: BuiltFolder, scores: pa.Table, rows: pa.Table, cert: Certificate) -> list[str]:
+    """``judge_quality.png`` against the figure drawn again from the released scores."""
+    from spl_hf.contract import judge_quality
+
+    released, not_judged = quality_inputs(built.path, rows, cert)
     quality = judge_quality(
         scores, released, threshold=cert.threshold, capacity=cert.capacity, not_judged=not_judged
     )
     return _compare_figure(built, scores, rows, quality, cert.threshold)
+
+
+def _quality_card(folder, scores: pa.Table, rows: pa.Table, cert: Certificate) -> dict:
+    """The card's judge-quality table and sentence, from the section recomputed from the release."""
+    from spl_hf.contract import judge_quality_card, judge_quality_section
+
+    released, not_judged = quality_inputs(folder, rows, cert)
+    return judge_quality_card(
+        judge_quality_section(
+            scores, released, threshold=cert.threshold, capacity=cert.capacity, not_judged=not_judged
+        )
+    )
