@@ -239,9 +239,14 @@ def _reseal_judge_quality(folder) -> None:
     released = {t: [r["score"] for r in rows.to_pylist() if r["tenet"] == t] for t in report["tenets_kept"]}
     old = report["judge_quality"]
     section = judge_quality_section(scores, released, threshold=old["threshold"], capacity=old["capacity"])
+    from spl_hf.contract import judge_quality_card
+    from spl_hf.hub import regenerate_card
+
     report["judge_quality"] = card["kwargs"]["judge_quality"] = section
+    card["kwargs"]["judge_quality_card"] = judge_quality_card(section)
     report_path.write_text(json.dumps(report))
     card_path.write_text(json.dumps(card))
+    regenerate_card(folder)  # the README shows the forged figures too
     reseal(folder)
 
 
