@@ -92,6 +92,13 @@ def _copy(src: Path, tmp_path: Path) -> Path:
 SPL_CASES = {
     # the reviewer's card forgery: counts and margin in card.json, then the README rendered from it
     "card_counts": ("card.json", "labeled", bump("labeled", "total", "margin", where=("kwargs",))),
+    "card_quality_table": (
+        "card.json",
+        "label_quality_rows[0].n_items",
+        lambda d: d["kwargs"]["label_quality_rows"][0].update(
+            n_items=d["kwargs"]["label_quality_rows"][0]["n_items"] + 5
+        ),
+    ),
     "report_counts": ("build_report.json", "labeled", bump("labeled", "margin", by=3)),
     "report_splits": ("build_report.json", "splits", bump("xstest", by=3, where=("splits",))),
     "report_tables": ("build_report.json", "tables", bump("total_pairs", by=3, where=("tables",))),

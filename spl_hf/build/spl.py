@@ -23,7 +23,6 @@ from datasets.table import InMemoryTable
 
 from spl_hf.build.card_sections import harmful_pools, markdown_table, origins_markdown, shares, stage_table
 from spl_hf.build.config import SAMPLE, SPLBuildConfig
-from spl_hf.build.spl_evidence import card_context as evidence_card
 from spl_hf.build.spl_evidence import evidence, evidence_report
 from spl_hf.contract import (
     DECONTAMINATION_FILE,
@@ -33,6 +32,7 @@ from spl_hf.contract import (
     CompositionTables,
     JudgeComparisonTables,
     composition_tables,
+    evidence_card,
     judge_comparison_tables,
     license_text,
     read_decontamination,

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         read_decontamination,
     )
     from spl_hf.contract.digest import combine, combine_scalar, hash_array, hash_value
+    from spl_hf.contract.evidence_card import PRODUCER_NOT_RECORDED, card_rows, evidence_card
     from spl_hf.contract.licenses import (
         LICENSE_FILE,
         SPL_INTRO,
@@ -78,6 +79,7 @@ __all__ = [
     "JUDGE_FIELDS",
     "LICENSE_FILE",
     "MESSAGES",
+    "PRODUCER_NOT_RECORDED",
     "QUALITY_FIGURE",
     "ROW_FEATURES",
     "SCORE_FEATURES",
@@ -92,10 +94,12 @@ __all__ = [
     "TopicRow",
     "VerdictPairRow",
     "bias_sentence",
+    "card_rows",
     "check_inputs",
     "combine",
     "combine_scalar",
     "composition_tables",
+    "evidence_card",
     "first_content",
     "flat_figures",
     "hash_array",

@@ -38,13 +38,8 @@ CARD_STATED = frozenset(
         "repo_id",
         "version",
         "inputs",
-        "panel_markdown",
-        "panel_file",
-        "producers",
-        "producer_rows",
-        "label_quality_rows",
-        "released_status",
-        "verdict_quality",
+        "panel_markdown",  # the panel's agreement tables (the panel file is not in the release)
+        "producers",  # checked against build_report.json and the rows by the evidence audit
         # Tables about the sources before the build (read records, stage counts of prompts that formed
         # no pair): shown from the decontamination record and the build's inputs.
         "origins_table",
@@ -145,6 +140,7 @@ def spl_claims(built: BuiltFolder, rb: RuleBase) -> Claims:
         "judge": None,
         "judge_tables": None,
     }
+    claims.card.update(_evidence_card(built))
     judged = _concat(built, "judge_derivations")
     if judged is not None and JUDGE_COLUMN in judged.column_names:
         _judge_claims(claims, built, judged, der, rb)
@@ -164,3 +160,28 @@ def _judge_claims(claims: Claims, built: BuiltFolder, judged: pa.Table, der: pa.
     stated = {k: stored.get(k) for k in ("verdicts_file", *IDENTITY)} if isinstance(stored, dict) else {}
     claims.report["judge"] = claims.card["judge"] = {**stated, **info}
     claims.card["judge_tables"] = tables.to_markdown()
+
+
+def _evidence_card(built: BuiltFolder) -> dict:
+    """The card's producer and label-quality tables, formatted again from build_report.json's entries
+    (which the evidence audit recounts from the rows) with the build's own formatter."""
+    from spl_hf.audit.claims import read_json
+    from spl_hf.audit.load import BUILD_REPORT
+    from spl_hf.contract import evidence_card
+
+    report = read_json(built.path / BUILD_REPORT) or {}
+    stored = (read_json(built.path / "card.json") or {}).get("kwargs") or {}
+    try:
+        quality = dict(report["label_quality"])
+        # build_report.json sorts its keys; the card lists the attributes in the labeler's order.
+        order = [r.get("attribute") for r in stored.get("label_quality_rows") or [] if isinstance(r, dict)]
+        attrs = quality["attributes"]
+        if sorted(order) == sorted(attrs):
+            quality["attributes"] = {a: attrs[a] for a in order}
+        card = evidence_card({"producers": report["producers"], "label_quality": quality})
+    except (KeyError, TypeError, AttributeError):
+        return {}  # a missing or malformed entry: reported by the evidence audit
+    panel = report.get("panel")
+    card["panel_file"] = panel.get("file") if isinstance(panel, dict) else None
+    del card["panel_markdown"]
+    return card
