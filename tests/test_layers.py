@@ -31,7 +31,8 @@ LAYERS = {
     "audit": (
         (
             "spl_hf.audit",
-            "spl_hf.audit.tenets",
+            "spl_hf.audit.tenets.rows",
+            "spl_hf.audit.spl.folder",
             "spl_hf.audit.provenance",
             "spl_hf.audit.hub",
             "spl_hf.cli.audit",

@@ -249,6 +249,11 @@ def test_spl_release_writes_the_judge_comparison_from_recorded_verdicts(tmp_path
     assert common > 0 and counts["write"]["judge_labeled"] >= common
     assert counts["audit"]["ok"] and counts["audit"]["judge_rows"] == 144 + 2 * common
     assert counts["audit"]["judge_reproduced"] == counts["audit"]["judge_rows"]
+    # One audit result: the stage's audit.json is what `spl-hf audit --json` prints for the build.
+    from spl_hf.audit import audit
+
+    (recorded,) = (tmp_path / "run").rglob("audit.json")
+    assert json.loads(recorded.read_text()) == json.loads(json.dumps(audit(str(tmp_path / "ds")).to_dict()))
     # Other verdicts are another input: the build is written again, and its comparison changes.
     write_verdicts(verdicts, seed=1)
     assert main([*base, "--recorded_verdicts", str(verdicts)]) == 0
@@ -386,7 +391,7 @@ def test_spl_release_in_json_mode_records_producers_parse_failures_and_the_candi
     assert "## Who produced the model outputs" in card and f"`{labeler['template_hash']}`" in card
     from spl_hf.audit import audit
 
-    assert audit(tmp_path / "ds").result.ok
+    assert audit(tmp_path / "ds").ok
 
 
 # Table VI: (pool, candidate generation) per source, in prompts.

@@ -9,8 +9,7 @@ if TYPE_CHECKING:
     from spl_hf.audit.entry import AuditReport, audit
     from spl_hf.audit.load import BuiltFolder, LoadedSplit, load_built, read_folder
     from spl_hf.audit.provenance import parse_specs
-    from spl_hf.audit.tables import CompositionTables, composition_tables
-    from spl_hf.audit.verify import (
+    from spl_hf.audit.spl.labels import (
         LabelChange,
         Mismatch,
         RuleAuditReport,
@@ -25,7 +24,6 @@ __all__ = [
     "AuditArgs",
     "AuditReport",
     "BuiltFolder",
-    "CompositionTables",
     "LabelChange",
     "LoadedSplit",
     "Mismatch",
@@ -34,7 +32,6 @@ __all__ = [
     "audit",
     "audit_batches",
     "audit_table",
-    "composition_tables",
     "differs",
     "load_built",
     "merge_reports",

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from spl_hf.audit.hub import is_repo_id
 from spl_hf.audit.load import BuiltFolder, LoadedSplit
-from spl_hf.audit.verify import differs
+from spl_hf.audit.spl.labels import differs
 from spl_hf.contract import ROW_FEATURES, first_content
 from spl_hf.derive import JUDGE_COLUMN, pair_features
 from spl_hf.schema import AttributeSchema

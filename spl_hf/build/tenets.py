@@ -39,28 +39,28 @@ from spl_hf.build.card_sections import (
     stage_table,
 )
 from spl_hf.build.config import TenetBuildConfig, fields_of
-from spl_hf.build.judge_quality import (
-    FIGURE_FILE,
-    POOL_FIGURE_FILE,
-    build_quality,
-    card_context,
-    figure_png,
-    pool_figure_png,
-    read_not_judged,
-)
+from spl_hf.build.judge_quality import build_quality, read_not_judged
 from spl_hf.contract import (
     CERTIFICATE_FILE,
     DECONTAMINATION_FILE,
     DIGEST_DERIVATION,
     JUDGE_FIELDS,
     JUDGED_SCORE_COLUMNS,
+    LICENSE_FILE,
+    POOL_FIGURE,
+    QUALITY_FIGURE,
     ROW_FEATURES,
     SCORE_FEATURES,
+    TENET_INTRO,
     check_inputs,
+    judge_quality_card,
+    license_text,
     read_decontamination,
     row_digests,
     scores_from_probs,
+    tenet_license_fields,
 )
+from spl_hf.contract import pool_licenses as source_licenses
 from spl_hf.hub import (
     CARD_INPUTS,
     ConfigData,
@@ -69,11 +69,9 @@ from spl_hf.hub import (
     write_dataset_folder,
 )
 from spl_hf.outputs import guard_dir
+from spl_hf.report import judge_quality_png, pool_preference_png
 from spl_hf.sources import ADAPTERS, DEFAULT_CLIP_CHARS, OMITTED_MARKER
 from spl_hf.tenets import default_tenets, load_tenets
-
-LICENSE_FILE = "LICENSE.md"
-LICENSE_ORDER = ("cc-by-nc-4.0", "cc-by-4.0", "odc-by", "mit")  # most restrictive first
 
 
 @dataclass(frozen=True)
@@ -230,15 +228,12 @@ def build_tenets(cfg: TenetBuildConfig, gates: dict | None = None) -> TenetBuild
     summary = result.summary()
     card_kwargs = _card_kwargs(cfg, result, rows, scores, recomputed, per_source, statements, decontamination)
     card_kwargs.update(
-        judge_quality=judge_quality, judge_quality_card=card_context(judge_quality), quality_gates=gates
+        judge_quality=judge_quality, judge_quality_card=judge_quality_card(judge_quality), quality_gates=gates
     )
     card_kwargs.update(
         _construction_kwargs(cfg, pairs, scores, rows, source_order, per_source, decontamination)
     )
     readme = render_card("tenet_dataset.md.j2", configs, **card_kwargs)
-    license_text = "# Licences\n\nRows keep the licences of their source pools:\n\n" + "".join(
-        f"- `{s}`: {source_license(s, decontamination)}\n" for s in per_source
-    )
     report = {
         "kind": "tenets",
         **summary,
@@ -258,9 +253,9 @@ def build_tenets(cfg: TenetBuildConfig, gates: dict | None = None) -> TenetBuild
             CERTIFICATE_FILE: json.dumps(result.certificate.to_dict(), separators=(",", ":")) + "\n",
             "build_report.json": json.dumps(report, indent=2, sort_keys=True, default=str) + "\n",
             CARD_INPUTS: card_inputs("tenet_dataset.md.j2", configs, **card_kwargs),
-            LICENSE_FILE: license_text,
-            FIGURE_FILE: figure_png(scores, rows, quality, cfg.threshold),
-            POOL_FIGURE_FILE: pool_figure_png(scores, cfg.threshold),
+            LICENSE_FILE: license_text(TENET_INTRO, pool_licenses(per_source, decontamination)),
+            QUALITY_FIGURE: judge_quality_png(scores, rows, quality, cfg.threshold),
+            POOL_FIGURE: pool_preference_png(scores, cfg.threshold),
             **({DECONTAMINATION_FILE: decontamination.text} if decontamination else {}),
         },
         max_shard_size=cfg.max_shard_size,
@@ -422,30 +417,22 @@ def _construction_kwargs(
     )
 
 
-def source_license(source: str, decontamination: Any) -> str:
-    """A built-in pool's licence; a source the user named has the licence its read recorded."""
-    if source in ADAPTERS:
-        return ADAPTERS[source].license
+def pool_licenses(per_source: dict[str, int], decontamination: Any) -> dict[str, str]:
+    """Each source pool of the rows with its licence (a named source's from its recorded read)."""
     reports = (decontamination.summary.get("sources") or []) if decontamination is not None else []
-    recorded = next((r for r in reports if r.get("source") == source and r.get("role") != "heldout"), None)
-    return str(recorded.get("license") or "unknown") if recorded else "unknown"
+    return source_licenses(per_source, {n: a.license for n, a in ADAPTERS.items()}, reports)
 
 
 def _card_kwargs(
     cfg: TenetBuildConfig, result, rows, scores, recomputed, per_source, statements, decontamination
 ):
     """What the card is rendered from: the licence, the solve's summary, counts and settings."""
-    pool_licenses = sorted(
-        {source_license(s, decontamination) for s in per_source},
-        key=lambda lic: (LICENSE_ORDER.index(lic) if lic in LICENSE_ORDER else -1, lic),
-    )
-    known = bool(pool_licenses) and "unknown" not in pool_licenses
-    license_ = pool_licenses[0] if known else "other"
+    fields = tenet_license_fields(pool_licenses(per_source, decontamination))
     summary = result.summary()
     return dict(
-        license=license_,
-        license_name=None if known else "tenet-pool-licenses",
-        license_link=None if known else LICENSE_FILE,
+        license=fields["license"],
+        license_name=fields["license_name"],
+        license_link=fields["license_link"],
         pretty_name=cfg.pretty_name,
         tags=["dpo", "preference", "values", "alignment", "recorded-derivation"],
         repo_id=cfg.repo_id,
@@ -464,11 +451,7 @@ def _card_kwargs(
         mean_abs=round(summary["mean_abs_score"] or 0.0, 6),
         judged=scores.num_rows,
         eligible=int((np.abs(recomputed) >= cfg.threshold).sum()),
-        license_note=f"{license_} — the most restrictive licence among the source pools used "
-        f"({', '.join(pool_licenses)})."
-        if known
-        else "The pools' licences are listed in "
-        f"[{LICENSE_FILE}]({LICENSE_FILE}): " + ", ".join(pool_licenses) + ".",
+        license_note=fields["license_note"],
         model_ids=sorted(set(scores.column("model_id").to_pylist())),
         clip_chars=DEFAULT_CLIP_CHARS,
         omitted_marker=OMITTED_MARKER,

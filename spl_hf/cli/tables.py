@@ -17,8 +17,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 def run(args: argparse.Namespace) -> int:
     import pyarrow as pa
 
-    from spl_hf.audit import composition_tables, load_built
+    from spl_hf.audit import load_built
     from spl_hf.configs import configs_from_args
+    from spl_hf.contract import composition_tables
 
     t, js = configs_from_args(args)
     splits = load_built(t.path, t.config_name)

@@ -25,6 +25,18 @@ if TYPE_CHECKING:
         read_decontamination,
     )
     from spl_hf.contract.digest import combine, combine_scalar, hash_array, hash_value
+    from spl_hf.contract.evidence_card import PRODUCER_NOT_RECORDED, card_rows, evidence_card
+    from spl_hf.contract.licenses import (
+        LICENSE_FILE,
+        SPL_INTRO,
+        SPL_SOURCE_LICENSES,
+        TENET_INTRO,
+        license_text,
+        pool_licenses,
+        spl_license_fields,
+        spl_source_licenses,
+        tenet_license_fields,
+    )
     from spl_hf.contract.messages import MESSAGES
     from spl_hf.contract.producers import IDENTITY_FIELDS, identity_key, record_identity, stated_key
     from spl_hf.contract.quality import (
@@ -35,6 +47,12 @@ if TYPE_CHECKING:
         position_counts,
         section_of,
         tenet_quality,
+    )
+    from spl_hf.contract.quality_card import (
+        POOL_FIGURE,
+        QUALITY_FIGURE,
+        bias_sentence,
+        judge_quality_card,
     )
     from spl_hf.contract.scores import pair_input_hash, score_from_probs, scores_from_probs
     from spl_hf.contract.spl_quality import (
@@ -65,9 +83,16 @@ __all__ = [
     "IDENTITY_FIELDS",
     "JUDGED_SCORE_COLUMNS",
     "JUDGE_FIELDS",
+    "LICENSE_FILE",
     "MESSAGES",
+    "POOL_FIGURE",
+    "PRODUCER_NOT_RECORDED",
+    "QUALITY_FIGURE",
     "ROW_FEATURES",
     "SCORE_FEATURES",
+    "SPL_INTRO",
+    "SPL_SOURCE_LICENSES",
+    "TENET_INTRO",
     "CompositionTables",
     "DecontaminationRecord",
     "JudgeComparisonTables",
@@ -75,10 +100,13 @@ __all__ = [
     "TenetQuality",
     "TopicRow",
     "VerdictPairRow",
+    "bias_sentence",
+    "card_rows",
     "check_inputs",
     "combine",
     "combine_scalar",
     "composition_tables",
+    "evidence_card",
     "first_content",
     "flat_figures",
     "hash_array",
@@ -87,9 +115,12 @@ __all__ = [
     "input_hashes",
     "judge_comparison_tables",
     "judge_quality",
+    "judge_quality_card",
     "judge_quality_section",
+    "license_text",
     "oriented_input_hashes_arrow",
     "pair_input_hash",
+    "pool_licenses",
     "position_counts",
     "read_decontamination",
     "record_identity",
@@ -101,7 +132,10 @@ __all__ = [
     "score_index",
     "scores_from_probs",
     "section_of",
+    "spl_license_fields",
+    "spl_source_licenses",
     "stated_key",
+    "tenet_license_fields",
     "tenet_quality",
 ]
 

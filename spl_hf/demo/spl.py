@@ -30,10 +30,9 @@ def demo_spl(out: Path) -> bool:
     from spl_hf.rules import default_rulebase
 
     rb = default_rulebase()
-    audited = audit(result.path, rulebase=rb).result
-    report = audited.rules
+    audited = audit(result.path, rulebase=rb)
     print(
-        f"{report.rows} rows audited, {report.reproduced} reproduced, {report.mismatch_count} mismatches"
+        f"{audited.rows} rows audited, {audited.reproduced} reproduced, {audited.mismatch_count} mismatches"
         + "".join(f"\nFAILED: {f}" for f in audited.failures)
     )
 
@@ -50,7 +49,7 @@ def demo_spl(out: Path) -> bool:
     )
     write_text(
         out / "spl_audit.json",
-        json.dumps({"audit": report.to_dict(), "counterfactual": cf.to_dict()}, indent=2) + "\n",
+        json.dumps({"audit": audited.to_dict(), "counterfactual": cf.to_dict()}, indent=2) + "\n",
     )
     print(f"({time.perf_counter() - t0:.1f} s)")
     return audited.ok

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from spl_hf.hub.config import CardArgs, HubServeConfig, HubServeTokenArgs, PublishFolderArgs
     from spl_hf.hub.folder import ConfigData, WrittenFolder, write_dataset_folder, yaml_metadata
     from spl_hf.hub.local_server import SERVER_INSTALL_HINT, ServerMissingError, server_package
-    from spl_hf.hub.publish import PublishResult, card_configs, publish
+    from spl_hf.hub.publish import PublishResult, card_configs, provenance_section, publish
     from spl_hf.hub.roundtrip import split_digests
     from spl_hf.manifest import verify_manifest
 
@@ -37,6 +37,7 @@ __all__ = [
     "WrittenFolder",
     "card_configs",
     "card_inputs",
+    "provenance_section",
     "publish",
     "regenerate_card",
     "render_card",

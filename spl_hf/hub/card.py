@@ -108,13 +108,20 @@ def regenerate_card(
     """
     folder = Path(folder)
     text = card_text(folder, repo_id, template=template)
-    readme = folder / "README.md"
-    # Both files are rewritten: refuse a link at either before writing anything (a link's target
+    readme, inputs_path = folder / "README.md", folder / CARD_INPUTS
+    # The files are rewritten: refuse a link at any of them before writing anything (a link's target
     # lies outside the build, and is a user's).
-    refuse_symlink(readme)
-    refuse_symlink(folder / MANIFEST)
+    for path in (readme, inputs_path, folder / MANIFEST):
+        refuse_symlink(path)
     write_text(readme, text)
-    update_manifest(folder, {"README.md": sha256_file(readme)})
+    changed = {"README.md": sha256_file(readme)}
+    if repo_id or template:  # card.json records what the README was rendered from: the audit renders it again
+        inputs = json.loads(inputs_path.read_text(encoding="utf-8"))
+        inputs["kwargs"].update({"repo_id": repo_id} if repo_id else {})
+        inputs["template"] = str(template or inputs["template"])
+        write_text(inputs_path, json.dumps(inputs, indent=1) + "\n")
+        changed[CARD_INPUTS] = sha256_file(inputs_path)
+    update_manifest(folder, changed)
     return text
 
 

@@ -154,18 +154,24 @@ def release_files(
     the repo (and ``revision`` unless it is main) that it is pushed to."""
     out: dict[str, bytes | str] = {f: str(folder / f) for f in files}
     card = (folder / "README.md").read_bytes()
+    changed: dict[str, bytes] = {}
     if repo_id and (folder / CARD_INPUTS).is_file():
         from spl_hf.hub.card import card_text
 
-        card = card_text(folder, repo_id, None if revision in (None, "main") else revision).encode()
-    readme = card + provenance_section(record).encode()
-    prov = (json.dumps(record, indent=2, sort_keys=True) + "\n").encode()
-    out["README.md"], out[PROVENANCE] = readme, prov
+        pinned = None if revision in (None, "main") else revision
+        card = card_text(folder, repo_id, pinned).encode()
+        # card.json records what the pushed README was rendered from, so the audit of the published
+        # repo renders the same card again.
+        inputs = json.loads((folder / CARD_INPUTS).read_text(encoding="utf-8"))
+        inputs["kwargs"].update(repo_id=repo_id, revision=pinned)
+        changed[CARD_INPUTS] = (json.dumps(inputs, indent=1) + "\n").encode()
+    changed["README.md"] = card + provenance_section(record).encode()
+    changed[PROVENANCE] = (json.dumps(record, indent=2, sort_keys=True) + "\n").encode()
+    out.update(changed)
     listed = read_manifest(folder)
     if listed is None or listed.problems:  # the audit passed, so only a concurrent edit gets here
         raise ValueError(f"{folder / MANIFEST}: changed since the audit; publish again")
-    digests = {**listed.entries, "README.md": hashlib.sha256(readme).hexdigest()}
-    digests[PROVENANCE] = hashlib.sha256(prov).hexdigest()
+    digests = {**listed.entries, **{name: hashlib.sha256(data).hexdigest() for name, data in changed.items()}}
     out[MANIFEST] = format_manifest(digests).encode()
     return out
 

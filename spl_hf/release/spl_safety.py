@@ -469,21 +469,16 @@ class SPLRelease:
     def _audit(self, out: Path) -> dict[str, Any]:
         from spl_hf.audit import audit
 
-        result = audit(self.cfg.output_dir, rulebase=self.rulebase).result
-        judge = result.judge
-        record = {
-            "ok": result.ok,
-            "rules": result.rules.to_dict(),
-            "judge": judge.to_dict() if judge else None,
-            "failures": result.failures,
-        }
-        (out / "audit.json").write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
+        # The build's own rule base (its rulebase.yaml, written from self.rulebase), so that audit.json
+        # is exactly what `spl-hf audit OUTPUT_DIR --json` prints.
+        report = audit(self.cfg.output_dir)
+        report.write_json(out / "audit.json")  # the shape `spl-hf audit --json` prints
         return {
-            "ok": result.ok,
-            "rows": result.rules.rows,
-            "reproduced": result.rules.reproduced,
-            **({"judge_rows": judge.rows, "judge_reproduced": judge.reproduced} if judge else {}),
-            "failures": len(result.failures),
+            "ok": report.ok,
+            "rows": report.rows,
+            "reproduced": report.reproduced,
+            **report.judge_counts,
+            "failures": len(report.failures),
         }
 
     def _publish(self, out: Path) -> dict[str, Any]:

@@ -371,8 +371,8 @@ class TenetRelease:
     def _audit(self, out: Path) -> dict[str, Any]:
         from spl_hf.audit import audit
 
-        report = audit(self.cfg.output_dir).result
-        (out / "audit.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+        report = audit(self.cfg.output_dir)
+        report.write_json(out / "audit.json")  # the shape `spl-hf audit --json` prints
         return {
             "ok": report.ok,
             "rows": report.rows,

@@ -10,10 +10,15 @@ if TYPE_CHECKING:
     from spl_hf.report.config import JudgeReportArgs, SeedReportArgs
     from spl_hf.report.figures import PNG_METADATA, figure_conditions, save_png
     from spl_hf.report.judge_comparison import compare_build, write_comparison
-    from spl_hf.report.judge_quality_figure import judge_quality_figure, save_judge_quality_figure
+    from spl_hf.report.judge_quality_figure import (
+        judge_quality_figure,
+        judge_quality_png,
+        save_judge_quality_figure,
+    )
     from spl_hf.report.pool_preference_figure import (
         pool_preference_data,
         pool_preference_figure,
+        pool_preference_png,
         save_pool_preference_figure,
     )
     from spl_hf.report.runs import METRIC_KEYS, RunMetrics, load_runs
@@ -33,10 +38,12 @@ __all__ = [
     "compare_build",
     "figure_conditions",
     "judge_quality_figure",
+    "judge_quality_png",
     "load_runs",
     "parse_contrast",
     "pool_preference_data",
     "pool_preference_figure",
+    "pool_preference_png",
     "save_judge_quality_figure",
     "save_png",
     "save_pool_preference_figure",

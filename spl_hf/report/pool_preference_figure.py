@@ -98,3 +98,17 @@ def pool_preference_figure(data: list[dict], threshold: float):
 
 def save_pool_preference_figure(path: str | Path, scores: pa.Table, threshold: float) -> Path:
     return save_png(pool_preference_figure(pool_preference_data(scores, threshold), threshold), path)
+
+
+def pool_preference_png(scores, threshold: float) -> bytes:
+    """The PNG bytes of a tenet build's judge-vs-pool figure over its ``judge_scores`` rows, as the build
+    draws it and the audit redraws it."""
+    import io
+
+    from spl_hf.report.figures import PNG_METADATA
+
+    buf = io.BytesIO()
+    pool_preference_figure(pool_preference_data(scores, threshold), threshold).savefig(
+        buf, format="png", dpi=120, metadata=PNG_METADATA
+    )
+    return buf.getvalue()

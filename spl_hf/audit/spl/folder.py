@@ -20,10 +20,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spl_hf.audit.judge import audit_judge_table
 from spl_hf.audit.load import BUILD_REPORT, BuiltFolder, LoadedSplit, read_build_report
-from spl_hf.audit.spl_evidence import check_spl_evidence
-from spl_hf.audit.verify import RuleAuditReport, audit_batches, merge_reports
+from spl_hf.audit.spl.evidence import check_spl_evidence
+from spl_hf.audit.spl.labels import RuleAuditReport, audit_batches, merge_reports
+from spl_hf.audit.spl.verdicts import audit_judge_table
 from spl_hf.contract import combine, hash_array
 from spl_hf.derive import DIGEST_COLUMNS, JUDGE_COLUMN
 from spl_hf.rules import RuleBase

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -20,9 +20,11 @@ import pyarrow.compute as pc
 from datasets import Features, Value
 
 from spl_hf.assign import Certificate, verify_assignment
-from spl_hf.audit.judge_quality import check_judge_quality
+from spl_hf.audit.claims import Claims
 from spl_hf.audit.load import BuiltFolder, read_folder
-from spl_hf.audit.verify import differs
+from spl_hf.audit.spl.labels import differs
+from spl_hf.audit.tenets.claims import check_figure, tenet_claims
+from spl_hf.audit.tenets.judge_quality import check_judge_quality
 from spl_hf.contract import (
     CERTIFICATE_FILE,
     JUDGE_FIELDS,
@@ -58,13 +60,18 @@ class TenetAuditReport:
     certificate_failures: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # completeness and manifest: files, configs, counts
     notes: list[str] = field(default_factory=list)  # what was not checked, and why
+    # What card.json, build_report.json and LICENSE.md must say (None when the certificate, the rows or
+    # the scores could not be read); checked by spl_hf.audit.claims with the rest of the release.
+    claims: Claims | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
         return self.mismatch_count == 0 and self.certificate_ok and not self.failures
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "claims"} | {
+            "mismatches": [dict(m) for m in self.mismatches]
+        }
 
 
 def _field(der: pa.Array, *names: str) -> pa.Array:
@@ -372,6 +379,8 @@ def audit_folder(built: BuiltFolder, max_report: int = 1000) -> TenetAuditReport
         report.failures += check_judge_quality(
             built.path, scores, all_table, tenets, cert.threshold, cert.capacity
         )
+        report.failures += check_figure(built, scores, all_table, cert)
+        report.claims = tenet_claims(built, cert, report.certificate_ok, scores, all_table)
     else:
         report.notes.append(
             "judge_quality not recomputed: the certificate, 'all' rows or judge scores are unread"

@@ -23,8 +23,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spl_hf.audit.judge_quality import _same
 from spl_hf.audit.load import LoadedSplit
+from spl_hf.audit.tenets.judge_quality import _same
 from spl_hf.contract import flat_figures, released_judge_quality, released_label_status, stated_key
 from spl_hf.derive import JUDGE_COLUMN, PRODUCER_FIELDS
 

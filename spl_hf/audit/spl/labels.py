@@ -151,7 +151,10 @@ def messages_differ(
         rows = pa.array(parents[keep])
         expected = pc.if_else(pa.array(pick_a[parents[keep]]), resp_a.take(rows), resp_b.take(rows))
         elem_bad = differs(pc.struct_field(elems, "content"), expected)
-        elem_bad |= differs(pc.struct_field(elems, "role"), pa.array(["assistant"] * len(elems), pa.string()))
+        role = pc.struct_field(elems, "role")
+        elem_bad |= ~np.asarray(
+            pc.equal(role, "assistant").fill_null(False).to_numpy(zero_copy_only=False), bool
+        )
         bad[parents[keep][elem_bad]] = True
     return bad
 

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spl_hf.audit.verify import (
+from spl_hf.audit.spl.labels import (
     RuleAuditReport,
     codes_of,
     differs,
