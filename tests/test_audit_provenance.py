@@ -49,6 +49,9 @@ def _forge_tenet_row(folder, pair_id: str, tenet: str, new_text: str) -> None:
                 r["input_sha256"] = judged[(r["pair_id"], r["tenet"])]
 
     rewrite(data_file(folder, "judge_scores"), rejudge)
+    from spl_hf.hub import regenerate_card
+
+    regenerate_card(folder)  # the card's example rows show the forged text too
     reseal(folder)
 
 
@@ -246,6 +249,10 @@ def _reseal_judge_quality(folder) -> None:
     card["kwargs"]["judge_quality_card"] = judge_quality_card(section)
     report_path.write_text(json.dumps(report))
     card_path.write_text(json.dumps(card))
+    from spl_hf.contract import POOL_FIGURE
+    from spl_hf.report import pool_preference_png
+
+    (folder / POOL_FIGURE).write_bytes(pool_preference_png(scores, old["threshold"]))  # it plots the column
     regenerate_card(folder)  # the README shows the forged figures too
     reseal(folder)
 
