@@ -109,4 +109,58 @@ __all__ = [
     "write_rows",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.backends.base": ("Backend", "Generation", "InputError", "LabelScores"),
+    "spl_hf.backends.cache": ("ResultCache", "check_cache_path", "content_key", "run_cached"),
+    "spl_hf.backends.factory": ("VLLM_ONLY", "make_backend"),
+    "spl_hf.backends.generate": (
+        "INSTRUCTIONS",
+        "CandidateGenerator",
+        "GenerationConfig",
+        "prompts_from_rows",
+    ),
+    "spl_hf.backends.hf": ("BoundaryError", "HFBackend"),
+    "spl_hf.backends.io": ("read_rows", "require_columns", "write_rows"),
+    "spl_hf.backends.judge": (
+        "BadRow",
+        "JudgeConfig",
+        "PairwiseJudge",
+        "TenetJudgement",
+        "parse_pairs",
+        "score_from_probs",
+    ),
+    "spl_hf.backends.labeler": ("AttributeLabeler", "LabelerConfig", "items_from_rows", "read_labels"),
+    "spl_hf.backends.loading": (
+        "EMBEDDED_NAME",
+        "LoadedModel",
+        "ModelInfo",
+        "cache_root",
+        "embedded_gguf_path",
+        "load_model",
+        "prepare_embedded",
+        "resolve_model",
+    ),
+    "spl_hf.backends.options": ("argmax_option", "option_block", "option_keys"),
+    "spl_hf.backends.parallel": ("Ranks",),
+    "spl_hf.backends.settings": (
+        "ModelArgs",
+        "check_context",
+        "check_positive",
+        "engine_kwargs",
+        "load_backend",
+    ),
+    "spl_hf.backends.tasks": (
+        "GenerateInputs",
+        "JudgeInputs",
+        "LabelInputs",
+        "ModelCommandArgs",
+        "RunArgs",
+        "check_row_suffix",
+    ),
+    "spl_hf.backends.text": ("split_template", "template_hash", "validate_text"),
+    "spl_hf.backends.verdict": ("VerdictJudge", "verdict_preference"),
+    "spl_hf.backends.vllm": ("VLLMBackend",),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

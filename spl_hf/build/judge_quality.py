@@ -145,7 +145,7 @@ def card_context(section: Mapping) -> dict:
 
 
 def figure_png(scores: pa.Table, rows: pa.Table, quality: list[TenetQuality], threshold: float) -> bytes:
-    """The PNG of :mod:`spl_hf.report.judge_quality_figure` as bytes (signed scores, judged and released)."""
+    """The PNG of :mod:`spl_hf.report._judge_quality_figure` as bytes (signed scores, judged and released)."""
     from spl_hf.report import PNG_METADATA, judge_quality_figure
 
     judged = scores.column("p_a_first").to_numpy() - scores.column("p_a_second").to_numpy()

@@ -58,4 +58,24 @@ __all__ = [
     "refusal_metrics",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.evaluation.classifier": ("RefusalClass", "RefusalClassifier", "RefusalItem"),
+    "spl_hf.evaluation.classify": ("classify_responses",),
+    "spl_hf.evaluation.collect": ("at_limit_table", "collect_metrics", "format_at_limit"),
+    "spl_hf.evaluation.config": ("AtLimitArgs", "ClassifyArgs", "RefusalEvalArgs"),
+    "spl_hf.evaluation.job": ("CACHE", "EvalTarget", "evaluate_sets", "plan_outputs"),
+    "spl_hf.evaluation.model": ("load_policy",),
+    "spl_hf.evaluation.prompts": (
+        "DEFAULT_SETS",
+        "SAMPLE",
+        "EvalPrompt",
+        "PromptSet",
+        "load_prompt_set",
+        "parse_prompt_sets",
+    ),
+    "spl_hf.evaluation.run_folder": ("RunInfo", "read_run"),
+    "spl_hf.evaluation.runner": ("EvalConfig", "RefusalEvaluator", "refusal_metrics"),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from spl_hf.refusal._normalise import APOSTROPHES, normalise
 from spl_hf.refusal.matchers import Matcher, get_matcher
-from spl_hf.refusal.normalise import APOSTROPHES, normalise
 
 _RE2_SPECIAL = set("\\.^$|?*+()[]{}")
 

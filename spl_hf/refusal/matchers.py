@@ -3,7 +3,7 @@
 A matcher is a list of patterns plus how they are applied (prefix or substring, case-sensitive or
 not) and an optional list of openings that are never a refusal (OR-Bench's GPT-4 check). Patterns
 are stored exactly as published; the normalisation applied before matching (curly apostrophes to
-straight, leading whitespace removed, see :mod:`spl_hf.refusal.normalise`) is applied to the
+straight, leading whitespace removed, see :mod:`spl_hf.refusal._normalise`) is applied to the
 patterns too, so a published ``I’m sorry`` and ``I'm sorry`` match the same responses. The hash
 covers the verbatim lists and the rule, so any edit to a list changes the reported hash.
 """
