@@ -27,7 +27,7 @@ RECIPE_KINDS: dict[str, RecipeKind] = {
     "spl": RecipeKind(
         (
             "spl_hf.release.config:SPLReleaseConfig",
-            "spl_hf.backends.generate:GenerationConfig",
+            "spl_hf.backends.settings:GenerationConfig",
             "spl_hf.decontam.config:DecontamConfig",
         ),
         "spl-hf release spl --config {path}",
@@ -45,7 +45,7 @@ RECIPE_KINDS: dict[str, RecipeKind] = {
         (
             "spl_hf.release.config:TenetReleaseConfig",
             "spl_hf.assign.config:AssignConfig",
-            "spl_hf.backends.judge:JudgeConfig",
+            "spl_hf.backends.settings:JudgeConfig",
             "spl_hf.decontam.config:DecontamConfig",
         ),
         "spl-hf release tenets --config {path}",

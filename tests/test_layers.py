@@ -111,7 +111,7 @@ def test_backends_judge_keeps_using_the_contract():
     from spl_hf.backends import judge
     from spl_hf.contract import scores
 
-    assert judge.scores_from_probs is scores.scores_from_probs
+    assert judge.score_from_probs is scores.score_from_probs
     assert judge.pair_input_hash is scores.pair_input_hash
 
 

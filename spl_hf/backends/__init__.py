@@ -11,18 +11,16 @@ if TYPE_CHECKING:
     from spl_hf.backends.base import Backend, Generation, InputError, LabelScores
     from spl_hf.backends.cache import ResultCache, check_cache_path, content_key, run_cached
     from spl_hf.backends.factory import VLLM_ONLY, make_backend
-    from spl_hf.backends.generate import INSTRUCTIONS, CandidateGenerator, GenerationConfig, prompts_from_rows
+    from spl_hf.backends.generate import CandidateGenerator, prompts_from_rows
     from spl_hf.backends.hf import BoundaryError, HFBackend
     from spl_hf.backends.io import read_rows, require_columns, write_rows
     from spl_hf.backends.judge import (
         BadRow,
-        JudgeConfig,
         PairwiseJudge,
         TenetJudgement,
         parse_pairs,
-        score_from_probs,
     )
-    from spl_hf.backends.labeler import AttributeLabeler, LabelerConfig, items_from_rows, read_labels
+    from spl_hf.backends.labeler import AttributeLabeler, items_from_rows, read_labels
     from spl_hf.backends.loading import (
         EMBEDDED_NAME,
         LoadedModel,
@@ -35,7 +33,17 @@ if TYPE_CHECKING:
     )
     from spl_hf.backends.options import argmax_option, option_block, option_keys
     from spl_hf.backends.parallel import Ranks
-    from spl_hf.backends.settings import ModelArgs, check_context, check_positive, engine_kwargs, load_backend
+    from spl_hf.backends.settings import (
+        INSTRUCTIONS,
+        GenerationConfig,
+        JudgeConfig,
+        LabelerConfig,
+        ModelArgs,
+        check_context,
+        check_positive,
+        engine_kwargs,
+        load_backend,
+    )
     from spl_hf.backends.tasks import (
         GenerateInputs,
         JudgeInputs,
@@ -101,7 +109,6 @@ __all__ = [
     "require_columns",
     "resolve_model",
     "run_cached",
-    "score_from_probs",
     "split_template",
     "template_hash",
     "validate_text",
@@ -114,23 +121,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.backends.base": ("Backend", "Generation", "InputError", "LabelScores"),
     "spl_hf.backends.cache": ("ResultCache", "check_cache_path", "content_key", "run_cached"),
     "spl_hf.backends.factory": ("VLLM_ONLY", "make_backend"),
-    "spl_hf.backends.generate": (
-        "INSTRUCTIONS",
-        "CandidateGenerator",
-        "GenerationConfig",
-        "prompts_from_rows",
-    ),
+    "spl_hf.backends.generate": ("CandidateGenerator", "prompts_from_rows"),
     "spl_hf.backends.hf": ("BoundaryError", "HFBackend"),
     "spl_hf.backends.io": ("read_rows", "require_columns", "write_rows"),
-    "spl_hf.backends.judge": (
-        "BadRow",
-        "JudgeConfig",
-        "PairwiseJudge",
-        "TenetJudgement",
-        "parse_pairs",
-        "score_from_probs",
-    ),
-    "spl_hf.backends.labeler": ("AttributeLabeler", "LabelerConfig", "items_from_rows", "read_labels"),
+    "spl_hf.backends.judge": ("BadRow", "PairwiseJudge", "TenetJudgement", "parse_pairs"),
+    "spl_hf.backends.labeler": ("AttributeLabeler", "items_from_rows", "read_labels"),
     "spl_hf.backends.loading": (
         "EMBEDDED_NAME",
         "LoadedModel",
@@ -144,6 +139,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.backends.options": ("argmax_option", "option_block", "option_keys"),
     "spl_hf.backends.parallel": ("Ranks",),
     "spl_hf.backends.settings": (
+        "INSTRUCTIONS",
+        "GenerationConfig",
+        "JudgeConfig",
+        "LabelerConfig",
         "ModelArgs",
         "check_context",
         "check_positive",

@@ -1,4 +1,5 @@
-"""The model a command or release runs: which, on which backend, with how many threads and tokens.
+"""The model a command or release runs (which, on which backend, with how many threads and tokens),
+and the settings of the workers that run on it (judge, labeler, generator).
 
 One dataclass serves the model-backed subcommands (``judge``, ``label``, ``generate``) and the
 release builders; its checks, and the context-length check against the model's config, run
@@ -12,7 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from spl_hf.backends.instructions import load_instructions
+
 DTYPES = ("auto", "float32", "bfloat16", "float16")
+INSTRUCTIONS: dict[str, str | None] = load_instructions()  # the shipped set
+Mode = Literal["constrained", "json"]
 
 
 def check_positive(name: str, value: int | None, optional: bool = False) -> None:
@@ -169,3 +174,95 @@ def load_backend(model: ModelArgs, **kw: Any) -> Any:
         max_length=model.max_length,
         **{**engine_kwargs(model), **kw},
     )
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """Pairwise judge"""
+
+    chunk_size: int = field(
+        default=8, metadata={"help": "tenet questions scored per forward pass (8-16 best on CPU)"}
+    )
+    commit_every: int = field(default=1, metadata={"help": "pairs per cache transaction"})
+    progress: bool = field(
+        default=True, metadata={"help": "Show a tqdm progress bar.", "negated_help": "Hide the progress bar."}
+    )
+    batch_pairs: int = field(
+        default=0,
+        metadata={
+            "help": "Pairs whose questions go to the engine in one submission (0 = auto: 64 on vllm, whose "
+            "continuous batching needs many requests at once; 1 on hf, which batches within a pair)."
+        },
+    )
+
+    def __post_init__(self) -> None:
+        for name in ("chunk_size", "commit_every"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if (
+            isinstance(self.batch_pairs, bool)
+            or not isinstance(self.batch_pairs, int)
+            or self.batch_pairs < 0
+        ):
+            raise ValueError(f"batch_pairs must be 0 (auto) or a positive integer, got {self.batch_pairs!r}")
+
+
+@dataclass(frozen=True)
+class LabelerConfig:
+    """Attribute labeler"""
+
+    mode: Mode = field(default="constrained", metadata={"help": "constrained (letter probabilities) or json"})
+    max_new_tokens: int = field(default=160, metadata={"help": "json mode: generation limit per item"})
+    progress: bool = field(
+        default=True, metadata={"help": "Show a tqdm progress bar.", "negated_help": "Hide the progress bar."}
+    )
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("constrained", "json"):
+            raise ValueError(f"mode must be constrained or json, got {self.mode!r}")
+        if (
+            isinstance(self.max_new_tokens, bool)
+            or not isinstance(self.max_new_tokens, int)
+            or self.max_new_tokens < 1
+        ):
+            raise ValueError(f"max_new_tokens must be a positive integer, got {self.max_new_tokens!r}")
+
+
+@dataclass
+class GenerationConfig:
+    """Candidate generation"""
+
+    instructions: list[str] = field(
+        default_factory=lambda: ["comply", "refuse"],
+        metadata={"help": f"instruction names: {', '.join(INSTRUCTIONS)}"},
+    )
+    k: int = field(default=1, metadata={"help": "candidates per (prompt, instruction); > 1 needs sampling"})
+    max_new_tokens: int = field(default=128, metadata={"help": "token limit per candidate"})
+    seed: int = field(default=0, metadata={"help": "run seed; each item's seed is derived from it"})
+    do_sample: bool = field(default=False, metadata={"help": "sample instead of greedy decoding"})
+    temperature: float = field(default=0.7, metadata={"help": "sampling temperature"})
+    progress: bool = field(
+        default=True, metadata={"help": "Show a tqdm progress bar.", "negated_help": "Hide the progress bar."}
+    )
+    instructions_file: str | None = field(
+        default=None, metadata={"help": "YAML of named instructions (default: spl_hf/data/instructions.yaml)"}
+    )
+
+    def __post_init__(self) -> None:
+        self.instructions = list(self.instructions)
+        known = self.texts()
+        unknown = [i for i in self.instructions if i not in known]
+        if unknown:
+            raise KeyError(f"unknown instruction(s) {unknown}; known: {', '.join(known)}")
+        if not self.instructions:
+            raise ValueError("instructions: at least one is needed")
+        if self.k < 1:
+            raise ValueError("k must be at least 1")
+        if self.k > 1 and not self.do_sample:
+            raise ValueError("k > 1 gives identical greedy candidates; enable sampling (--sample)")
+        if self.max_new_tokens < 1:
+            raise ValueError("max_new_tokens must be at least 1")
+
+    def texts(self) -> dict[str, str | None]:
+        return INSTRUCTIONS if self.instructions_file is None else load_instructions(self.instructions_file)

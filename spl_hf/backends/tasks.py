@@ -1,7 +1,7 @@
 """Inputs of the model-backed commands (``judge``, ``label``, ``generate``, ``model``) and their run settings.
 
 The model itself is :class:`spl_hf.backends.settings.ModelArgs` and each worker has its own config
-(``JudgeConfig``, ``LabelerConfig``, ``GenerationConfig``); output location and overwrite are
+(``JudgeConfig``, ``LabelerConfig``, ``GenerationConfig`` in :mod:`spl_hf.backends.settings`); output location and overwrite are
 :class:`spl_hf.configs.OutputArgs`. No heavy import here: the CLI reads these for ``--help``.
 """
 

@@ -9,34 +9,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from spl_hf.backends import Backend, Generation, InputError, ResultCache, content_key, template_hash
+from spl_hf.evaluation.config import EvalConfig
 from spl_hf.evaluation.prompts import EvalPrompt, PromptSet
 from spl_hf.refusal import MATCHERS, compute_refusal, get_matcher, match_array
 
 TEMPLATE_VERSION = 1
-
-
-@dataclass
-class EvalConfig:
-    """Refusal evaluation"""
-
-    max_new_tokens: int = field(default=200, metadata={"help": "token limit per response (the paper: 200)"})
-    batch_size: int = field(default=8, metadata={"help": "prompts generated together (1 = one at a time)"})
-    system_prompt: str | None = field(default=None, metadata={"help": "system message before each prompt"})
-    matcher: str = field(default="default", metadata={"help": f"refusal matcher: {', '.join(MATCHERS)}"})
-    progress: bool = field(
-        default=True, metadata={"help": "Show a tqdm progress bar.", "negated_help": "Hide the progress bar."}
-    )
-
-    def __post_init__(self) -> None:
-        if self.max_new_tokens < 1:
-            raise ValueError("max_new_tokens must be at least 1")
-        if self.batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
-        get_matcher(self.matcher)
 
 
 @dataclass(frozen=True)
