@@ -427,7 +427,6 @@ def test_judge_recipe_sets_and_flags_override(tmp_path, pairs, capsys):
             UnicodeDecodeError("utf-8", b"\xe9", 0, 1, "invalid continuation byte"),
             "latin1.jsonl: not valid UTF-8",
         ),
-        (sqlite3.DatabaseError("file is not a database"), "result cache: file is not a database"),
         (OutputError("out: holds files spl_hf did not write"), "holds files spl_hf did not write"),
         (FileNotFoundError("x.jsonl: no such file"), "x.jsonl: no such file"),
     ],
@@ -448,15 +447,36 @@ def test_user_errors_exit_2_with_one_line(tmp_path, monkeypatch, capsys, exc, ex
         main(["--debug", "derive"])
 
 
-def test_bugs_keep_their_traceback(monkeypatch):
+@pytest.mark.parametrize(
+    "exc",
+    [
+        TypeError("unsupported operand"),
+        KeyError("pair_id"),
+        ValueError("a plain ValueError is a bug, not bad input"),
+        sqlite3.DatabaseError("database disk image is malformed"),
+    ],
+)
+def test_bugs_keep_their_traceback(monkeypatch, exc):
     import spl_hf.cli.derive as derive
 
     def bug(args):
-        raise TypeError("unsupported operand")
+        raise exc
 
     monkeypatch.setattr(derive, "run", bug)
-    with pytest.raises(TypeError):
+    with pytest.raises(type(exc)):
         main(["derive"])
+
+
+def test_a_key_error_from_a_bug_exits_1_with_its_traceback_in_a_real_process(tmp_path):
+    code = (
+        "import sys, spl_hf.cli.derive as derive; from spl_hf.cli import main\n"
+        "def run(args):\n    return {}['pair_id']  # a bug deep inside a command\n"
+        "derive.run = run\nsys.exit(main(['derive']))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 1
+    assert "Traceback" in out.stderr and "KeyError: 'pair_id'" in out.stderr
+    assert "error:" not in out.stderr
 
 
 def test_debug_flag_shows_the_traceback_in_a_real_process(tmp_path):

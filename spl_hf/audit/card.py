@@ -14,6 +14,8 @@ from pathlib import Path
 
 import yaml
 
+from spl_hf.errors import SplHfError
+
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(\r?\n|\Z)", re.DOTALL)
 
 
@@ -33,18 +35,18 @@ def front_matter(readme: Path) -> dict:
     try:
         text = readme.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{readme}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise SplHfError(f"{readme}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     m = _FRONT_MATTER.match(text)
     if not m:
-        raise ValueError(f"{readme}: no YAML front matter (a dataset card starts with a '---' block)")
+        raise SplHfError(f"{readme}: no YAML front matter (a dataset card starts with a '---' block)")
     try:
         # The C loader when built: a card-scale card (hundreds of splits with their features) takes
         # seconds in the pure-Python one.
         meta = yaml.load(m.group(1), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
-        raise ValueError(f"{readme}: front matter is not valid YAML ({exc})") from None
+        raise SplHfError(f"{readme}: front matter is not valid YAML ({exc})") from None
     if not isinstance(meta, dict):
-        raise ValueError(f"{readme}: front matter must be a YAML mapping")
+        raise SplHfError(f"{readme}: front matter must be a YAML mapping")
     return meta
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from spl_hf.errors import SplHfError
 from spl_hf.jsonl import read_rows  # noqa: F401 (the reader moved to a neutral module; re-exported)
 
 
@@ -16,7 +17,7 @@ def require_columns(rows: Sequence[dict[str, Any]], columns: Sequence[str], path
     for i, row in enumerate(rows):
         missing = [c for c in columns if c not in row]
         if missing:
-            raise ValueError(f"{path}: row {i} lacks column(s) {', '.join(missing)}")
+            raise SplHfError(f"{path}: row {i} lacks column(s) {', '.join(missing)}")
 
 
 def _temp_beside(path: Path) -> Path:
@@ -37,7 +38,7 @@ def write_rows(path: str | Path, rows: Sequence[dict[str, Any]]) -> None:
     """
     path = Path(path)
     if path.suffix not in (".parquet", ".jsonl", ".json"):
-        raise ValueError(f"{path}: unsupported output type (use .parquet or .jsonl)")
+        raise SplHfError(f"{path}: unsupported output type (use .parquet or .jsonl)")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_beside(path)
     try:
@@ -51,7 +52,7 @@ def write_rows(path: str | Path, rows: Sequence[dict[str, Any]]) -> None:
                 for row in rows:
                     fh.write(json.dumps(row, ensure_ascii=False, sort_keys=False) + "\n")
         else:
-            raise ValueError(f"{path}: unsupported output type (use .parquet or .jsonl)")
+            raise SplHfError(f"{path}: unsupported output type (use .parquet or .jsonl)")
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -23,6 +23,7 @@ from spl_hf.backends.cache import ResultCache, content_key, run_cached
 from spl_hf.backends.options import argmax_option, option_block, option_keys
 from spl_hf.backends.settings import LabelerConfig
 from spl_hf.backends.text import split_template, template_hash, transcript, validate_messages, validate_text
+from spl_hf.errors import SplHfError
 from spl_hf.schema import Attribute, AttributeSchema, default_schema
 
 Scope = Literal["prompt", "response"]
@@ -125,7 +126,7 @@ class AttributeLabeler:
             float(getattr(backend, "min_label_mass", 0.0)) if self.config.mode == "constrained" else 0.0
         )
         if self.config.mode not in ("constrained", "json"):
-            raise ValueError(f"mode: expected 'constrained' or 'json', got {self.config.mode!r}")
+            raise SplHfError(f"mode: expected 'constrained' or 'json', got {self.config.mode!r}")
         self.template_hash = template_hash(
             backend.template_fingerprint,
             mode=self.config.mode,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from spl_hf.backends.instructions import load_instructions
+from spl_hf.errors import SplHfError, UnknownNameError
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 INSTRUCTIONS: dict[str, str | None] = load_instructions()  # the shipped set
@@ -24,7 +25,7 @@ def check_positive(name: str, value: int | None, optional: bool = False) -> None
     if value is None and optional:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"--{name} must be a positive integer, got {value!r}")
+        raise SplHfError(f"--{name} must be a positive integer, got {value!r}")
 
 
 @dataclass
@@ -90,19 +91,19 @@ class ModelArgs:
         check_positive("tensor_parallel_size", self.tensor_parallel_size)
         check_positive("max_model_len", self.max_model_len, optional=True)
         if self.backend not in ("hf", "vllm"):
-            raise ValueError(f"--backend must be hf or vllm, got {self.backend!r}")
+            raise SplHfError(f"--backend must be hf or vllm, got {self.backend!r}")
         if self.dtype not in DTYPES:
-            raise ValueError(f"--dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
+            raise SplHfError(f"--dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
         if (
             not isinstance(self.gpu_memory_utilization, (int, float))
             or not 0 < self.gpu_memory_utilization <= 1
         ):
-            raise ValueError(
+            raise SplHfError(
                 f"--gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization!r}"
             )
         mass = self.min_label_mass
         if isinstance(mass, bool) or not isinstance(mass, (int, float)) or not 0.0 <= mass <= 1.0:
-            raise ValueError(f"--min_label_mass must be a number in [0, 1], got {mass!r}")
+            raise SplHfError(f"--min_label_mass must be a number in [0, 1], got {mass!r}")
         self.chat_template_kwargs = parse_template_kwargs(self.chat_template_kwargs)
 
 
@@ -114,15 +115,15 @@ def parse_template_kwargs(value: Any) -> dict[str, Any]:
         try:
             value = json.loads(value)
         except json.JSONDecodeError as exc:
-            raise ValueError(
+            raise SplHfError(
                 f"--chat_template_kwargs: not a JSON object ({exc.msg} at char {exc.pos})"
             ) from None
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-        raise ValueError(f"--chat_template_kwargs: expected a mapping of names to values, got {value!r}")
+        raise SplHfError(f"--chat_template_kwargs: expected a mapping of names to values, got {value!r}")
     try:
         json.dumps(value, sort_keys=True)
     except TypeError as exc:
-        raise ValueError(f"--chat_template_kwargs: values must be JSON values ({exc})") from None
+        raise SplHfError(f"--chat_template_kwargs: values must be JSON values ({exc})") from None
     return dict(value)
 
 
@@ -146,7 +147,7 @@ def check_context(model: ModelArgs) -> None:
     meta = json.loads(config.read_text(encoding="utf-8"))
     context = meta.get("max_position_embeddings") or meta.get("n_positions")
     if isinstance(context, int) and model.max_length > context:
-        raise ValueError(f"--max_length {model.max_length} exceeds the model's context of {context} tokens")
+        raise SplHfError(f"--max_length {model.max_length} exceeds the model's context of {context} tokens")
 
 
 def engine_kwargs(model: ModelArgs) -> dict[str, Any]:
@@ -199,13 +200,13 @@ class JudgeConfig:
         for name in ("chunk_size", "commit_every"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+                raise SplHfError(f"{name} must be a positive integer, got {value!r}")
         if (
             isinstance(self.batch_pairs, bool)
             or not isinstance(self.batch_pairs, int)
             or self.batch_pairs < 0
         ):
-            raise ValueError(f"batch_pairs must be 0 (auto) or a positive integer, got {self.batch_pairs!r}")
+            raise SplHfError(f"batch_pairs must be 0 (auto) or a positive integer, got {self.batch_pairs!r}")
 
 
 @dataclass(frozen=True)
@@ -220,13 +221,13 @@ class LabelerConfig:
 
     def __post_init__(self) -> None:
         if self.mode not in ("constrained", "json"):
-            raise ValueError(f"mode must be constrained or json, got {self.mode!r}")
+            raise SplHfError(f"mode must be constrained or json, got {self.mode!r}")
         if (
             isinstance(self.max_new_tokens, bool)
             or not isinstance(self.max_new_tokens, int)
             or self.max_new_tokens < 1
         ):
-            raise ValueError(f"max_new_tokens must be a positive integer, got {self.max_new_tokens!r}")
+            raise SplHfError(f"max_new_tokens must be a positive integer, got {self.max_new_tokens!r}")
 
 
 @dataclass
@@ -254,15 +255,15 @@ class GenerationConfig:
         known = self.texts()
         unknown = [i for i in self.instructions if i not in known]
         if unknown:
-            raise KeyError(f"unknown instruction(s) {unknown}; known: {', '.join(known)}")
+            raise UnknownNameError(f"unknown instruction(s) {unknown}; known: {', '.join(known)}")
         if not self.instructions:
-            raise ValueError("instructions: at least one is needed")
+            raise SplHfError("instructions: at least one is needed")
         if self.k < 1:
-            raise ValueError("k must be at least 1")
+            raise SplHfError("k must be at least 1")
         if self.k > 1 and not self.do_sample:
-            raise ValueError("k > 1 gives identical greedy candidates; enable sampling (--sample)")
+            raise SplHfError("k > 1 gives identical greedy candidates; enable sampling (--sample)")
         if self.max_new_tokens < 1:
-            raise ValueError("max_new_tokens must be at least 1")
+            raise SplHfError("max_new_tokens must be at least 1")
 
     def texts(self) -> dict[str, str | None]:
         return INSTRUCTIONS if self.instructions_file is None else load_instructions(self.instructions_file)

@@ -6,6 +6,7 @@ import argparse
 
 from spl_hf.backends import GenerateInputs
 from spl_hf.cli._backend_args import add_backend_parser, load_backend, prepare_run, report, write_outputs
+from spl_hf.errors import SplHfError
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     rows = read_rows(task.prompts, run_args.limit)
     prompts, failures = prompts_from_rows(rows)
     if rows and not prompts:
-        raise ValueError(
+        raise SplHfError(
             f"{task.prompts}: none of the {len(rows)} rows is a prompt (prompt_id and prompt messages); "
             f"first: {failures[0]['reason']}"
         )

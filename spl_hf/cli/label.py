@@ -6,6 +6,7 @@ import argparse
 
 from spl_hf.backends import LabelInputs
 from spl_hf.cli._backend_args import add_backend_parser, load_backend, prepare_run, report, write_outputs
+from spl_hf.errors import SplHfError
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     rows = read_rows(task.items, run_args.limit)
     items, failures = items_from_rows(rows)
     if rows and not items:
-        raise ValueError(
+        raise SplHfError(
             f"{task.items}: none of the {len(rows)} rows is a label item (prompt_id, prompt, and response "
             f"or response_a/response_b); first: {failures[0].get('reason')}"
         )

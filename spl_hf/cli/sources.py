@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from spl_hf.errors import SplHfError
+
 
 def add_parser(subparsers: Any, name: str, help_text: str) -> None:
     from spl_hf.configs import JsonArgs, OutputArgs, RevisionArgs, add_config_parser
@@ -55,7 +57,7 @@ def _read(args: argparse.Namespace) -> int:
 
     read, rev, output, js = configs_from_args(args)
     if not output.output_dir:
-        raise ValueError("--output_dir is required: the folder to write the rows to")
+        raise SplHfError("--output_dir is required: the folder to write the rows to")
     options = read.options(rev.revision)
     out = Path(output.output_dir)
     guard_dir(out, overwrite=output.overwrite, inputs=[read.path])
@@ -67,7 +69,7 @@ def _read(args: argparse.Namespace) -> int:
         rows_name = "prompts.parquet"
     else:
         known = ", ".join([*ADAPTERS, *PROMPT_SOURCES])
-        raise ValueError(f"unknown source {read.source!r}; known sources: {known}")
+        raise SplHfError(f"unknown source {read.source!r}; known sources: {known}")
     mark_output(out, "sources read")
     tmp = out / (rows_name + ".tmp")
     rows.to_parquet(str(tmp))

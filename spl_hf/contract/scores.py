@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from spl_hf.errors import SplHfError
+
 
 def score_from_probs(p_a_first: float, p_a_second: float) -> float:
     """Order-averaged P(A better) - P(B better) in [-1, 1], from the two stored probabilities.
@@ -28,7 +30,7 @@ def score_from_probs(p_a_first: float, p_a_second: float) -> float:
     """
     for name, p in (("p_a_first", p_a_first), ("p_a_second", p_a_second)):
         if not (isinstance(p, (int, float)) and math.isfinite(p) and 0.0 <= p <= 1.0):
-            raise ValueError(f"{name} must be a probability in [0, 1], got {p!r}")
+            raise SplHfError(f"{name} must be a probability in [0, 1], got {p!r}")
     return float(p_a_first) - float(p_a_second)
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from spl_hf.backends import ResultCache
+from spl_hf.errors import SplHfError
 from spl_hf.evaluation.classifier import RefusalClassifier, RefusalItem
 from spl_hf.refusal import agreement
 
@@ -17,14 +18,14 @@ def items_from_responses(rows: Sequence[dict[str, Any]], path: str = "responses"
     for i, r in enumerate(rows):
         for key in ("prompt_id", "prompt", "response"):
             if not isinstance(r.get(key), str):
-                raise ValueError(f"{path}: row {i} lacks a string {key!r}")
+                raise SplHfError(f"{path}: row {i} lacks a string {key!r}")
         item_id = f"{r.get('prompt_set') or ''}/{r['prompt_id']}"
         if item_id in seen:
-            raise ValueError(f"{path}: row {i} repeats prompt {item_id!r}")
+            raise SplHfError(f"{path}: row {i} repeats prompt {item_id!r}")
         seen.add(item_id)
         items.append(RefusalItem(item_id, r["prompt"], r["response"]))
     if not items:
-        raise ValueError(f"{path}: no responses")
+        raise SplHfError(f"{path}: no responses")
     return items
 
 

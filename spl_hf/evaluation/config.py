@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from spl_hf.errors import SplHfError
 from spl_hf.refusal import MATCHERS, get_matcher
 
 
@@ -39,7 +40,7 @@ class RefusalEvalArgs:
 
     def __post_init__(self) -> None:
         if self.adapter and self.run:
-            raise ValueError("--adapter and --run exclude each other (a run names its own adapter)")
+            raise SplHfError("--adapter and --run exclude each other (a run names its own adapter)")
 
 
 @dataclass
@@ -76,7 +77,7 @@ class EvalConfig:
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
-            raise ValueError("max_new_tokens must be at least 1")
+            raise SplHfError("max_new_tokens must be at least 1")
         if self.batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
+            raise SplHfError("batch_size must be at least 1")
         get_matcher(self.matcher)

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from spl_hf.backends import Backend, Generation, InputError, ResultCache, content_key, template_hash
+from spl_hf.errors import SplHfError
 from spl_hf.evaluation.config import EvalConfig
 from spl_hf.evaluation.prompts import EvalPrompt, PromptSet
 from spl_hf.refusal import MATCHERS, compute_refusal, get_matcher, match_array
@@ -165,7 +166,7 @@ class RefusalEvaluator:
 def refusal_metrics(rows: Sequence[dict[str, Any]], matcher: str) -> dict[str, Any]:
     """The chosen matcher's full result, plus every named matcher's rate for comparison."""
     if not rows:
-        raise ValueError("no responses to score: every prompt failed (see failures)")
+        raise SplHfError("no responses to score: every prompt failed (see failures)")
     texts = [r["response"] for r in rows]
     limits = [bool(r["at_limit"]) for r in rows]
     cats = [r["source_label"] or r["category"] for r in rows]

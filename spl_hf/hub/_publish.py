@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from spl_hf.errors import SplHfError
 from spl_hf.manifest import MANIFEST, format_manifest, read_manifest
 
 REPO_TYPE = "dataset"
@@ -142,7 +143,7 @@ def release_files(folder: Path, files: list[str], record: dict) -> dict[str, byt
     out["README.md"], out[PROVENANCE] = readme, prov
     listed = read_manifest(folder)
     if listed is None or listed.problems:  # the audit passed, so only a concurrent edit gets here
-        raise ValueError(f"{folder / MANIFEST}: changed since the audit; publish again")
+        raise SplHfError(f"{folder / MANIFEST}: changed since the audit; publish again")
     digests = {**listed.entries, "README.md": hashlib.sha256(readme).hexdigest()}
     digests[PROVENANCE] = hashlib.sha256(prov).hexdigest()
     out[MANIFEST] = format_manifest(digests).encode()
@@ -157,7 +158,7 @@ def build_files(folder: Path) -> list[str]:
         if any(part.startswith(".") for part in rel.parts):
             continue
         if p.is_symlink():
-            raise ValueError(f"{p}: a symlink in a build folder; publish only regular files")
+            raise SplHfError(f"{p}: a symlink in a build folder; publish only regular files")
         if p.is_file():
             out.append(rel.as_posix())
     return out
@@ -197,12 +198,12 @@ def publish(
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such build folder")
     if not (folder / MANIFEST).is_file():
-        raise ValueError(f"{folder}: no {MANIFEST}; publish takes a folder written by an spl-hf build")
+        raise SplHfError(f"{folder}: no {MANIFEST}; publish takes a folder written by an spl-hf build")
     if not _REPO_ID.match(repo_id):
-        raise ValueError(f"--repo_id {repo_id!r}: expected ORG/NAME")
+        raise SplHfError(f"--repo_id {repo_id!r}: expected ORG/NAME")
     ok, reason, report = _audit_clean(folder, sources)
     if not ok:
-        raise ValueError(f"{folder} does not audit clean, nothing published: {reason}")
+        raise SplHfError(f"{folder} does not audit clean, nothing published: {reason}")
     record = provenance_record(sources, report)
 
     # Read at call time, so a caller that sets the environment after import is honoured.
@@ -214,7 +215,7 @@ def publish(
         head = api.repo_info(repo_id, repo_type=REPO_TYPE, revision=branch).sha
     except RevisionNotFoundError:
         if create_pr:
-            raise ValueError(
+            raise SplHfError(
                 f"branch {branch!r} does not exist in {repo_id}: a pull request needs a base"
             ) from None
         api.create_branch(repo_id, branch=branch, repo_type=REPO_TYPE, exist_ok=True)
@@ -269,10 +270,10 @@ def _ensure_visibility(api, repo_id: str, private: bool) -> tuple[bool, bool]:
     try:
         api.update_repo_settings(repo_id, private=True, repo_type=REPO_TYPE)
     except HfHubHTTPError as exc:
-        raise ValueError(
+        raise SplHfError(
             f"--private: {repo_id} exists and is public, and its visibility could not be changed "
             f"({str(exc).splitlines()[0]}); nothing published"
         ) from None
     if not api.repo_info(repo_id, repo_type=REPO_TYPE).private:
-        raise ValueError(f"--private: {repo_id} is still public after the settings update; nothing published")
+        raise SplHfError(f"--private: {repo_id} is still public after the settings update; nothing published")
     return True, True

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 from datasets import Features
 from huggingface_hub import DatasetCard, DatasetCardData
 
+from spl_hf.errors import SplHfError
 from spl_hf.hub.folder import ConfigData, config_rows, sha256_file, yaml_metadata
 from spl_hf.manifest import update_manifest
 
@@ -54,7 +55,7 @@ def render_card(
     extra: dict = {}
     if license == "other":
         if not license_name or not license_link:
-            raise ValueError("license 'other' needs license_name and license_link")
+            raise SplHfError("license 'other' needs license_name and license_link")
         extra = {"license_name": license_name, "license_link": license_link}
     total = sum(config_rows(c, configs) for c in configs if c.default)
     data = DatasetCardData(

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from spl_hf.backends import ModelArgs
 from spl_hf.configs import OutputArgs, PublishArgs
+from spl_hf.errors import SplHfError
 
 
 @dataclass
@@ -45,9 +46,9 @@ def parse_assignments(entries: list[str], what: str) -> dict[str, str]:
         name, sep, value = str(entry).partition("=")
         name, value = name.strip(), value.strip()
         if not sep or not name or not value:
-            raise ValueError(f"{what}: expected 'name=value', got {entry!r}")
+            raise SplHfError(f"{what}: expected 'name=value', got {entry!r}")
         if name in out:
-            raise ValueError(f"{what}: {name!r} given twice")
+            raise SplHfError(f"{what}: {name!r} given twice")
         out[name] = value
     return out
 

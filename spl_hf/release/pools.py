@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from spl_hf.errors import SplHfError
 from spl_hf.release.config import parse_assignments
 from spl_hf.release.stages import fingerprint
 from spl_hf.sources import is_hub_id
@@ -40,10 +41,10 @@ def parse_sources(
     specs = []
     for source, value in parse_assignments(list(entries), what).items():
         if source not in registry:
-            raise ValueError(f"{what}: unknown source {source!r}; known: {', '.join(registry)}")
+            raise SplHfError(f"{what}: unknown source {source!r}; known: {', '.join(registry)}")
         if value == "sample":
             if source not in samples:
-                raise ValueError(f"{what}: no shipped sample for {source!r}")
+                raise SplHfError(f"{what}: no shipped sample for {source!r}")
             value = str(samples[source])
         location, _, revision = value.partition("@")
         spec = SourceSpec(source, location, revision or None)

@@ -17,6 +17,7 @@ from typing import Any
 
 from spl_hf.backends import engine_kwargs, load_backend
 from spl_hf.contract import DECONTAMINATION_FILE
+from spl_hf.errors import SplHfError
 from spl_hf.release.config import SPLReleaseConfig, parse_assignments
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
@@ -53,21 +54,21 @@ class SPLRelease:
 
         recorded = (self.cfg.recorded_prompts, self.cfg.recorded_candidates)
         if any(recorded) and not all(recorded):
-            raise ValueError("recorded_prompts and recorded_candidates go together")
+            raise SplHfError("recorded_prompts and recorded_candidates go together")
         self.recorded = all(recorded)
         if self.cfg.recorded_verdicts and not self.recorded:
-            raise ValueError(
+            raise SplHfError(
                 "recorded_verdicts goes with recorded_prompts and recorded_candidates (set "
                 "verdict_judge to judge generated candidates)"
             )
         if self.cfg.verdict_model and not self.cfg.verdict_judge:
-            raise ValueError("verdict_model is the model of the verdict stage: set verdict_judge too")
+            raise SplHfError("verdict_model is the model of the verdict stage: set verdict_judge too")
         if self.cfg.verdict_judge and self.recorded:
-            raise ValueError(
+            raise SplHfError(
                 "verdict_judge judges generated candidates; with recorded attributes give recorded_verdicts"
             )
         if self.recorded == bool(self.cfg.prompt_sources):
-            raise ValueError(
+            raise SplHfError(
                 "give either prompt_sources (generate and label) or recorded_prompts and "
                 "recorded_candidates (derive from recorded attributes)"
             )
@@ -85,16 +86,16 @@ class SPLRelease:
         }
         unknown = sorted(set(self.sizes) - {s.source for s in self.sources})
         if unknown:
-            raise ValueError(f"pool_sizes: {unknown} are not among prompt_sources")
+            raise SplHfError(f"pool_sizes: {unknown} are not among prompt_sources")
         self.fractions = {
             k: _fraction(v, f"candidate_fraction {k}")
             for k, v in parse_assignments(self.cfg.candidate_fraction, "candidate_fraction").items()
         }
         unknown = sorted(set(self.fractions) - {s.source for s in self.sources})
         if unknown:
-            raise ValueError(f"candidate_fraction: {unknown} are not among prompt_sources")
+            raise SplHfError(f"candidate_fraction: {unknown} are not among prompt_sources")
         if self.cfg.labeler_mode not in ("constrained", "json"):
-            raise ValueError(f"labeler_mode must be 'constrained' or 'json', got {self.cfg.labeler_mode!r}")
+            raise SplHfError(f"labeler_mode must be 'constrained' or 'json', got {self.cfg.labeler_mode!r}")
         from spl_hf.rules import default_rulebase, load_rulebase
 
         self.rulebase = load_rulebase(self.cfg.rulebase) if self.cfg.rulebase else default_rulebase()
@@ -321,7 +322,7 @@ class SPLRelease:
             tables.append(table)
         rows = pa.concat_tables(tables)
         if rows.num_rows == 0:
-            raise ValueError("prompt_sources: no prompts were read")
+            raise SplHfError("prompt_sources: no prompts were read")
         pq.write_table(rows, out / "prompts.parquet")
         pq.write_table(quarantine_dataset(quarantine).data.table, out / "quarantine.parquet")
         write_source_reports(out, reports)
@@ -662,9 +663,9 @@ def _fraction(value: str, what: str) -> Fraction:
     try:
         share = Fraction(value)
     except (ValueError, ZeroDivisionError):
-        raise ValueError(f"{what}: expected a share such as 0.7 or 1007/1439, got {value!r}") from None
+        raise SplHfError(f"{what}: expected a share such as 0.7 or 1007/1439, got {value!r}") from None
     if not 0 < share <= 1:
-        raise ValueError(f"{what}: must be above 0 and at most 1, got {value}")
+        raise SplHfError(f"{what}: must be above 0 and at most 1, got {value}")
     return share
 
 
@@ -672,9 +673,9 @@ def _positive_int(value: str, what: str) -> int:
     try:
         n = int(value)
     except ValueError:
-        raise ValueError(f"{what}: expected a whole number, got {value!r}") from None
+        raise SplHfError(f"{what}: expected a whole number, got {value!r}") from None
     if n < 1:
-        raise ValueError(f"{what}: must be at least 1, got {n}")
+        raise SplHfError(f"{what}: must be at least 1, got {n}")
     return n
 
 

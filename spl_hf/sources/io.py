@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from spl_hf.errors import SplHfError
+
 DATA_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet", ".txt")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
@@ -134,7 +136,7 @@ class _Break(NamedTuple):
 
 def _check_head(path: Path, head: bytes) -> None:
     if head.startswith(LFS_POINTER):
-        raise ValueError(
+        raise SplHfError(
             f"{path}: Git LFS pointer, not the data: run git lfs pull in the clone it came from "
             "(or download the file itself)"
         )
@@ -173,14 +175,14 @@ def _chunks(path: Path, out: list[_Break | None]) -> Iterator[bytes]:
     try:
         handle = path.open("rb")
     except OSError as exc:
-        raise ValueError(f"{path}: cannot be read ({exc.strerror})") from None
+        raise SplHfError(f"{path}: cannot be read ({exc.strerror})") from None
     with handle:
         head = handle.read(64)
         _check_head(path, head)
         handle.seek(0)
         if path.name.lower().endswith(".gz") and head:
             if not head.startswith(_GZIP_MAGIC):
-                raise ValueError(
+                raise SplHfError(
                     f"{path}: named .gz but not gzip-compressed (it starts with {_show(head[:16])})"
                 )
             first = True
@@ -415,7 +417,7 @@ def _json_items(path: Path, text: str, brk: _Break | None) -> Records:
         elif text[pos] == "]":
             closed, pos = True, pos + 1
         else:
-            raise ValueError(
+            raise SplHfError(
                 f"{path}: invalid JSON list: expected ',' or ']' after {what} at byte offset {_byte_offset(text, pos)}"
             )
     if not closed:
@@ -432,7 +434,7 @@ def _json_items(path: Path, text: str, brk: _Break | None) -> Records:
                 )
             )
     elif _skip_ws(text, pos) < len(text):
-        raise ValueError(
+        raise SplHfError(
             f"{path}: invalid JSON: data after the closing ']' at byte offset {_byte_offset(text, pos)}"
         )
     return records
@@ -453,26 +455,26 @@ def _read_json(path: Path) -> Records:
     if text[start] == "[":
         return _json_items(path, text[start:], brk[0])
     if brk[0] is not None:
-        raise ValueError(f"{path}: {brk[0].why} after {brk[0].offset} decompressed bytes")
+        raise SplHfError(f"{path}: {brk[0].why} after {brk[0].offset} decompressed bytes")
     if _SURROGATE.search(text):
         at = _SURROGATE.search(text)
         assert at is not None
-        raise ValueError(f"{path}: byte offset {_byte_offset(text, at.start())} is not UTF-8")
+        raise SplHfError(f"{path}: byte offset {_byte_offset(text, at.start())} is not UTF-8")
     try:
         data_obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: invalid JSON ({exc})") from None
+        raise SplHfError(f"{path}: invalid JSON ({exc})") from None
     except RecursionError:
-        raise ValueError(f"{path}: JSON nested too deeply to read") from None
+        raise SplHfError(f"{path}: JSON nested too deeply to read") from None
     except ValueError as exc:  # an integer past Python's int-str conversion limit
-        raise ValueError(f"{path}: {_huge_int('the JSON document', exc).detail}") from None
+        raise SplHfError(f"{path}: {_huge_int('the JSON document', exc).detail}") from None
     if isinstance(data_obj, dict) and data_obj and all(isinstance(v, list) for v in data_obj.values()):
         lengths = {len(v) for v in data_obj.values()}
         if len(lengths) != 1:
-            raise ValueError(f"{path}: columnar JSON with columns of different lengths {sorted(lengths)}")
+            raise SplHfError(f"{path}: columnar JSON with columns of different lengths {sorted(lengths)}")
         keys = list(data_obj)
         return [dict(zip(keys, values, strict=True)) for values in zip(*data_obj.values(), strict=True)]
-    raise ValueError(f"{path}: expected a JSON list of records or an object of equal-length columns")
+    raise SplHfError(f"{path}: expected a JSON list of records or an object of equal-length columns")
 
 
 class _PushbackLines:
@@ -524,7 +526,7 @@ def _read_csv(path: Path) -> tuple[Records, tuple[str, ...]]:
             broken = lines.taken
             first = broken[0][0] if broken else "?"
             if header is None:
-                raise ValueError(f"{path}: CSV header (line {first}) is malformed ({exc})") from None
+                raise SplHfError(f"{path}: CSV header (line {first}) is malformed ({exc})") from None
             records.append(
                 UnparsableRecord(
                     f"CSV line {first}: {exc} (a stray or unclosed quote); the line is skipped and "
@@ -542,7 +544,7 @@ def _read_csv(path: Path) -> tuple[Records, tuple[str, ...]]:
         bad = next(((offset, err) for _, offset, _, err in taken if err is not None), None)
         if header is None:
             if bad is not None:
-                raise ValueError(f"{path}: the CSV header is not UTF-8 (byte offset {bad[0] + bad[1].start})")
+                raise SplHfError(f"{path}: the CSV header is not UTF-8 (byte offset {bad[0] + bad[1].start})")
             header = row
             continue
         if bad is not None:
@@ -556,7 +558,7 @@ def _read_csv(path: Path) -> tuple[Records, tuple[str, ...]]:
         else:
             records.append(dict(zip(header, row, strict=True)))
     if brk[0] is not None and header is not None and not lines.last_complete and not records:
-        raise ValueError(
+        raise SplHfError(
             f"{path}: {brk[0].why} after {brk[0].offset} decompressed bytes, before any complete CSV record"
         )
     if brk[0] is not None:
@@ -599,28 +601,28 @@ def _read_parquet(path: Path) -> Records:
             _check_head(path, handle.read(64))
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as exc:
-        raise ValueError(f"{path}: not a readable parquet file ({exc})") from None
+        raise SplHfError(f"{path}: not a readable parquet file ({exc})") from None
     try:
         return list(table.to_pylist())
     except (pa.ArrowException, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: parquet values cannot be read ({exc})") from None
+        raise SplHfError(f"{path}: parquet values cannot be read ({exc})") from None
 
 
 def read_local(path: str | Path) -> RawTable:
     path = Path(path)
     if path.is_dir():
-        raise ValueError(
+        raise SplHfError(
             f"{path}: is a directory; expected a data file ({', '.join(DATA_SUFFIXES)}, optionally .gz)"
         )
     suffix = _data_suffix(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
     if suffix is None:
-        raise ValueError(f"{path}: unsupported file type (use {', '.join(DATA_SUFFIXES)}, optionally .gz)")
+        raise SplHfError(f"{path}: unsupported file type (use {', '.join(DATA_SUFFIXES)}, optionally .gz)")
     if not path.is_file():
-        raise ValueError(f"{path}: not a regular file")
+        raise SplHfError(f"{path}: not a regular file")
     if suffix == ".parquet" and path.name.lower().endswith(".gz"):
-        raise ValueError(f"{path}: gzipped parquet is not supported (parquet is compressed already)")
+        raise SplHfError(f"{path}: gzipped parquet is not supported (parquet is compressed already)")
     if path.stat().st_size == 0:
         return RawTable([], (), str(path))  # an empty file of any format holds no records
     if suffix == ".csv":
@@ -660,11 +662,11 @@ def probe_hub(spec: HubSpec) -> None:
             f"{spec.repo}: no such local file, and no Hub dataset of that name (or it is private)"
         ) from None
     except RevisionNotFoundError:
-        raise ValueError(f"{spec.repo}: the Hub dataset has no revision {spec.revision!r}") from None
+        raise SplHfError(f"{spec.repo}: the Hub dataset has no revision {spec.revision!r}") from None
     except HfHubHTTPError as exc:
-        raise ValueError(f"{spec.repo}: the Hub refused the dataset ({exc})") from None
+        raise SplHfError(f"{spec.repo}: the Hub refused the dataset ({exc})") from None
     except Exception as exc:  # network failures come from several HTTP stacks
-        raise ValueError(
+        raise SplHfError(
             f"{spec.repo}: no such local file, and the Hub could not be reached to read it as a dataset id "
             f"({type(exc).__name__}: {exc}); set HF_HUB_OFFLINE=1 to read a cached copy"
         ) from None
@@ -681,7 +683,7 @@ def read_hub(spec: HubSpec) -> RawTable:
         )
     except Exception as exc:  # a Hub read fails in many library-specific ways; name the dataset
         hint = " (offline, and not in the local cache)" if _offline() else ""
-        raise ValueError(
+        raise SplHfError(
             f"{spec.repo}: no such local file; as the Hub dataset hf://datasets/{spec.describe()} it cannot "
             f"be loaded{hint} ({type(exc).__name__}: {exc})"
         ) from exc

@@ -18,6 +18,7 @@ from datasets import Dataset, DatasetInfo, Features, concatenate_datasets
 from datasets.table import InMemoryTable
 from tqdm.auto import tqdm
 
+from spl_hf.errors import SplHfError
 from spl_hf.sources.adapter import (
     Converted,
     Filtered,
@@ -95,7 +96,7 @@ def _check_columns(adapter: PairAdapter | PromptAdapter, table: RawTable) -> Non
     lacking = missing_columns(adapter.schemas, table.columns)
     if lacking:
         expected = " or ".join("(" + ", ".join(s) + ")" for s in adapter.schemas)
-        raise ValueError(
+        raise SplHfError(
             f"{adapter.name}: {table.origin}: missing column(s) {', '.join(lacking)}; "
             f"expected the {adapter.hub.repo} columns {expected}"
         )
@@ -114,11 +115,11 @@ def check_whole_file(table: RawTable, options: SourceOptions) -> bool:
     readable = sum(1 for r in table.records if isinstance(r, dict))
     if cut is not None and not (options.accept_partial and readable):
         keep = f"; set accept_partial to keep the {readable} record(s) before the break" if readable else ""
-        raise ValueError(f"{table.origin}: incomplete file: {cut.detail}{keep}")
+        raise SplHfError(f"{table.origin}: incomplete file: {cut.detail}{keep}")
     if not table.records:
-        raise ValueError(f"{table.origin}: holds no records (an empty file, or only a header)")
+        raise SplHfError(f"{table.origin}: holds no records (an empty file, or only a header)")
     if not readable:
-        raise ValueError(
+        raise SplHfError(
             f"{table.origin}: none of its {len(table.records)} record(s) could be read "
             f"(first: {table.records[0].detail})"  # type: ignore[union-attr]
         )
@@ -148,7 +149,7 @@ def _whole(adapter: PairAdapter | PromptAdapter, table: RawTable, options: Sourc
     try:
         return check_whole_file(table, options)
     except ValueError as exc:
-        raise ValueError(f"{adapter.name}: {exc}") from None
+        raise SplHfError(f"{adapter.name}: {exc}") from None
 
 
 def _new_report(adapter: PairAdapter | PromptAdapter, table: RawTable) -> SourceReport:
@@ -288,7 +289,7 @@ def _lookup(source: str) -> PairAdapter | PromptAdapter:
     adapter = ADAPTERS.get(source) or PROMPT_SOURCES.get(source)
     if adapter is None:
         known = ", ".join([*ADAPTERS, *PROMPT_SOURCES])
-        raise ValueError(f"unknown source {source!r}; known sources: {known}")
+        raise SplHfError(f"unknown source {source!r}; known sources: {known}")
     return adapter
 
 
@@ -303,7 +304,7 @@ def _read(adapter: PairAdapter | PromptAdapter, path_or_repo: str | Path, option
     except FileNotFoundError as exc:
         raise FileNotFoundError(f"{adapter.name}: {exc}") from None
     except ValueError as exc:  # includes a .json file that is not valid JSON
-        raise ValueError(f"{adapter.name}: {exc}") from None
+        raise SplHfError(f"{adapter.name}: {exc}") from None
 
 
 def _local_sha256(origin: str) -> str | None:
@@ -319,7 +320,7 @@ def read_pool(
     """Read one pair pool from a local file of the source schema or from its Hub id."""
     adapter = _lookup(source)
     if not isinstance(adapter, PairAdapter):
-        raise ValueError(f"{source!r} is a prompt source; use read_prompt_pool")
+        raise SplHfError(f"{source!r} is a prompt source; use read_prompt_pool")
     resolved = _options(options, opts)
     result = pairs_from_table(adapter, _read(adapter, path_or_repo, resolved), resolved)
     result.report.sha256 = _local_sha256(result.report.origin)
@@ -331,7 +332,7 @@ def read_prompt_pool(
 ) -> PromptPoolResult:
     adapter = _lookup(source)
     if not isinstance(adapter, PromptAdapter):
-        raise ValueError(f"{source!r} is a pair pool; use read_pool")
+        raise SplHfError(f"{source!r} is a pair pool; use read_pool")
     resolved = _options(options, opts)
     result = prompts_from_table(adapter, _read(adapter, path_or_repo, resolved), resolved)
     result.report.sha256 = _local_sha256(result.report.origin)
@@ -341,7 +342,7 @@ def read_prompt_pool(
 def _ordered(paths: Mapping[str, str | Path], registry: Mapping[str, Any]) -> list[str]:
     unknown = sorted(set(paths) - set(registry))
     if unknown:
-        raise ValueError(f"unknown source(s) {', '.join(unknown)}; known: {', '.join(registry)}")
+        raise SplHfError(f"unknown source(s) {', '.join(unknown)}; known: {', '.join(registry)}")
     return [name for name in registry if name in paths]
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spl_hf.errors import SplHfError
 from spl_hf.outputs import OutputError, mark_output, owned_by_spl_hf, refuse_dangerous
 from spl_hf.train.layout import seed_dir
 from spl_hf.train.record import RUN_FILE
@@ -49,9 +50,9 @@ def parse_seeds(text: str) -> list[int]:
     try:
         seeds = [int(s) for s in text.split(",") if s.strip()]
     except ValueError as exc:
-        raise ValueError(f"--seeds {text!r}: expected comma-separated integers like 1,2,3") from exc
+        raise SplHfError(f"--seeds {text!r}: expected comma-separated integers like 1,2,3") from exc
     if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"--seeds {text!r}: give distinct seeds, e.g. 1,2,3,4,5")
+        raise SplHfError(f"--seeds {text!r}: give distinct seeds, e.g. 1,2,3,4,5")
     return seeds
 
 
@@ -60,15 +61,15 @@ def parse_conditions(text: str) -> list[Condition]:
     for item in (s.strip() for s in text.split(",") if s.strip()):
         name, sep, config = item.partition("=")
         if not sep or not config:
-            raise ValueError(f"--conditions: {item!r} is not NAME=CONFIG")
+            raise SplHfError(f"--conditions: {item!r} is not NAME=CONFIG")
         if not _NAME.match(name):
-            raise ValueError(f"--conditions: condition name {name!r} must be a plain folder name")
+            raise SplHfError(f"--conditions: condition name {name!r} must be a plain folder name")
         out.append(Condition(name, config))
     if not out:
-        raise ValueError("--conditions: give at least one NAME=CONFIG")
+        raise SplHfError("--conditions: give at least one NAME=CONFIG")
     names = [c.name for c in out]
     if len(set(names)) != len(names):
-        raise ValueError(f"--conditions: duplicate names in {', '.join(names)}")
+        raise SplHfError(f"--conditions: duplicate names in {', '.join(names)}")
     return out
 
 

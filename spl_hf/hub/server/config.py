@@ -13,6 +13,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spl_hf.errors import SplHfError
+
 TOKEN_ENV = "SPL_HF_HUB_TOKEN"
 
 
@@ -68,16 +70,16 @@ class HubServeConfig:
 
     def __post_init__(self) -> None:
         if self.idle_timeout_s <= 0:
-            raise ValueError(f"idle_timeout_s must be > 0, got {self.idle_timeout_s}")
+            raise SplHfError(f"idle_timeout_s must be > 0, got {self.idle_timeout_s}")
         if self.header_timeout_s <= 0:
-            raise ValueError(f"header_timeout_s must be > 0, got {self.header_timeout_s}")
+            raise SplHfError(f"header_timeout_s must be > 0, got {self.header_timeout_s}")
         if self.max_connections < 1:
-            raise ValueError(f"max_connections must be at least 1, got {self.max_connections}")
+            raise SplHfError(f"max_connections must be at least 1, got {self.max_connections}")
         for name in ("max_json_body", "max_anonymous_body", "max_commit_body", "max_upload_bytes"):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1 byte, got {getattr(self, name)}")
+                raise SplHfError(f"{name} must be at least 1 byte, got {getattr(self, name)}")
         if self.tmp_sweep_interval_s <= 0:
-            raise ValueError(f"tmp_sweep_interval_s must be > 0, got {self.tmp_sweep_interval_s}")
+            raise SplHfError(f"tmp_sweep_interval_s must be > 0, got {self.tmp_sweep_interval_s}")
 
     def resolve_token(self) -> str | None:
         """The server token: the first line of ``token_file``, else ``$SPL_HF_HUB_TOKEN``, else none."""
@@ -87,6 +89,6 @@ class HubServeConfig:
                 raise FileNotFoundError(f"--token_file {path}: no such file")
             token = path.read_text(encoding="utf-8").strip().splitlines()
             if not token or not token[0].strip():
-                raise ValueError(f"--token_file {path}: the file is empty")
+                raise SplHfError(f"--token_file {path}: the file is empty")
             return token[0].strip()
         return os.environ.get(TOKEN_ENV) or None

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from spl_hf.errors import SplHfError
 
-class StoreError(Exception):
+
+class StoreError(SplHfError):
     """An error with the HTTP status and Hub error code a client expects for it."""
 
     def __init__(self, status: int, message: str, code: str | None = None) -> None:
