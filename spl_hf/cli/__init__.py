@@ -24,12 +24,13 @@ from spl_hf.errors import SplHfError
 # (subcommand, module, one-line help). Order is the order shown by --help.
 COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("rules", "spl_hf.cli.rules", "inspect and check a rule base (coverage, overlaps, conflicts)"),
-    ("derive", "spl_hf.cli.derive", "derive SPL preference pairs from recorded attribute assignments"),
+    ("build", "spl_hf.cli.build", "build a dataset folder: SPL pairs (spl) or per-tenet DPO (tenets)"),
+    ("derive", "spl_hf.cli.derive", "alias of `build spl`: SPL preference pairs from recorded attributes"),
     ("audit", "spl_hf.cli.audit", "recompute every label of a built dataset from its recorded derivation"),
     ("tables", "spl_hf.cli.tables", "composition tables of a built SPL dataset"),
     ("sources", "spl_hf.cli.sources", "read source preference pools into unified pair rows"),
     ("assign", "spl_hf.cli.assign", "min-cost-flow assignment of judged pairs to tenets"),
-    ("tenets", "spl_hf.cli.tenets", "list tenets; build per-tenet DPO datasets from judged pairs"),
+    ("tenets", "spl_hf.cli.tenets", "list tenets (tenets build: alias of `build tenets`)"),
     ("model", "spl_hf.cli.model", "prepare the embedded model cache and show model info"),
     ("label", "spl_hf.cli.label", "assign SPL attributes with an LM labeler"),
     ("judge", "spl_hf.cli.judge", "score response pairs per tenet with an LM judge (both orderings)"),
