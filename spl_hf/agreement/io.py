@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spl_hf.backends import read_rows
 from spl_hf.errors import SplHfError
+from spl_hf.jsonl import read_rows
 from spl_hf.schema import Attribute, AttributeSchema
 
 LINE = "__line__"

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from spl_hf.backends.factory import VLLM_ONLY, make_backend
     from spl_hf.backends.generate import CandidateGenerator, prompts_from_rows
     from spl_hf.backends.hf import BoundaryError, HFBackend
-    from spl_hf.backends.io import read_rows, require_columns, write_rows
+    from spl_hf.backends.io import require_columns, write_rows
     from spl_hf.backends.judge import (
         BadRow,
         PairwiseJudge,
@@ -105,7 +105,6 @@ __all__ = [
     "prepare_embedded",
     "prompts_from_rows",
     "read_labels",
-    "read_rows",
     "require_columns",
     "resolve_model",
     "run_cached",
@@ -123,7 +122,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.backends.factory": ("VLLM_ONLY", "make_backend"),
     "spl_hf.backends.generate": ("CandidateGenerator", "prompts_from_rows"),
     "spl_hf.backends.hf": ("BoundaryError", "HFBackend"),
-    "spl_hf.backends.io": ("read_rows", "require_columns", "write_rows"),
+    "spl_hf.backends.io": ("require_columns", "write_rows"),
     "spl_hf.backends.judge": ("BadRow", "PairwiseJudge", "TenetJudgement", "parse_pairs"),
     "spl_hf.backends.labeler": ("AttributeLabeler", "items_from_rows", "read_labels"),
     "spl_hf.backends.loading": (

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from spl_hf.errors import SplHfError
-from spl_hf.jsonl import read_rows  # noqa: F401 (the reader moved to a neutral module; re-exported)
 
 
 def require_columns(rows: Sequence[dict[str, Any]], columns: Sequence[str], path: str | Path) -> None:

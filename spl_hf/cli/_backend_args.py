@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from spl_hf.backends import ModelArgs, RunArgs, check_context, check_positive, check_row_suffix, load_backend  # noqa: F401 (re-exported)
+from spl_hf.backends import ModelArgs, RunArgs, check_row_suffix
 from spl_hf.configs import JsonArgs, OutputArgs
 from spl_hf.errors import SplHfError
 

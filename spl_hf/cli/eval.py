@@ -105,9 +105,10 @@ def run_refusal(args: argparse.Namespace) -> int:
 
 
 def run_classify(args: argparse.Namespace) -> int:
-    from spl_hf.backends import ResultCache, make_backend, read_rows, write_rows
+    from spl_hf.backends import ResultCache, make_backend, write_rows
     from spl_hf.configs import configs_from_args
     from spl_hf.evaluation import classify_responses
+    from spl_hf.jsonl import read_rows
     from spl_hf.outputs import guard_file
 
     task, m, output, js = configs_from_args(args)

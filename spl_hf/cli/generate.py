@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from spl_hf.backends import GenerateInputs
-from spl_hf.cli._backend_args import add_backend_parser, load_backend, prepare_run, report, write_outputs
+from spl_hf.backends import GenerateInputs, load_backend
+from spl_hf.cli._backend_args import add_backend_parser, prepare_run, report, write_outputs
 from spl_hf.errors import SplHfError
 
 
@@ -30,8 +30,9 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
 
 def run(args: argparse.Namespace) -> int:
 
-    from spl_hf.backends import CandidateGenerator, Ranks, ResultCache, prompts_from_rows, read_rows
+    from spl_hf.backends import CandidateGenerator, Ranks, ResultCache, prompts_from_rows
     from spl_hf.configs import configs_from_args
+    from spl_hf.jsonl import read_rows
 
     task, config, model, run_args, output, js = configs_from_args(args)
     out = prepare_run(run_args, output, [task.prompts])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
-from spl_hf.backends import JudgeInputs
-from spl_hf.cli._backend_args import add_backend_parser, load_backend, prepare_run, report, write_outputs
+from spl_hf.backends import JudgeInputs, load_backend
+from spl_hf.cli._backend_args import add_backend_parser, prepare_run, report, write_outputs
 from spl_hf.errors import SplHfError
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from spl_hf.backends import LabelInputs
-from spl_hf.cli._backend_args import add_backend_parser, load_backend, prepare_run, report, write_outputs
+from spl_hf.backends import LabelInputs, load_backend
+from spl_hf.cli._backend_args import add_backend_parser, prepare_run, report, write_outputs
 from spl_hf.errors import SplHfError
 
 
