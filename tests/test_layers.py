@@ -53,7 +53,7 @@ LAYERS = {
             "spl_hf.assign.config",
             "spl_hf.decontam.config",
             "spl_hf.backends.settings",
-            "spl_hf.backends.tasks",
+            "spl_hf.backends.commands",
             "spl_hf.backends.judge",
             "spl_hf.backends.labeler",
             "spl_hf.backends.generate",

@@ -10,6 +10,14 @@ from spl_hf.lazy import lazy_exports
 if TYPE_CHECKING:
     from spl_hf.backends.base import Backend, Generation, InputError, LabelScores
     from spl_hf.backends.cache import ResultCache, check_cache_path, content_key, run_cached
+    from spl_hf.backends.commands import (
+        GenerateInputs,
+        JudgeInputs,
+        LabelInputs,
+        ModelCommandArgs,
+        RunArgs,
+        check_row_suffix,
+    )
     from spl_hf.backends.factory import VLLM_ONLY, make_backend
     from spl_hf.backends.generate import CandidateGenerator, prompts_from_rows
     from spl_hf.backends.hf import BoundaryError, HFBackend
@@ -43,14 +51,6 @@ if TYPE_CHECKING:
         check_positive,
         engine_kwargs,
         load_backend,
-    )
-    from spl_hf.backends.tasks import (
-        GenerateInputs,
-        JudgeInputs,
-        LabelInputs,
-        ModelCommandArgs,
-        RunArgs,
-        check_row_suffix,
     )
     from spl_hf.backends.text import split_template, template_hash, validate_text
     from spl_hf.backends.verdict import VerdictJudge, verdict_preference
@@ -148,7 +148,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "engine_kwargs",
         "load_backend",
     ),
-    "spl_hf.backends.tasks": (
+    "spl_hf.backends.commands": (
         "GenerateInputs",
         "JudgeInputs",
         "LabelInputs",
