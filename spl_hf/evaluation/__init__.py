@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING
 from spl_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from spl_hf.evaluation.classifier import RefusalClass, RefusalClassifier, RefusalItem
-    from spl_hf.evaluation.classify import classify_responses
+    from spl_hf.evaluation.classifier import RefusalClass, RefusalClassifier, RefusalItem, classify_responses
     from spl_hf.evaluation.collect import at_limit_table, collect_metrics, format_at_limit
     from spl_hf.evaluation.config import AtLimitArgs, ClassifyArgs, EvalConfig, RefusalEvalArgs
     from spl_hf.evaluation.job import CACHE, EvalTarget, evaluate_sets, plan_outputs
@@ -60,8 +59,12 @@ __all__ = [
 
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "spl_hf.evaluation.classifier": ("RefusalClass", "RefusalClassifier", "RefusalItem"),
-    "spl_hf.evaluation.classify": ("classify_responses",),
+    "spl_hf.evaluation.classifier": (
+        "RefusalClass",
+        "RefusalClassifier",
+        "RefusalItem",
+        "classify_responses",
+    ),
     "spl_hf.evaluation.collect": ("at_limit_table", "collect_metrics", "format_at_limit"),
     "spl_hf.evaluation.config": ("AtLimitArgs", "ClassifyArgs", "EvalConfig", "RefusalEvalArgs"),
     "spl_hf.evaluation.job": ("CACHE", "EvalTarget", "evaluate_sets", "plan_outputs"),
