@@ -144,7 +144,10 @@ def check_context(model: ModelArgs) -> None:
     config = Path(path) / "config.json"
     if not config.is_file():
         return
-    meta = json.loads(config.read_text(encoding="utf-8"))
+    try:
+        meta = json.loads(config.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise SplHfError(f"{config}: not valid JSON ({exc.msg})") from None
     context = meta.get("max_position_embeddings") or meta.get("n_positions")
     if isinstance(context, int) and model.max_length > context:
         raise SplHfError(f"--max_length {model.max_length} exceeds the model's context of {context} tokens")

@@ -110,7 +110,10 @@ def regenerate_card(
     inputs_path = folder / CARD_INPUTS
     if not inputs_path.is_file():
         raise FileNotFoundError(f"{inputs_path}: not found; this build predates card.json, rebuild it once")
-    inputs = json.loads(inputs_path.read_text())
+    try:
+        inputs = json.loads(inputs_path.read_text())
+    except json.JSONDecodeError as exc:
+        raise SplHfError(f"{inputs_path}: not valid JSON ({exc.msg}); rebuild the folder") from None
     configs = []
     for c in inputs["configs"]:
         feats = Features._from_yaml_list(c["features"])  # a list: keeps the column order
