@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from spl_hf.errors import SplHfError
 
-
-class StoreError(SplHfError):
+class StoreError(Exception):
     """An error with the HTTP status and Hub error code a client expects for it."""
 
     def __init__(self, status: int, message: str, code: str | None = None) -> None:
