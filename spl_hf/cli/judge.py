@@ -36,10 +36,10 @@ def run(args: argparse.Namespace) -> int:
         Ranks,
         ResultCache,
         parse_pairs,
-        read_rows,
         require_columns,
     )
     from spl_hf.configs import configs_from_args
+    from spl_hf.jsonl import read_rows
     from spl_hf.tenets import default_tenets, load_tenets, select_tenets
 
     task, config, model, run_args, output, js = configs_from_args(args)

@@ -37,10 +37,10 @@ def run(args: argparse.Namespace) -> int:
         ResultCache,
         VerdictJudge,
         items_from_rows,
-        read_rows,
         write_rows,
     )
     from spl_hf.configs import configs_from_args
+    from spl_hf.jsonl import read_rows
     from spl_hf.schema import default_schema, load_schema
 
     task, config, model, run_args, output, js = configs_from_args(args)

@@ -26,7 +26,7 @@ def score_from_probs(p_a_first: float, p_a_second: float) -> float:
     >>> score_from_probs(1.2, 0.3)
     Traceback (most recent call last):
     ...
-    ValueError: p_a_first must be a probability in [0, 1], got 1.2
+    spl_hf.errors.SplHfError: p_a_first must be a probability in [0, 1], got 1.2
     """
     for name, p in (("p_a_first", p_a_first), ("p_a_second", p_a_second)):
         if not (isinstance(p, (int, float)) and math.isfinite(p) and 0.0 <= p <= 1.0):
