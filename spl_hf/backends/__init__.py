@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from spl_hf.backends.options import argmax_option, option_block, option_keys
     from spl_hf.backends.parallel import Ranks
     from spl_hf.backends.settings import (
-        INSTRUCTIONS,
         GenerationConfig,
         JudgeConfig,
         LabelerConfig,
@@ -51,6 +50,7 @@ if TYPE_CHECKING:
         check_positive,
         engine_kwargs,
         load_backend,
+        shipped_instructions,
     )
     from spl_hf.backends.text import split_template, template_hash, validate_text
     from spl_hf.backends.verdict import VerdictJudge, verdict_preference
@@ -58,7 +58,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EMBEDDED_NAME",
-    "INSTRUCTIONS",
     "VLLM_ONLY",
     "AttributeLabeler",
     "Backend",
@@ -108,6 +107,7 @@ __all__ = [
     "require_columns",
     "resolve_model",
     "run_cached",
+    "shipped_instructions",
     "split_template",
     "template_hash",
     "validate_text",
@@ -119,6 +119,14 @@ __all__ = [
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.backends.base": ("Backend", "Generation", "InputError", "LabelScores"),
     "spl_hf.backends.cache": ("ResultCache", "check_cache_path", "content_key", "run_cached"),
+    "spl_hf.backends.commands": (
+        "GenerateInputs",
+        "JudgeInputs",
+        "LabelInputs",
+        "ModelCommandArgs",
+        "RunArgs",
+        "check_row_suffix",
+    ),
     "spl_hf.backends.factory": ("VLLM_ONLY", "make_backend"),
     "spl_hf.backends.generate": ("CandidateGenerator", "prompts_from_rows"),
     "spl_hf.backends.hf": ("BoundaryError", "HFBackend"),
@@ -138,7 +146,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.backends.options": ("argmax_option", "option_block", "option_keys"),
     "spl_hf.backends.parallel": ("Ranks",),
     "spl_hf.backends.settings": (
-        "INSTRUCTIONS",
         "GenerationConfig",
         "JudgeConfig",
         "LabelerConfig",
@@ -147,14 +154,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "check_positive",
         "engine_kwargs",
         "load_backend",
-    ),
-    "spl_hf.backends.commands": (
-        "GenerateInputs",
-        "JudgeInputs",
-        "LabelInputs",
-        "ModelCommandArgs",
-        "RunArgs",
-        "check_row_suffix",
+        "shipped_instructions",
     ),
     "spl_hf.backends.text": ("split_template", "template_hash", "validate_text"),
     "spl_hf.backends.verdict": ("VerdictJudge", "verdict_preference"),

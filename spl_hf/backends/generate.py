@@ -15,7 +15,7 @@ from typing import Any
 
 from spl_hf.backends.base import Backend, Generation, InputError
 from spl_hf.backends.cache import ResultCache, content_key, run_cached
-from spl_hf.backends.settings import INSTRUCTIONS, GenerationConfig
+from spl_hf.backends.settings import GenerationConfig, shipped_instructions
 from spl_hf.backends.text import template_hash, validate_messages
 
 TEMPLATE_VERSION = 1
@@ -52,7 +52,7 @@ def prompts_from_rows(rows: Iterable[Mapping[str, Any]]) -> tuple[list[tuple[str
 def with_instruction(
     messages: Sequence[dict[str, str]], instruction: str, texts: dict[str, str | None] | None = None
 ) -> list[dict[str, str]]:
-    text = (INSTRUCTIONS if texts is None else texts)[instruction]
+    text = (shipped_instructions() if texts is None else texts)[instruction]
     msgs = [dict(m) for m in messages]
     if text is None:
         return msgs

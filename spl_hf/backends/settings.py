@@ -8,17 +8,24 @@ before any weights are loaded.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from spl_hf.backends.instructions import load_instructions
 from spl_hf.errors import SplHfError, UnknownNameError
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
-INSTRUCTIONS: dict[str, str | None] = load_instructions()  # the shipped set
 Mode = Literal["constrained", "json"]
+
+
+@functools.cache
+def shipped_instructions() -> dict[str, str | None]:
+    """The shipped instruction set (spl_hf/data/instructions.yaml), read on first use: --help reads no YAML."""
+    from spl_hf.backends.instructions import load_instructions
+
+    return load_instructions()
 
 
 def check_positive(name: str, value: int | None, optional: bool = False) -> None:
@@ -239,7 +246,7 @@ class GenerationConfig:
 
     instructions: list[str] = field(
         default_factory=lambda: ["comply", "refuse"],
-        metadata={"help": f"instruction names: {', '.join(INSTRUCTIONS)}"},
+        metadata={"help": "instruction names, from spl_hf/data/instructions.yaml or --instructions_file"},
     )
     k: int = field(default=1, metadata={"help": "candidates per (prompt, instruction); > 1 needs sampling"})
     max_new_tokens: int = field(default=128, metadata={"help": "token limit per candidate"})
@@ -269,4 +276,10 @@ class GenerationConfig:
             raise SplHfError("max_new_tokens must be at least 1")
 
     def texts(self) -> dict[str, str | None]:
-        return INSTRUCTIONS if self.instructions_file is None else load_instructions(self.instructions_file)
+        from spl_hf.backends.instructions import load_instructions
+
+        return (
+            shipped_instructions()
+            if self.instructions_file is None
+            else load_instructions(self.instructions_file)
+        )

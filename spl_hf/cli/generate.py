@@ -10,7 +10,7 @@ from spl_hf.errors import SplHfError
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    from spl_hf.backends import INSTRUCTIONS, GenerationConfig  # no torch: safe for --help
+    from spl_hf.backends import GenerationConfig  # no torch: safe for --help
 
     p = add_backend_parser(
         subparsers,
@@ -20,7 +20,8 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
         help=help_text,
         description=(
             "Generate candidates for each distinct prompt (rows with prompt_id and prompt messages) under "
-            f"each named instruction ({', '.join(INSTRUCTIONS)}; --instructions comply refuse). Output rows "
+            "each named instruction (spl_hf/data/instructions.yaml or --instructions_file; --instructions "
+            "comply refuse). Output rows "
             "(prompt_id, response_id, prompt, response, instruction, limit, hit_limit, seed) can be "
             "labeled with `spl-hf label`."
         ),
