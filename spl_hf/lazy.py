@@ -26,6 +26,10 @@ def lazy_exports(
     package: str, exports: Mapping[str, tuple[str, ...]]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` resolving the names of ``exports`` (module -> names) on first use."""
+    if isinstance(exports, str):  # the former signature took the package's __init__ file
+        raise TypeError(
+            f"{package}: lazy_exports takes the face's _EXPORTS table (module -> names), not a file"
+        )
     where = {name: module for module, names in exports.items() for name in names}
     namespace = sys.modules[package].__dict__
 
