@@ -166,7 +166,7 @@ def prepare(work: Path, pairs_n: int, heldout_n: int, contaminated: int, seed: i
 
 def make_release(work: Path, pairs_n: int, seed: int, log: Any) -> Any:
     from spl_hf.assign import AssignConfig
-    from spl_hf.backends.judge import JudgeConfig
+    from spl_hf.backends.settings import JudgeConfig
     from spl_hf.decontam import DecontamConfig
     from spl_hf.release.tenet_dpo import TenetRelease, TenetReleaseConfig
 

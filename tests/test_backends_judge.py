@@ -7,8 +7,10 @@ import pytest
 
 from spl_hf.backends.cache import ResultCache
 from spl_hf.backends.hf import BoundaryError
-from spl_hf.backends.judge import JudgeConfig, PairwiseJudge, parse_pair, parse_pairs, score_from_probs
+from spl_hf.backends.judge import PairwiseJudge, parse_pair, parse_pairs
+from spl_hf.backends.settings import JudgeConfig
 from spl_hf.cli import main as cli_main
+from spl_hf.contract import score_from_probs
 from spl_hf.tenets import select_tenets
 from tests.backends_rows import pair_row, write_jsonl
 

@@ -68,7 +68,7 @@ LAYERS = {
             "spl_hf.assign.config",
             "spl_hf.decontam.config",
             "spl_hf.backends.settings",
-            "spl_hf.backends.tasks",
+            "spl_hf.backends.commands",
             "spl_hf.backends.judge",
             "spl_hf.backends.labeler",
             "spl_hf.backends.generate",
@@ -128,7 +128,7 @@ def test_backends_judge_keeps_using_the_contract():
     from spl_hf.backends import judge
     from spl_hf.contract import scores
 
-    assert judge.scores_from_probs is scores.scores_from_probs
+    assert judge.score_from_probs is scores.score_from_probs
     assert judge.pair_input_hash is scores.pair_input_hash
 
 

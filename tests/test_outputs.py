@@ -312,7 +312,7 @@ def test_row_files_follow_umask_and_leave_no_temp(tmp_path, umask022):
 
 
 def test_row_readers_name_the_file_and_line(tmp_path):
-    from spl_hf.backends.io import read_rows
+    from spl_hf.jsonl import read_rows
 
     bad = tmp_path / "pairs.jsonl"
     bad.write_bytes(b'{"a": 1}\n{"a": "caf\xe9"}\n')

@@ -297,7 +297,7 @@ def test_spl_release_draws_after_decontamination_and_names_an_emptied_source(tmp
         run_dir=str(tmp_path / "run"),
         output_dir=str(tmp_path / "ds"),
     )
-    from spl_hf.backends.generate import GenerationConfig
+    from spl_hf.backends.settings import GenerationConfig
 
     release = make_release(cfg, GenerationConfig(), DecontamConfig(heldout=["harmbench"]))
     read, clean = tmp_path / "prompts", tmp_path / "clean"
@@ -347,7 +347,7 @@ def test_spl_release_in_json_mode_records_producers_parse_failures_and_the_candi
     tmp_path, tiny_model_dir
 ):
     # issue 16: the paper's procedure (JSON labeling, Table VI's generation share) and who produced what
-    from spl_hf.backends.generate import GenerationConfig
+    from spl_hf.backends.settings import GenerationConfig
     from spl_hf.decontam import DecontamConfig
     from spl_hf.release.spl_safety import SPLReleaseConfig, make_release
 

@@ -7,8 +7,8 @@ import pyarrow as pa
 import pytest
 
 from spl_hf.report import RunMetrics, seed_report
+from spl_hf.report._judge_quality_figure import judge_quality_figure
 from spl_hf.report.figures import conditions_data, figure_conditions
-from spl_hf.report.judge_quality_figure import judge_quality_figure
 from spl_hf.report.pool_preference_figure import pool_preference_data, pool_preference_figure
 
 

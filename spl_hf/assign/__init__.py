@@ -70,4 +70,50 @@ __all__ = [
     "write_table",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.assign.certificate": (
+        "CERTIFICATE_FORMAT",
+        "Certificate",
+        "CertificateCheck",
+        "DroppedTenet",
+        "SolveRecord",
+        "verify_assignment",
+    ),
+    "spl_hf.assign.config": (
+        "ASSIGNMENT_SUFFIXES",
+        "DEFAULT_STRATEGY",
+        "SOLVERS",
+        "STRATEGIES",
+        "AssignConfig",
+        "AssignFiles",
+    ),
+    "spl_hf.assign.duals": (
+        "PromptArc",
+        "mark_assigned",
+        "prompt_arcs",
+    ),
+    "spl_hf.assign.io": (
+        "certificate_path",
+        "read_certificate",
+        "read_table",
+        "write_certificate",
+        "write_table",
+    ),
+    "spl_hf.assign.network": ("CostRangeError",),
+    "spl_hf.assign.scores": (
+        "REQUIRED_COLUMNS",
+        "ScoresError",
+        "ScoreTable",
+        "encode_scores",
+    ),
+    "spl_hf.assign.solve": (
+        "AssignmentResult",
+        "assign_tenets",
+        "given_assignment",
+        "verify_certificate",
+    ),
+    "spl_hf.assign.solvers": ("SolverError",),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 
 from spl_hf.assign.certificate import Certificate
 from spl_hf.assign.scores import REQUIRED_COLUMNS
+from spl_hf.errors import SplHfError
 from spl_hf.files import atomic_path, write_jsonl, write_text
 
 _JSONL = (".jsonl", ".ndjson")
@@ -31,7 +32,7 @@ def _kind(path: Path) -> str:
         return "parquet"
     if suffix in _JSONL:
         return "jsonl"
-    raise ValueError(f"{path}: unsupported extension {suffix!r}; use .parquet or .jsonl")
+    raise SplHfError(f"{path}: unsupported extension {suffix!r}; use .parquet or .jsonl")
 
 
 def _blank(path: Path, probe: int = 1 << 16) -> bool:
@@ -53,7 +54,7 @@ def read_table(path: str | Path, columns: tuple[str, ...] = REQUIRED_COLUMNS) ->
             return pa.table({c: pa.array([], pa.float64() if c == "score" else pa.string()) for c in columns})
         table = pajson.read_json(path)
     except pa.ArrowInvalid as exc:
-        raise ValueError(f"{path}: cannot read {kind}: {exc}") from exc
+        raise SplHfError(f"{path}: cannot read {kind}: {exc}") from exc
     return table.select([c for c in columns if c in table.column_names])
 
 
@@ -78,4 +79,4 @@ def read_certificate(path: str | Path) -> Certificate:
     try:
         return Certificate.from_dict(json.loads(path.read_text(encoding="utf-8")))
     except (json.JSONDecodeError, TypeError, KeyError) as exc:
-        raise ValueError(f"{path}: malformed certificate: {exc}") from exc
+        raise SplHfError(f"{path}: malformed certificate: {exc}") from exc

@@ -39,4 +39,32 @@ __all__ = [
     "read_folder",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.audit.config": (
+        "AuditArgs",
+        "TablesArgs",
+    ),
+    "spl_hf.audit.entry": (
+        "AuditReport",
+        "audit",
+    ),
+    "spl_hf.audit.load": (
+        "BuiltFolder",
+        "LoadedSplit",
+        "load_built",
+        "read_folder",
+    ),
+    "spl_hf.audit.provenance": ("parse_specs",),
+    "spl_hf.audit.spl.labels": (
+        "LabelChange",
+        "Mismatch",
+        "RuleAuditReport",
+        "audit_batches",
+        "audit_table",
+        "differs",
+        "merge_reports",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

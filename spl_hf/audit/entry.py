@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from spl_hf.audit.hub import audit_target
 from spl_hf.audit.load import BuiltFolder, read_folder, resolve_rulebase, stored_rulebase_hashes
+from spl_hf.errors import SplHfError
 from spl_hf.manifest import MANIFEST, ManifestCheck
 from spl_hf.rules import RuleBase
 
@@ -146,7 +147,7 @@ def audit(
     cannot be a build at all; everything else is a failure in the report.
     """
     if max_report < 0:
-        raise ValueError(f"--max_report must be >= 0, got {max_report}")
+        raise SplHfError(f"--max_report must be >= 0, got {max_report}")
     with audit_target(str(path_or_repo), revision) as target:
         built = read_folder(target.folder, config=config, manifest=manifest, ignore=target.ignore)
         if built.kind == "tenets":

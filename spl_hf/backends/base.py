@@ -35,7 +35,7 @@ class LabelScores:
     def normalised(self) -> tuple[float, ...]:
         m = self.mass
         if m <= 0.0:
-            raise ValueError("label probabilities sum to zero; cannot normalise")
+            raise SplHfError("label probabilities sum to zero; cannot normalise")
         return tuple(p / m for p in self.probs)
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from spl_hf.errors import SplHfError
+
 if TYPE_CHECKING:
     from spl_hf.backends.base import Backend
     from spl_hf.backends.hf import HFBackend
@@ -32,4 +34,4 @@ def make_backend(kind: str = "hf", model: str | None = None, **kwargs: Any) -> B
         kwargs.pop("threads", None)
         kwargs.pop("chunk_size", None)
         return VLLMBackend(model, **kwargs)
-    raise ValueError(f"backend: expected 'hf' or 'vllm', got {kind!r}")
+    raise SplHfError(f"backend: expected 'hf' or 'vllm', got {kind!r}")

@@ -126,7 +126,7 @@ class HFBackend(TokenizerText):
         self, prefix: str, suffixes: Sequence[str], labels: Sequence[Sequence[str]]
     ) -> list[LabelScores]:
         if len(labels) != len(suffixes):
-            raise ValueError("one label list per suffix is required")
+            raise SplHfError("one label list per suffix is required")
         if not prefix:
             raise InputError("empty prefix")
         label_ids = [[self.label_id(lab) for lab in labs] for labs in labels]
@@ -219,7 +219,7 @@ class HFBackend(TokenizerText):
         if not ids:
             raise InputError("empty input")
         if max_new_tokens < 1:
-            raise ValueError("max_new_tokens must be at least 1")
+            raise SplHfError("max_new_tokens must be at least 1")
         self._check_length(len(ids) + max_new_tokens)
         torch.manual_seed(seed)  # per item, so a resumed run samples exactly what a full run would
         eos = self.tokenizer.eos_token_id

@@ -6,6 +6,8 @@ import re
 from importlib import resources
 from pathlib import Path
 
+from spl_hf.errors import SplHfError
+
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -17,12 +19,12 @@ def load_instructions(path: str | Path | None = None) -> dict[str, str | None]:
     data = load_yaml_file(source, "instructions file")
     table = data.get("instructions") if isinstance(data, dict) else None
     if not isinstance(table, dict) or not table:
-        raise ValueError(f"{source}: expected a mapping 'instructions: {{name: text or null}}'")
+        raise SplHfError(f"{source}: expected a mapping 'instructions: {{name: text or null}}'")
     out: dict[str, str | None] = {}
     for name, text in table.items():
         if not isinstance(name, str) or not _NAME.match(name):
-            raise ValueError(f"{source}: instruction name {name!r} must match {_NAME.pattern}")
+            raise SplHfError(f"{source}: instruction name {name!r} must match {_NAME.pattern}")
         if text is not None and (not isinstance(text, str) or not text.strip()):
-            raise ValueError(f"{source}: instruction {name!r} must be non-empty text or null")
+            raise SplHfError(f"{source}: instruction {name!r} must be non-empty text or null")
         out[name] = text
     return out

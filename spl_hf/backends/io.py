@@ -6,15 +6,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from spl_hf.errors import SplHfError
 from spl_hf.files import atomic_path, write_jsonl
-from spl_hf.jsonl import read_rows  # noqa: F401 (the reader moved to a neutral module; re-exported)
 
 
 def require_columns(rows: Sequence[dict[str, Any]], columns: Sequence[str], path: str | Path) -> None:
     for i, row in enumerate(rows):
         missing = [c for c in columns if c not in row]
         if missing:
-            raise ValueError(f"{path}: row {i} lacks column(s) {', '.join(missing)}")
+            raise SplHfError(f"{path}: row {i} lacks column(s) {', '.join(missing)}")
 
 
 def write_rows(path: str | Path, rows: Sequence[dict[str, Any]]) -> None:
@@ -24,7 +24,7 @@ def write_rows(path: str | Path, rows: Sequence[dict[str, Any]]) -> None:
     """
     path = Path(path)
     if path.suffix not in (".parquet", ".jsonl", ".json"):
-        raise ValueError(f"{path}: unsupported output type (use .parquet or .jsonl)")
+        raise SplHfError(f"{path}: unsupported output type (use .parquet or .jsonl)")
     if path.suffix != ".parquet":
         write_jsonl(path, rows)
         return

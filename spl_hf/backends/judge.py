@@ -18,8 +18,9 @@ from typing import Any
 
 from spl_hf.backends.base import Backend, InputError
 from spl_hf.backends.cache import ResultCache, content_key
+from spl_hf.backends.settings import JudgeConfig
 from spl_hf.backends.text import split_template, template_hash, transcript, validate_messages, validate_text
-from spl_hf.contract import pair_input_hash, score_from_probs, scores_from_probs  # noqa: F401 (re-exported)
+from spl_hf.contract import pair_input_hash, score_from_probs
 from spl_hf.tenets import Tenet
 
 LABELS = ("A", "B")
@@ -33,38 +34,6 @@ JUDGE_HEAD = (
 # Everything shared sits in the prefix; the per-tenet suffix is only the statement (fewer tokens per score).
 JUDGE_QUESTION = "\n\nPrinciple: {statement}."
 TEMPLATE_VERSION = 2  # 2: a transcript message is shown without a stacked speaker label
-
-
-@dataclass(frozen=True)
-class JudgeConfig:
-    """Pairwise judge"""
-
-    chunk_size: int = field(
-        default=8, metadata={"help": "tenet questions scored per forward pass (8-16 best on CPU)"}
-    )
-    commit_every: int = field(default=1, metadata={"help": "pairs per cache transaction"})
-    progress: bool = field(
-        default=True, metadata={"help": "Show a tqdm progress bar.", "negated_help": "Hide the progress bar."}
-    )
-    batch_pairs: int = field(
-        default=0,
-        metadata={
-            "help": "Pairs whose questions go to the engine in one submission (0 = auto: 64 on vllm, whose "
-            "continuous batching needs many requests at once; 1 on hf, which batches within a pair)."
-        },
-    )
-
-    def __post_init__(self) -> None:
-        for name in ("chunk_size", "commit_every"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if (
-            isinstance(self.batch_pairs, bool)
-            or not isinstance(self.batch_pairs, int)
-            or self.batch_pairs < 0
-        ):
-            raise ValueError(f"batch_pairs must be 0 (auto) or a positive integer, got {self.batch_pairs!r}")
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from spl_hf.backends.labeler import LabelItem
 from spl_hf.backends.options import argmax_option, option_block, option_keys
 from spl_hf.backends.text import split_template, template_hash, transcript
 from spl_hf.derive import verdict_options
+from spl_hf.errors import UnknownNameError
 
 TEMPLATE_VERSION = 2  # 2: a transcript message is shown without a stacked speaker label
 VERDICT_HEAD = (
@@ -64,7 +65,9 @@ class PairVerdictLabel:
 def verdict_preference(verdict_a: str, verdict_b: str, ranking: Mapping[str, int]) -> PairVerdictLabel:
     for side, v in (("a", verdict_a), ("b", verdict_b)):
         if v not in ranking:
-            raise KeyError(f"verdict of response {side}: {v!r} is not in the ranking {sorted(ranking)}")
+            raise UnknownNameError(
+                f"verdict of response {side}: {v!r} is not in the ranking {sorted(ranking)}"
+            )
     ra, rb = ranking[verdict_a], ranking[verdict_b]
     if ra == rb:
         return PairVerdictLabel(None, f"equal verdict rank ({verdict_a} vs {verdict_b})")

@@ -24,4 +24,23 @@ __all__ = [
     "sample_path",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.build.config": (
+        "SPLBuildConfig",
+        "SPLDeriveArgs",
+        "TenetBuildConfig",
+        "TenetCardArgs",
+        "fields_of",
+    ),
+    "spl_hf.build.judge_quality": ("judged_quality",),
+    "spl_hf.build.spl": (
+        "SPLBuildResult",
+        "build_spl",
+        "derive_dataset",
+        "sample_path",
+    ),
+    "spl_hf.build.tenets": ("build_tenets",),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

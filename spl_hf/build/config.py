@@ -1,4 +1,4 @@
-"""Settings of the two dataset builds (``spl-hf derive``, ``spl-hf tenets build``).
+"""Settings of the two dataset builds (``spl-hf build spl``, ``spl-hf build tenets``).
 
 Kept apart from the builders, which import ``datasets`` and ``pyarrow``: the CLI reads these
 dataclasses to answer ``--help`` without those libraries.

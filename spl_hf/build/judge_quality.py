@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spl_hf.contract import TenetQuality, judge_quality, section_of
+from spl_hf.errors import SplHfError
 
 
 def released_scores(rows: pa.Table, kept: list[str]) -> dict[str, np.ndarray]:
@@ -56,10 +57,10 @@ def read_not_judged(path: str | None) -> dict[str, int] | None:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: not a JSON object of not-judged counts ({exc})") from None
+        raise SplHfError(f"{path}: not a JSON object of not-judged counts ({exc})") from None
     if not isinstance(data, dict) or not all(
         isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0
         for k, v in data.items()
     ):
-        raise ValueError(f"{path}: expected a JSON object of tenet -> count (whole numbers >= 0)")
+        raise SplHfError(f"{path}: expected a JSON object of tenet -> count (whole numbers >= 0)")
     return data

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from spl_hf.contract import IDENTITY_FIELDS, PRODUCER_NOT_RECORDED, identity_key, record_identity
+from spl_hf.errors import SplHfError
 
 NOT_RECORDED = PRODUCER_NOT_RECORDED
 
@@ -57,7 +58,7 @@ def verdict_producer(rows: list[Mapping], where: str) -> dict[str, Any]:
             continue  # not judged: no model produced this record
         engine = row.get("engine") or {}
         if not isinstance(engine, dict):
-            raise ValueError(f"{where}:{row.get('_line', '?')}: field 'engine' must be an object or null")
+            raise SplHfError(f"{where}:{row.get('_line', '?')}: field 'engine' must be an object or null")
         ident = {
             "model_id": row.get("model_id"),
             "model_revision": row.get("model_revision"),

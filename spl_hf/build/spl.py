@@ -53,6 +53,7 @@ from spl_hf.derive import (
     parse_verdict_records,
     read_jsonl,
 )
+from spl_hf.errors import SplHfError
 from spl_hf.hub import (
     CARD_INPUTS,
     ConfigData,
@@ -136,7 +137,7 @@ def _judge_configs(
     known = set(pairs.candidate_a) | set(pairs.candidate_b)
     unknown = sorted(set(records) - known)
     if unknown:
-        raise ValueError(
+        raise SplHfError(
             f"{cfg.verdicts}: {len(unknown)} verdict record(s) name a candidate that is in no pair: "
             f"{', '.join(unknown[:10])}"
         )

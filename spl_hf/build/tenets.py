@@ -61,6 +61,7 @@ from spl_hf.contract import (
     tenet_license_fields,
 )
 from spl_hf.contract import pool_licenses as source_licenses
+from spl_hf.errors import SplHfError
 from spl_hf.hub import (
     CARD_INPUTS,
     ConfigData,
@@ -104,11 +105,11 @@ def _row_numbers(keys: pa.Table, table: pa.Table, on: list[str], missing: str) -
     right = table.select(on).append_column("__row", pa.array(np.arange(table.num_rows, dtype=np.int64)))
     joined = left.join(right, on, join_type="left outer").sort_by("__key_row")
     if joined.num_rows != keys.num_rows:
-        raise ValueError(f"{' and '.join(on)} repeat in a table that must hold each once")
+        raise SplHfError(f"{' and '.join(on)} repeat in a table that must hold each once")
     rows = joined.column("__row").combine_chunks()
     if rows.null_count:
         absent = joined.filter(pc.is_null(joined.column("__row"))).select(on).slice(0, 5).to_pylist()
-        raise ValueError(f"{missing}: {absent}")
+        raise SplHfError(f"{missing}: {absent}")
     return rows
 
 
@@ -276,7 +277,7 @@ def _read_scores(cfg: TenetBuildConfig) -> tuple[pa.Table, np.ndarray]:
     scores = read_table(cfg.scores, JUDGED_SCORE_COLUMNS)
     missing = [c for c in JUDGED_SCORE_COLUMNS if c not in scores.column_names]
     if missing:
-        raise ValueError(f"{cfg.scores}: judge scores lack columns {missing}")
+        raise SplHfError(f"{cfg.scores}: judge scores lack columns {missing}")
     judged_schema = pa.schema([SCORE_FEATURES.arrow_schema.field(c) for c in JUDGED_SCORE_COLUMNS])
     scores = scores.select(list(JUDGED_SCORE_COLUMNS)).cast(judged_schema)
     recomputed = scores_from_probs(
@@ -285,7 +286,7 @@ def _read_scores(cfg: TenetBuildConfig) -> tuple[pa.Table, np.ndarray]:
     # Exact: the audit recomputes scores from the probabilities, so a build must assign on those.
     off = np.flatnonzero(recomputed != scores.column("score").to_numpy())
     if len(off):
-        raise ValueError(
+        raise SplHfError(
             f"{cfg.scores}: rows {off[:5].tolist()} have a score that is not p_a_first - p_a_second"
         )
     return scores, recomputed
@@ -303,7 +304,7 @@ def _assign(cfg: TenetBuildConfig, columns: pa.Table):
             k for k in ("capacity", "threshold", "seed") if getattr(result.config, k) != getattr(cfg, k)
         ]
         if differ:
-            raise ValueError(
+            raise SplHfError(
                 f"{cfg.assignment}: solved with "
                 + ", ".join(f"{k}={getattr(result.config, k)!r}" for k in differ)
                 + ", the build is set to "
@@ -349,7 +350,7 @@ def _statements(cfg: TenetBuildConfig, kept: tuple[str, ...]) -> dict[str, str]:
     statements = {t.name: t.statement for t in tenet_set.tenets}
     unknown = [t for t in kept if t not in statements]
     if unknown:
-        raise ValueError(f"kept tenets without a statement (give tenets_file / --tenets_file): {unknown}")
+        raise SplHfError(f"kept tenets without a statement (give tenets_file / --tenets_file): {unknown}")
     return statements
 
 

@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from spl_hf.backends import ModelArgs, RunArgs, check_context, check_positive, check_row_suffix, load_backend  # noqa: F401 (re-exported)
+from spl_hf.backends import ModelArgs, RunArgs, check_row_suffix
 from spl_hf.configs import JsonArgs, OutputArgs
+from spl_hf.errors import SplHfError
 
 
 def add_backend_parser(
@@ -39,7 +40,7 @@ def prepare_run(
     from spl_hf.outputs import OutputError, guard_file
 
     if not output.output_dir:
-        raise ValueError("--output_dir is required: the output file (.parquet or .jsonl)")
+        raise SplHfError("--output_dir is required: the output file (.parquet or .jsonl)")
     check_row_suffix("output_dir", output.output_dir)
     given = [i for i in inputs if i]
     outputs = [output.output_dir, failures_path(output.output_dir), *[o for o in extra_outputs if o]]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
-from spl_hf.backends import JudgeInputs
-from spl_hf.cli._backend_args import add_backend_parser, load_backend, prepare_run, report, write_outputs
+from spl_hf.backends import JudgeInputs, load_backend
+from spl_hf.cli._backend_args import add_backend_parser, prepare_run, report, write_outputs
+from spl_hf.errors import SplHfError
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -35,10 +36,10 @@ def run(args: argparse.Namespace) -> int:
         Ranks,
         ResultCache,
         parse_pairs,
-        read_rows,
         require_columns,
     )
     from spl_hf.configs import configs_from_args
+    from spl_hf.jsonl import read_rows
     from spl_hf.tenets import default_tenets, load_tenets, select_tenets
 
     task, config, model, run_args, output, js = configs_from_args(args)
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     require_columns(rows, ("pair_id", "prompt", "response_a", "response_b"), task.pairs)
     pairs, bad = parse_pairs(rows)
     if rows and not pairs:
-        raise ValueError(
+        raise SplHfError(
             f"{task.pairs}: none of the {len(rows)} rows is a valid pair (first: {bad[0].reason})"
         )
 

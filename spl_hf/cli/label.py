@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from spl_hf.backends import LabelInputs
-from spl_hf.cli._backend_args import add_backend_parser, load_backend, prepare_run, report, write_outputs
+from spl_hf.backends import LabelInputs, load_backend
+from spl_hf.cli._backend_args import add_backend_parser, prepare_run, report, write_outputs
+from spl_hf.errors import SplHfError
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -36,10 +37,10 @@ def run(args: argparse.Namespace) -> int:
         ResultCache,
         VerdictJudge,
         items_from_rows,
-        read_rows,
         write_rows,
     )
     from spl_hf.configs import configs_from_args
+    from spl_hf.jsonl import read_rows
     from spl_hf.schema import default_schema, load_schema
 
     task, config, model, run_args, output, js = configs_from_args(args)
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     rows = read_rows(task.items, run_args.limit)
     items, failures = items_from_rows(rows)
     if rows and not items:
-        raise ValueError(
+        raise SplHfError(
             f"{task.items}: none of the {len(rows)} rows is a label item (prompt_id, prompt, and response "
             f"or response_a/response_b); first: {failures[0].get('reason')}"
         )

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from spl_hf.errors import SplHfError
+
 
 def add_parser(subparsers: Any, name: str, help_text: str) -> None:
     from spl_hf.configs import JsonArgs, OutputArgs, RevisionArgs, add_config_parser
@@ -56,7 +58,7 @@ def _read(args: argparse.Namespace) -> int:
 
     read, rev, output, js = configs_from_args(args)
     if not output.output_dir:
-        raise ValueError("--output_dir is required: the folder to write the rows to")
+        raise SplHfError("--output_dir is required: the folder to write the rows to")
     options = read.options(rev.revision)
     out = Path(output.output_dir)
     named = {"name": read.source_name, "columns": parse_columns(read.columns), "license": read.license}
@@ -70,7 +72,7 @@ def _read(args: argparse.Namespace) -> int:
         rows_name = "prompts.parquet"
     else:
         known = ", ".join([*ADAPTERS, *PROMPT_SOURCES, *GENERIC])
-        raise ValueError(f"unknown source {read.source!r}; known sources: {known}")
+        raise SplHfError(f"unknown source {read.source!r}; known sources: {known}")
     # every record quarantined: a file in another format than the adapter reads (or a wrong mapping)
     require_rows(report, quarantine)
     mark_output(out, "sources read", replace=True)  # the guard above passed before any work

@@ -139,4 +139,90 @@ __all__ = [
     "tenet_quality",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.contract.composition": (
+        "CompositionTables",
+        "JudgeComparisonTables",
+        "RulePairRow",
+        "TopicRow",
+        "VerdictPairRow",
+        "composition_tables",
+        "judge_comparison_tables",
+    ),
+    "spl_hf.contract.decontamination": (
+        "DECONTAMINATION_FILE",
+        "DecontaminationRecord",
+        "read_decontamination",
+    ),
+    "spl_hf.contract.digest": (
+        "combine",
+        "combine_scalar",
+        "hash_array",
+        "hash_value",
+    ),
+    "spl_hf.contract.evidence_card": (
+        "PRODUCER_NOT_RECORDED",
+        "card_rows",
+        "evidence_card",
+    ),
+    "spl_hf.contract.licenses": (
+        "LICENSE_FILE",
+        "SPL_INTRO",
+        "SPL_SOURCE_LICENSES",
+        "TENET_INTRO",
+        "license_text",
+        "pool_licenses",
+        "spl_license_fields",
+        "spl_source_licenses",
+        "tenet_license_fields",
+    ),
+    "spl_hf.contract.messages": ("MESSAGES",),
+    "spl_hf.contract.producers": (
+        "IDENTITY_FIELDS",
+        "identity_key",
+        "record_identity",
+        "stated_key",
+    ),
+    "spl_hf.contract.quality": (
+        "TenetQuality",
+        "flat_figures",
+        "judge_quality",
+        "judge_quality_section",
+        "position_counts",
+        "section_of",
+        "tenet_quality",
+    ),
+    "spl_hf.contract.quality_card": (
+        "POOL_FIGURE",
+        "QUALITY_FIGURE",
+        "bias_sentence",
+        "judge_quality_card",
+    ),
+    "spl_hf.contract.scores": (
+        "pair_input_hash",
+        "score_from_probs",
+        "scores_from_probs",
+    ),
+    "spl_hf.contract.spl_quality": (
+        "record_label_quality",
+        "released_judge_quality",
+        "released_label_status",
+    ),
+    "spl_hf.contract.tenet_rows": (
+        "CERTIFICATE_FILE",
+        "DIGEST_DERIVATION",
+        "JUDGE_FIELDS",
+        "JUDGED_SCORE_COLUMNS",
+        "ROW_FEATURES",
+        "SCORE_FEATURES",
+        "check_inputs",
+        "first_content",
+        "input_hashes",
+        "oriented_input_hashes_arrow",
+        "row_digests",
+        "score_index",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from spl_hf.evaluation.config import EvalConfig
 from spl_hf.evaluation.prompts import PromptSet
 from spl_hf.evaluation.run_folder import RunInfo
-from spl_hf.evaluation.runner import EvalConfig, RefusalEvaluator, refusal_metrics
+from spl_hf.evaluation.runner import RefusalEvaluator, refusal_metrics
 
 RESPONSES = "responses.jsonl"
 METRICS = "metrics.json"

@@ -9,41 +9,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from spl_hf.backends import Backend, Generation, InputError, ResultCache, content_key, template_hash
+from spl_hf.errors import SplHfError
+from spl_hf.evaluation.config import EvalConfig
 from spl_hf.evaluation.prompts import EvalPrompt, PromptSet
 from spl_hf.refusal import MATCHERS, compute_refusal, get_matcher, match_array
 
-MATCHER_NAMES = tuple(MATCHERS)
-
 TEMPLATE_VERSION = 1
-
-
-@dataclass
-class EvalConfig:
-    """Refusal evaluation"""
-
-    max_new_tokens: int = field(default=200, metadata={"help": "token limit per response (the paper: 200)"})
-    batch_size: int = field(default=8, metadata={"help": "prompts generated together (1 = one at a time)"})
-    system_prompt: str | None = field(default=None, metadata={"help": "system message before each prompt"})
-    matcher: Literal[MATCHER_NAMES] = field(  # type: ignore[valid-type]  # the registry's names, as choices
-        default="default",
-        metadata={
-            "help": "Refusal matcher: the phrase list that counts refusals (by default the package's own)."
-        },
-    )
-    progress: bool = field(
-        default=True, metadata={"help": "Show a tqdm progress bar.", "negated_help": "Hide the progress bar."}
-    )
-
-    def __post_init__(self) -> None:
-        if self.max_new_tokens < 1:
-            raise ValueError("max_new_tokens must be at least 1")
-        if self.batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
-        get_matcher(self.matcher)
 
 
 @dataclass(frozen=True)
@@ -191,7 +166,7 @@ class RefusalEvaluator:
 def refusal_metrics(rows: Sequence[dict[str, Any]], matcher: str) -> dict[str, Any]:
     """The chosen matcher's full result, plus every named matcher's rate for comparison."""
     if not rows:
-        raise ValueError("no responses to score: every prompt failed (see failures)")
+        raise SplHfError("no responses to score: every prompt failed (see failures)")
     texts = [r["response"] for r in rows]
     limits = [bool(r["at_limit"]) for r in rows]
     cats = [r["source_label"] or r["category"] for r in rows]

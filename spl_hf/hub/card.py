@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 from datasets import Features
 from huggingface_hub import DatasetCard, DatasetCardData
 
+from spl_hf.errors import SplHfError
 from spl_hf.files import refuse_symlink, write_text
 from spl_hf.hub.examples import card_examples
 from spl_hf.hub.folder import ConfigData, config_rows, sha256_file, yaml_metadata
@@ -56,7 +57,7 @@ def render_card(
     extra: dict = {}
     if license == "other":
         if not license_name or not license_link:
-            raise ValueError("license 'other' needs license_name and license_link")
+            raise SplHfError("license 'other' needs license_name and license_link")
         extra = {"license_name": license_name, "license_link": license_link}
     total = sum(config_rows(c, configs) for c in configs if c.default)
     data = DatasetCardData(
@@ -137,7 +138,10 @@ def card_text(
     inputs_path = folder / CARD_INPUTS
     if not inputs_path.is_file():
         raise FileNotFoundError(f"{inputs_path}: not found; this build predates card.json, rebuild it once")
-    inputs = json.loads(inputs_path.read_text())
+    try:
+        inputs = json.loads(inputs_path.read_text())
+    except json.JSONDecodeError as exc:
+        raise SplHfError(f"{inputs_path}: not valid JSON ({exc.msg}); rebuild the folder") from None
     configs = []
     for c in inputs["configs"]:
         feats = Features._from_yaml_list(c["features"])  # a list: keeps the column order

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets import Features
 
+from spl_hf.errors import SplHfError
 from spl_hf.filehash import sha256_file
 from spl_hf.files import temp_dir_beside, write_bytes
 from spl_hf.hub import DEFAULT_MAX_SHARD_SIZE
@@ -72,29 +73,29 @@ def config_dir(name: str) -> str:
 def validate_layout(configs: list[ConfigData]) -> None:
     names = [c.name for c in configs]
     if len(set(names)) != len(names):
-        raise ValueError(f"duplicate config names: {names}")
+        raise SplHfError(f"duplicate config names: {names}")
     if "data" in names:
-        raise ValueError("config name 'data' is reserved by the Hub layout")
+        raise SplHfError("config name 'data' is reserved by the Hub layout")
     if sum(c.default for c in configs) > 1:
-        raise ValueError("more than one default config")
+        raise SplHfError("more than one default config")
     tables = {(c.name, s): c for c in configs for s in c.splits}
     for c in configs:
         names = c.split_names()
         if len(set(names)) != len(names):
-            raise ValueError(f"config {c.name!r}: a union split has the name of a stored split: {names}")
+            raise SplHfError(f"config {c.name!r}: a union split has the name of a stored split: {names}")
         for split in names:
             if not _SPLIT.match(split):
-                raise ValueError(f"config {c.name!r}: split name {split!r} must match {_SPLIT.pattern}")
+                raise SplHfError(f"config {c.name!r}: split name {split!r} must match {_SPLIT.pattern}")
         for split, refs in c.unions.items():
             if not refs:
-                raise ValueError(f"config {c.name!r}: union split {split!r} names no splits")
+                raise SplHfError(f"config {c.name!r}: union split {split!r} names no splits")
             for ref in refs:
                 if tuple(ref) not in tables:
-                    raise ValueError(
+                    raise SplHfError(
                         f"config {c.name!r}: union split {split!r} names {ref}, which is not a stored split"
                     )
                 if tables[tuple(ref)].features != c.features:
-                    raise ValueError(
+                    raise SplHfError(
                         f"config {c.name!r}: union split {split!r} names {ref}, whose features differ"
                     )
 
@@ -172,7 +173,7 @@ def shard_table(table: pa.Table, max_shard_bytes: int) -> list[pa.Table]:
     Parquet with compression is smaller than the Arrow data, so each file stays under the bound too.
     """
     if max_shard_bytes <= 0:
-        raise ValueError(f"max shard size must be positive, got {max_shard_bytes}")
+        raise SplHfError(f"max shard size must be positive, got {max_shard_bytes}")
     n = max(1, min(table.num_rows, -(-table.nbytes // max_shard_bytes)))
     bounds = [round(i * table.num_rows / n) for i in range(n + 1)]
     return [table.slice(a, b - a) for a, b in itertools.pairwise(bounds)]
@@ -184,7 +185,7 @@ def parse_size(size: str | int) -> int:
         return size
     m = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)(i?)B?\s*", size.upper())
     if not m:
-        raise ValueError(f"size {size!r}: expected a number of bytes like 500MB or 2GB")
+        raise SplHfError(f"size {size!r}: expected a number of bytes like 500MB or 2GB")
     base = 1024 if m.group(3) else 1000
     return int(m.group(1)) * base ** " KMGT".index(m.group(2) or " ")
 

@@ -200,7 +200,7 @@ class SPLReleaseConfig(ReleaseSettings, ModelArgs, RowGate, SPLDeriveArgs):
     recorded_prompts: str | None = field(
         default=None,
         metadata={
-            "help": "Prompt records with recorded attributes (JSON Lines, as `spl-hf derive` reads), or "
+            "help": "Prompt records with recorded attributes (JSON Lines, as `spl-hf build spl` reads), or "
             "'sample' for the shipped sample; with recorded_candidates the release derives from these "
             "instead of generating and labeling."
         },

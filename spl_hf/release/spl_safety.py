@@ -17,6 +17,7 @@ from typing import Any
 
 from spl_hf.backends import engine_kwargs, load_backend
 from spl_hf.contract import DECONTAMINATION_FILE
+from spl_hf.errors import SplHfError
 from spl_hf.files import write_text
 from spl_hf.release.config import SPLReleaseConfig
 from spl_hf.release.decontam_stage import check_heldout
@@ -312,7 +313,7 @@ class SPLRelease:
             tables.append(table)
         rows = pa.concat_tables(tables)
         if rows.num_rows == 0:
-            raise ValueError("prompt_sources: no prompts were read")
+            raise SplHfError("prompt_sources: no prompts were read")
         pq.write_table(rows, out / "prompts.parquet")
         pq.write_table(quarantine_dataset(quarantine).data.table, out / "quarantine.parquet")
         write_source_reports(out, reports)

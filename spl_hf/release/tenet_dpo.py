@@ -14,6 +14,7 @@ from typing import Any
 
 from spl_hf.backends import engine_kwargs, load_backend
 from spl_hf.contract import DECONTAMINATION_FILE
+from spl_hf.errors import SplHfError
 from spl_hf.files import write_jsonl, write_text
 from spl_hf.release.config import TenetReleaseConfig
 from spl_hf.release.decontam_stage import check_heldout
@@ -194,7 +195,7 @@ class TenetRelease:
 
         rows = pa.concat_tables(tables) if tables else None
         if rows is None or rows.num_rows == 0:
-            raise ValueError("pools: no pair rows were read")
+            raise SplHfError("pools: no pair rows were read")
         pq.write_table(rows, out / "pairs.parquet")
         pq.write_table(quarantine_dataset(quarantine).data.table, out / "quarantine.parquet")
         write_source_reports(out, reports)
@@ -246,7 +247,7 @@ class TenetRelease:
             not_judged: dict[str, int] = {}
             scores = judge.collect(pairs, self.tenets, cache, not_judged)
         if not scores:
-            raise ValueError("judge: no (pair, tenet) could be scored")
+            raise SplHfError("judge: no (pair, tenet) could be scored")
         pq.write_table(pa.Table.from_pylist(scores), out / "scores.parquet")
         failures = [asdict(b) for b in bad] + [asdict(f) for f in stats.failures]
         write_jsonl(out / "failures.jsonl", failures)

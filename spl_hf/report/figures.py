@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from spl_hf.errors import SplHfError
 from spl_hf.report.seeds import SeedReport
 from spl_hf.stats import SeedSummary
 
@@ -154,7 +155,7 @@ def figure_contrast(report: SeedReport, first: str, second: str):
     """Figure 5: the two conditions side by side per prompt set, same-seed runs joined by gray lines."""
     pairs = [c for c in report.contrasts if (c.contrast.first, c.contrast.second) == (first, second)]
     if not pairs:
-        raise ValueError(f"the report has no contrast {first}:{second}")
+        raise SplHfError(f"the report has no contrast {first}:{second}")
     fig, axes, colors = _figure(3.6 * len(pairs), 4.0, len(pairs))
     for ax, cs in zip(axes, pairs):
         k = cs.contrast

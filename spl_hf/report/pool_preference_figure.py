@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from spl_hf.report._judge_quality_figure import score_reach
 from spl_hf.report.figures import save_png
-from spl_hf.report.judge_quality_figure import score_reach
 
 FIGURE_FILE = "judge_vs_pool.png"
 COLORS = {"a": "#2b8a3e", "b": "#c92a2a"}

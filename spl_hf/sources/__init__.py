@@ -146,4 +146,75 @@ __all__ = [
     "sample_paths",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.sources.adapter": (
+        "Converted",
+        "PairAdapter",
+        "PromptAdapter",
+    ),
+    "spl_hf.sources.fields": ("RowError",),
+    "spl_hf.sources.io": (
+        "HubSpec",
+        "RawTable",
+        "SourceFileError",
+        "is_hub_id",
+        "read_local",
+        "read_table",
+    ),
+    "spl_hf.sources.mapping": (
+        "ColumnMap",
+        "MappingError",
+        "parse_columns",
+    ),
+    "spl_hf.sources.options": (
+        "SourceOptions",
+        "SourcesReadArgs",
+    ),
+    "spl_hf.sources.pools": (
+        "ADAPTERS",
+        "GENERIC",
+        "PROMPT_SOURCES",
+        "PoolResult",
+        "PoolsResult",
+        "PromptPoolResult",
+        "pairs_from_table",
+        "preview",
+        "prompts_from_table",
+        "quarantine_dataset",
+        "read_pool",
+        "read_pools",
+        "read_prompt_pool",
+        "read_prompt_pools",
+        "require_rows",
+        "resolve_adapter",
+    ),
+    "spl_hf.sources.report": (
+        "BuildReport",
+        "SourceReport",
+    ),
+    "spl_hf.sources.rows": (
+        "PAIR_FEATURES",
+        "PROMPT_FEATURES",
+        "QUARANTINE_FEATURES",
+        "Issue",
+        "PairDraft",
+        "PromptDraft",
+        "QuarantineRecord",
+        "normalize_text",
+        "prompt_id",
+    ),
+    "spl_hf.sources.samples": (
+        "eval_sample_paths",
+        "prompt_sample_paths",
+        "sample_paths",
+    ),
+    "spl_hf.sources.transcript": (
+        "DEFAULT_CLIP_CHARS",
+        "OMITTED_MARKER",
+        "Flattened",
+        "flatten_history",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

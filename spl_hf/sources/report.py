@@ -6,6 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from spl_hf.errors import UnknownNameError
+
 
 @dataclass
 class SourceReport:
@@ -63,7 +65,7 @@ class BuildReport:
         for report in self.sources:
             if report.source == name:
                 return report
-        raise KeyError(f"no source {name!r} in this report")
+        raise UnknownNameError(f"no source {name!r} in this report")
 
     @property
     def records_read(self) -> int:

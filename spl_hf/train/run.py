@@ -13,6 +13,7 @@ from typing import Any
 
 from trl import DPOConfig, ModelConfig
 
+from spl_hf.errors import SplHfError
 from spl_hf.outputs import guard_dir, mark_output, seal_output
 from spl_hf.train.args import TrainScriptArguments
 from spl_hf.train.checks import check_dataset_manifest, check_settings
@@ -40,7 +41,7 @@ def resolve_base_model(name: str | None, revision: str | None = None) -> tuple[s
     cache folder, which is what gets loaded.
     """
     if not name:
-        raise ValueError(
+        raise SplHfError(
             "no model given: pass --model_name_or_path (a model folder, a Hub id, or `embedded`)"
         )
     from spl_hf.backends import EMBEDDED_NAME, prepare_embedded, resolve_model
@@ -176,12 +177,12 @@ def _sealing_callback(out: Path) -> Any:
 
 def _check_supported(script_args: TrainScriptArguments, model_args: ModelConfig) -> None:
     if not model_args.use_peft:
-        raise ValueError(
+        raise SplHfError(
             "train.py trains LoRA adapters: set use_peft: true (the reference is the base model "
             "with the adapter disabled)"
         )
     if script_args.dataset_streaming:
-        raise ValueError(
+        raise SplHfError(
             "dataset_streaming is not supported: the rows are counted and checked before training"
         )
 
@@ -223,7 +224,7 @@ def _trainer(model_path, training_args, model_args, script_args, train_ds, eval_
     if training_args.model_init_kwargs is not None:
         model_init_kwargs.update(training_args.model_init_kwargs)
     if model_init_kwargs.get("trust_remote_code"):
-        raise ValueError("trust_remote_code is never enabled by spl_hf")
+        raise SplHfError("trust_remote_code is never enabled by spl_hf")
     training_args.model_init_kwargs = model_init_kwargs
     kwargs: dict[str, Any] = {}
     trainer_cls: type = DPOTrainer

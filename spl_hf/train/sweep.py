@@ -18,7 +18,13 @@ from pathlib import Path
 
 from spl_hf.errors import SplHfError
 from spl_hf.files import write_text
-from spl_hf.outputs import OutputError, mark_output, marker_kind, refuse_dangerous, seal_output
+from spl_hf.outputs import (
+    OutputError,
+    mark_output,
+    marker_kind,
+    refuse_dangerous,
+    seal_output,
+)
 from spl_hf.train.layout import seed_dir
 from spl_hf.train.record import RUN_FILE
 

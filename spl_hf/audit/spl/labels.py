@@ -26,6 +26,7 @@ from spl_hf.derive import (
     pair_features,
     row_digests,
 )
+from spl_hf.errors import SplHfError
 from spl_hf.rules import RuleBase
 
 LABEL_FIELDS = ("verdict_a", "verdict_b", "label", "no_label_reason")
@@ -176,7 +177,7 @@ def audit_table(
     feats = derived_features(rb.schema)
     missing = [c for c in feats if c not in table.column_names]
     if missing:
-        raise ValueError(f"not a derived SPL table: missing columns {missing}")
+        raise SplHfError(f"not a derived SPL table: missing columns {missing}")
     table = table.select(list(feats)).cast(feats.arrow_schema)
     n = table.num_rows
     stored = table.column("derivation").combine_chunks()

@@ -28,6 +28,7 @@ from spl_hf.derive import (
     judge_features,
     verdict_options,
 )
+from spl_hf.errors import SplHfError
 from spl_hf.rules import RuleBase
 
 
@@ -38,11 +39,11 @@ def audit_judge_table(
     schema = judge_features(rb.schema).arrow_schema
     missing = [c for c in schema.names if c not in table.column_names]
     if missing:
-        raise ValueError(f"not a verdict-judge table: missing columns {missing}")
+        raise SplHfError(f"not a verdict-judge table: missing columns {missing}")
     try:
         table = table.select(schema.names).cast(schema)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-        raise ValueError(f"not a verdict-judge table: its columns have other types ({exc})") from None
+        raise SplHfError(f"not a verdict-judge table: its columns have other types ({exc})") from None
     n = table.num_rows
     judge = table.column(JUDGE_COLUMN).combine_chunks()
     jf = {f.name: pc.struct_field(judge, f.name) for f in judge.type}

@@ -35,6 +35,7 @@ from spl_hf.contract import (
     row_digests,
     scores_from_probs,
 )
+from spl_hf.errors import SplHfError
 
 TOLERANCE = 1e-12
 # The optional companion config of `spl-hf build tenets --sft` (spl_hf.build.sft; audit never imports build).
@@ -229,7 +230,7 @@ def _typed(splits: list, features, failures: list[str]) -> list[tuple[str, str, 
         missing = [c for c in schema.names if c not in s.table.column_names]
         try:
             if missing:
-                raise ValueError(f"missing columns {missing}")
+                raise SplHfError(f"missing columns {missing}")
             out.append((s.config, s.split, s.table.select(schema.names).cast(schema)))
         except (ValueError, pa.ArrowException) as exc:
             failures.append(f"{s.config}/{s.split}: not the tenet build's row schema ({exc})")

@@ -1,7 +1,7 @@
 """Inputs of the model-backed commands (``judge``, ``label``, ``generate``, ``model``) and their run settings.
 
 The model itself is :class:`spl_hf.backends.settings.ModelArgs` and each worker has its own config
-(``JudgeConfig``, ``LabelerConfig``, ``GenerationConfig``); output location and overwrite are
+(``JudgeConfig``, ``LabelerConfig``, ``GenerationConfig`` in :mod:`spl_hf.backends.settings`); output location and overwrite are
 :class:`spl_hf.configs.OutputArgs`. No heavy import here: the CLI reads these for ``--help``.
 """
 
@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Literal
 
 from spl_hf.backends.settings import check_positive
+from spl_hf.errors import SplHfError
 
 ROW_SUFFIXES = (".parquet", ".jsonl", ".json")
 
 
 def check_row_suffix(flag: str, path: str | None) -> None:
     if path is not None and Path(path).suffix.lower() not in ROW_SUFFIXES:
-        raise ValueError(f"--{flag} {path}: unsupported extension; use .parquet or .jsonl")
+        raise SplHfError(f"--{flag} {path}: unsupported extension; use .parquet or .jsonl")
 
 
 @dataclass
@@ -67,10 +68,10 @@ class LabelInputs:
 
     def __post_init__(self) -> None:
         if self.task not in ("attributes", "verdict"):
-            raise ValueError(f"--task must be attributes or verdict, got {self.task!r}")
+            raise SplHfError(f"--task must be attributes or verdict, got {self.task!r}")
         check_row_suffix("pair_labels", self.pair_labels)
         if self.pair_labels and self.task != "verdict":
-            raise ValueError("--pair_labels needs --task verdict")
+            raise SplHfError("--pair_labels needs --task verdict")
 
 
 @dataclass

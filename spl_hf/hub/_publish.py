@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spl_hf.errors import SplHfError
 from spl_hf.filehash import sha256_file
 from spl_hf.frontmatter import read_front_matter
 from spl_hf.manifest import MANIFEST, format_manifest, read_manifest
@@ -170,7 +171,7 @@ def release_files(
     out.update(changed)
     listed = read_manifest(folder)
     if listed is None or listed.problems:  # the audit passed, so only a concurrent edit gets here
-        raise ValueError(f"{folder / MANIFEST}: changed since the audit; publish again")
+        raise SplHfError(f"{folder / MANIFEST}: changed since the audit; publish again")
     digests = {**listed.entries, **{name: hashlib.sha256(data).hexdigest() for name, data in changed.items()}}
     out[MANIFEST] = format_manifest(digests).encode()
     return out
@@ -184,7 +185,7 @@ def build_files(folder: Path) -> list[str]:
         if any(part.startswith(".") for part in rel.parts):
             continue
         if p.is_symlink():
-            raise ValueError(f"{p}: a symlink in a build folder; publish only regular files")
+            raise SplHfError(f"{p}: a symlink in a build folder; publish only regular files")
         if p.is_file():
             out.append(rel.as_posix())
     return out
@@ -223,14 +224,14 @@ def publish(
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such build folder")
     if not (folder / MANIFEST).is_file():
-        raise ValueError(f"{folder}: no {MANIFEST}; publish takes a folder written by an spl-hf build")
+        raise SplHfError(f"{folder}: no {MANIFEST}; publish takes a folder written by an spl-hf build")
     if not _REPO_ID.match(repo_id):
-        raise ValueError(f"--repo_id {repo_id!r}: expected ORG/NAME")
+        raise SplHfError(f"--repo_id {repo_id!r}: expected ORG/NAME")
     ok, reason, report = _audit_clean(folder, sources)
     if not ok:
-        raise ValueError(f"{folder} does not audit clean, nothing published: {reason}")
+        raise SplHfError(f"{folder} does not audit clean, nothing published: {reason}")
     if useless := useless_build(folder):
-        raise ValueError(f"{folder}: {useless}; nothing published")
+        raise SplHfError(f"{folder}: {useless}; nothing published")
     record = provenance_record(sources, report)
 
     # Read at call time, so a caller that sets the environment after import is honoured.
@@ -242,7 +243,7 @@ def publish(
         head = api.repo_info(repo_id, repo_type=REPO_TYPE, revision=branch).sha
     except RevisionNotFoundError:
         if create_pr:
-            raise ValueError(
+            raise SplHfError(
                 f"branch {branch!r} does not exist in {repo_id}: a pull request needs a base"
             ) from None
         api.create_branch(repo_id, branch=branch, repo_type=REPO_TYPE, exist_ok=True)
@@ -297,10 +298,10 @@ def _ensure_visibility(api, repo_id: str, private: bool) -> tuple[bool, bool]:
     try:
         api.update_repo_settings(repo_id, private=True, repo_type=REPO_TYPE)
     except HfHubHTTPError as exc:
-        raise ValueError(
+        raise SplHfError(
             f"--private: {repo_id} exists and is public, and its visibility could not be changed "
             f"({str(exc).splitlines()[0]}); nothing published"
         ) from None
     if not api.repo_info(repo_id, repo_type=REPO_TYPE).private:
-        raise ValueError(f"--private: {repo_id} is still public after the settings update; nothing published")
+        raise SplHfError(f"--private: {repo_id} is still public after the settings update; nothing published")
     return True, True

@@ -22,6 +22,7 @@ from tqdm.auto import tqdm
 
 from spl_hf.decontam.config import DecontamConfig
 from spl_hf.decontam.index import CONTAINED, EXACT, NEAR, HeldoutIndex, Match
+from spl_hf.errors import SplHfError
 
 REMOVED_SCHEMA = pa.schema(
     [
@@ -127,7 +128,7 @@ def user_turns(rows: pa.Table, source: str = "rows") -> list[list[str]]:
     """The user-turn texts of each row: pair rows (prompt = messages) or prompt rows (prompt = text)."""
     for col in ("prompt_id", "source", "prompt"):
         if col not in rows.column_names:
-            raise ValueError(f"{source}: lacks column {col!r}")
+            raise SplHfError(f"{source}: lacks column {col!r}")
     kind = rows.schema.field("prompt").type
     ids = rows.column("prompt_id").to_pylist()
     if _is_message_list(kind):
@@ -136,17 +137,17 @@ def user_turns(rows: pa.Table, source: str = "rows") -> list[list[str]]:
     out: list[list[str]] = []
     for i, (pid, prompt) in enumerate(zip(ids, prompts)):
         if not isinstance(pid, str):
-            raise ValueError(f"{source}: row {i} has no prompt_id")
+            raise SplHfError(f"{source}: row {i} has no prompt_id")
         if pa.types.is_string(kind) or pa.types.is_large_string(kind):
             if prompt is None:
-                raise ValueError(f"{source}: row {i} (prompt_id {pid}) has no prompt")
+                raise SplHfError(f"{source}: row {i} (prompt_id {pid}) has no prompt")
             out.append([prompt])
             continue
         if not isinstance(prompt, list) or not prompt:
-            raise ValueError(f"{source}: row {i} (prompt_id {pid}) has no prompt messages")
+            raise SplHfError(f"{source}: row {i} (prompt_id {pid}) has no prompt messages")
         turns = [m["content"] for m in prompt if isinstance(m, dict) and m.get("role") == "user"]
         if not turns or not all(isinstance(t, str) for t in turns):
-            raise ValueError(f"{source}: row {i} (prompt_id {pid}) has no user message with text")
+            raise SplHfError(f"{source}: row {i} (prompt_id {pid}) has no user message with text")
         out.append([u for t in turns for u in transcript_user_turns(t)])
     return out
 
@@ -179,13 +180,13 @@ def _message_user_turns(prompts: pa.ChunkedArray, ids: list, source: str) -> lis
         for k in range(len(chunk)):
             pid = ids[i]
             if not isinstance(pid, str):
-                raise ValueError(f"{source}: row {i} has no prompt_id")
+                raise SplHfError(f"{source}: row {i} has no prompt_id")
             lo, hi = offsets[k], offsets[k + 1]
             if not present[k] or lo == hi:
-                raise ValueError(f"{source}: row {i} (prompt_id {pid}) has no prompt messages")
+                raise SplHfError(f"{source}: row {i} (prompt_id {pid}) has no prompt messages")
             turns = [contents[j] for j in range(lo, hi) if is_message[j] and roles[j] == "user"]
             if not turns or not all(isinstance(t, str) for t in turns):
-                raise ValueError(f"{source}: row {i} (prompt_id {pid}) has no user message with text")
+                raise SplHfError(f"{source}: row {i} (prompt_id {pid}) has no user message with text")
             out.append([u for t in turns for u in transcript_user_turns(t)])
             i += 1
     return out
@@ -271,7 +272,7 @@ def recheck(
     needed = [c for c in REMOVED_SCHEMA.names if c != "heldout_prompt"]
     missing = [c for c in needed if c not in removed.column_names]
     if missing:
-        raise ValueError(f"removed-prompts table lacks columns {missing}")
+        raise SplHfError(f"removed-prompts table lacks columns {missing}")
     index = HeldoutIndex(heldout, config)
     ids, decided = _matches(rows, index, source, progress=False)
     recorded = {r["prompt_id"]: r for r in removed.select(needed).to_pylist()}

@@ -7,6 +7,8 @@ from collections.abc import Hashable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from spl_hf.errors import SplHfError
+
 
 @dataclass(frozen=True)
 class Agreement:
@@ -39,13 +41,13 @@ def agreement(a_labels: Sequence[Hashable | None], b_labels: Sequence[Hashable |
     """
     a, b = list(a_labels), list(b_labels)
     if len(a) != len(b):
-        raise ValueError(f"agreement: {len(a)} labels from the first classifier, {len(b)} from the second")
+        raise SplHfError(f"agreement: {len(a)} labels from the first classifier, {len(b)} from the second")
     if not a:
-        raise ValueError("agreement: no labelled items")
+        raise SplHfError("agreement: no labelled items")
     pairs = [(_name(x), _name(y)) for x, y in zip(a, b) if x is not None and y is not None]
     missing = len(a) - len(pairs)
     if not pairs:
-        raise ValueError(f"agreement: all {len(a)} items lack a label from one of the classifiers")
+        raise SplHfError(f"agreement: all {len(a)} items lack a label from one of the classifiers")
     labels = tuple(sorted({x for p in pairs for x in p}))
     confusion = {x: dict.fromkeys(labels, 0) for x in labels}
     for x, y in pairs:
