@@ -8,8 +8,8 @@ import pytest
 
 from spl_hf.report import RunMetrics, seed_report
 from spl_hf.report._judge_quality_figure import judge_quality_figure
+from spl_hf.report._pool_preference_figure import pool_preference_data, pool_preference_figure
 from spl_hf.report.figures import conditions_data, figure_conditions
-from spl_hf.report.pool_preference_figure import pool_preference_data, pool_preference_figure
 
 
 def _runs(seeds: list[int], at_limit: int) -> list[RunMetrics]:

@@ -47,6 +47,19 @@ def build_quality(
     return quality, section
 
 
+def judged_quality(scores: pa.Table, pairs: pa.Table, threshold: float) -> dict:
+    """The judge-quality section of a judge stage's scores before any assignment (nothing released):
+    what a release's quality gates and its console line read, computed as the card's figures are."""
+    from spl_hf.build.tenets import with_source_preference
+    from spl_hf.contract import JUDGED_SCORE_COLUMNS, SCORE_FEATURES
+
+    # As a build reads them: the released score columns, typed (a judge stage writes a few more).
+    judged = pa.schema([SCORE_FEATURES.arrow_schema.field(c) for c in JUDGED_SCORE_COLUMNS])
+    scores = scores.select(list(JUDGED_SCORE_COLUMNS)).cast(judged)
+    rows = judge_quality(with_source_preference(scores, pairs), {}, threshold=threshold, capacity=0)
+    return section_of(rows, threshold=threshold, capacity=0, not_judged_recorded=False)
+
+
 def read_not_judged(path: str | None) -> dict[str, int] | None:
     """The judge stage's ``not_judged.json`` (tenet -> count), checked; None without a file."""
     import json

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from spl_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from spl_hf.contract._evidence_card import PRODUCER_NOT_RECORDED, card_rows, evidence_card
     from spl_hf.contract.composition import (
         CompositionTables,
         JudgeComparisonTables,
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
         read_decontamination,
     )
     from spl_hf.contract.digest import combine, combine_scalar, hash_array, hash_value
-    from spl_hf.contract.evidence_card import PRODUCER_NOT_RECORDED, card_rows, evidence_card
     from spl_hf.contract.licenses import (
         LICENSE_FILE,
         SPL_INTRO,
@@ -141,6 +141,11 @@ __all__ = [
 
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.contract._evidence_card": (
+        "PRODUCER_NOT_RECORDED",
+        "card_rows",
+        "evidence_card",
+    ),
     "spl_hf.contract.composition": (
         "CompositionTables",
         "JudgeComparisonTables",
@@ -160,11 +165,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "combine_scalar",
         "hash_array",
         "hash_value",
-    ),
-    "spl_hf.contract.evidence_card": (
-        "PRODUCER_NOT_RECORDED",
-        "card_rows",
-        "evidence_card",
     ),
     "spl_hf.contract.licenses": (
         "LICENSE_FILE",

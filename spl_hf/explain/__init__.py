@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 from spl_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from spl_hf.explain._render import render
     from spl_hf.explain.config import ExplainArgs
     from spl_hf.explain.entry import audit_verdict, explain, explain_ref
     from spl_hf.explain.locate import RowRef, find_row
     from spl_hf.explain.release import Release, ReleaseError, open_release
-    from spl_hf.explain.render import render
 
 __all__ = [
     "ExplainArgs",
@@ -26,4 +26,24 @@ __all__ = [
     "render",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.explain._render": ("render",),
+    "spl_hf.explain.config": ("ExplainArgs",),
+    "spl_hf.explain.entry": (
+        "audit_verdict",
+        "explain",
+        "explain_ref",
+    ),
+    "spl_hf.explain.locate": (
+        "RowRef",
+        "find_row",
+    ),
+    "spl_hf.explain.release": (
+        "Release",
+        "ReleaseError",
+        "open_release",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

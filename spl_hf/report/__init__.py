@@ -12,15 +12,15 @@ if TYPE_CHECKING:
         judge_quality_png,
         save_judge_quality_figure,
     )
-    from spl_hf.report.config import JudgeReportArgs, SeedReportArgs
-    from spl_hf.report.figures import PNG_METADATA, figure_conditions, save_png
-    from spl_hf.report.judge_comparison import compare_build, write_comparison
-    from spl_hf.report.pool_preference_figure import (
+    from spl_hf.report._pool_preference_figure import (
         pool_preference_data,
         pool_preference_figure,
         pool_preference_png,
         save_pool_preference_figure,
     )
+    from spl_hf.report.config import JudgeReportArgs, SeedReportArgs
+    from spl_hf.report.figures import PNG_METADATA, figure_conditions, save_png
+    from spl_hf.report.judge_comparison import compare_build, write_comparison
     from spl_hf.report.runs import METRIC_KEYS, RunMetrics, load_runs
     from spl_hf.report.seeds import ConditionSummary, ContrastSummary, SeedReport, parse_contrast, seed_report
     from spl_hf.report.write import write_seed_report
@@ -56,10 +56,14 @@ __all__ = [
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.report._judge_quality_figure": (
         "judge_quality_figure",
-        "save_judge_quality_figure",
-        "judge_quality_figure",
         "judge_quality_png",
         "save_judge_quality_figure",
+    ),
+    "spl_hf.report._pool_preference_figure": (
+        "pool_preference_data",
+        "pool_preference_figure",
+        "pool_preference_png",
+        "save_pool_preference_figure",
     ),
     "spl_hf.report.config": (
         "JudgeReportArgs",
@@ -73,12 +77,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.report.judge_comparison": (
         "compare_build",
         "write_comparison",
-    ),
-    "spl_hf.report.pool_preference_figure": (
-        "pool_preference_data",
-        "pool_preference_figure",
-        "pool_preference_png",
-        "save_pool_preference_figure",
     ),
     "spl_hf.report.runs": (
         "METRIC_KEYS",
