@@ -73,7 +73,7 @@ class VLLMBackend(TokenizerText):
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
         self.min_label_mass = float(min_label_mass)
         self.engine = {"backend": "vllm", "engine": f"vllm {vllm.__version__}", "dtype": resolved}
-        self.boundary_fallbacks = 0
+        self.boundary_fallbacks = 0  # always 0: see _joined
         try:
             context = int(self.llm.llm_engine.model_config.max_model_len)
         except AttributeError:  # engine internals moved between vLLM releases
@@ -113,16 +113,9 @@ class VLLMBackend(TokenizerText):
         return scores
 
     def _joined(self, prefix: str, suffixes: Sequence[str]) -> list[list[int]]:
-        p = self.encode(prefix)
-        lists = []
-        for s in suffixes:
-            joined = self.encode(prefix + s)
-            if joined != p + self.encode(s):
-                # As in the HF backend: score the text as it tokenizes when joined (vLLM's prefix
-                # cache then shares only the common leading tokens), rather than abort the run.
-                self.boundary_fallbacks += 1
-            lists.append(joined)
-        return lists
+        # The joined text as it tokenizes (a byte-level BPE may fuse the junction); vLLM's prefix cache
+        # shares the common leading tokens in token space, so nothing ever falls back.
+        return [self.encode(prefix + s) for s in suffixes]
 
     def next_token_scores(
         self, prefix: str, suffixes: Sequence[str], labels: Sequence[Sequence[str]]
