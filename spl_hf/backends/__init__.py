@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from spl_hf.backends.judge import (
         BadRow,
         JudgeConfig,
+        NotJudged,
         PairwiseJudge,
         TenetJudgement,
         parse_pairs,
@@ -71,6 +72,7 @@ __all__ = [
     "ModelArgs",
     "ModelCommandArgs",
     "ModelInfo",
+    "NotJudged",
     "PairwiseJudge",
     "Ranks",
     "ResultCache",

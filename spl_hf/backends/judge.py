@@ -251,8 +251,8 @@ class PairwiseJudge:
         """Compute every (pair, tenet) missing from ``cache``; longest pairs first.
 
         Pairs go to the backend ``batch_pairs`` at a time and their results commit together, so a
-        killed run leaves whole pairs. A judgement below ``min_label_mass`` (cached or new) is counted
-        per tenet in ``low_label_mass`` and listed in ``failures``; it never becomes a score.
+        killed run leaves whole pairs. ``failures`` lists pairs refused before scoring; judgements below
+        ``min_label_mass`` are counted once, by :meth:`collect`, over every rank's results.
         """
         from tqdm.auto import tqdm
 
@@ -263,13 +263,11 @@ class PairwiseJudge:
             keys = [self.key(pair, t) for t in tenets]
             have = cache.get_many(keys)
             n_cached += len(have)
-            for t, k in zip(tenets, keys, strict=True):
-                if k in have:
-                    self._count_low_mass(stats, pair, t, TenetJudgement(**have[k]))
             missing = [(t, k) for t, k in zip(tenets, keys, strict=True) if k not in have]
             if missing:
                 todo.append((pair, [t for t, _ in missing], [k for _, k in missing]))
         stats.cached = n_cached
+        fallbacks = getattr(self.backend, "boundary_fallbacks", 0)
         bar = tqdm(
             total=sum(len(ts) for _, ts, _ in todo),
             unit="score",
@@ -292,36 +290,29 @@ class PairwiseJudge:
                     group.append((pair, ts, keys))
             results = self.judge_pairs([(pair, ts) for pair, ts, _ in group]) if group else []
             pending: dict[str, dict] = {}
-            for (pair, ts, keys), res in zip(group, results, strict=True):
+            for (_pair, ts, keys), res in zip(group, results, strict=True):
                 pending.update({k: asdict(r) for k, r in zip(keys, res, strict=True)})
-                for t, r in zip(ts, res, strict=True):
-                    self._count_low_mass(stats, pair, t, r)
                 stats.computed += len(res)
                 bar.update(len(ts))
             cache.put_many("judge", pending)
         bar.close()
+        stats.boundary_fallbacks = getattr(self.backend, "boundary_fallbacks", 0) - fallbacks
         return stats
-
-    def _count_low_mass(self, stats: JudgeRunStats, pair: PairInput, tenet: Tenet, j: TenetJudgement) -> None:
-        reason = j.low_mass(self.min_label_mass)
-        if reason is not None:
-            stats.low_label_mass[tenet.name] = stats.low_label_mass.get(tenet.name, 0) + 1
-            stats.failures.append(BadRow(-1, pair.pair_id, f"tenet {tenet.name}: not judged: {reason}"))
 
     def collect(
         self,
         pairs: Sequence[PairInput],
         tenets: Sequence[Tenet],
         cache: ResultCache,
-        not_judged: dict[str, int] | None = None,
+        not_judged: NotJudged | None = None,
     ) -> list[dict[str, Any]]:
         """Output rows in input order (pairs, then tenets) for every (pair, tenet) found in the cache.
 
         A judgement below ``min_label_mass`` gives no row; with ``not_judged``, it is counted there
-        per tenet (every tenet gets an entry), over all pairs whichever rank judged them.
+        once, per tenet (every tenet gets an entry), over all pairs whichever rank judged them.
         """
         if not_judged is not None:
-            not_judged.update({t.name: not_judged.get(t.name, 0) for t in tenets})
+            not_judged.by_tenet.update({t.name: not_judged.by_tenet.get(t.name, 0) for t in tenets})
         rows = []
         for pair in pairs:
             keys = [self.key(pair, t) for t in tenets]
@@ -329,10 +320,11 @@ class PairwiseJudge:
             for t, k in zip(tenets, keys, strict=True):
                 if k in have:
                     j = TenetJudgement(**have[k])
-                    if j.low_mass(self.min_label_mass) is None:  # below the floor: not judged, no score
+                    reason = j.low_mass(self.min_label_mass)
+                    if reason is None:
                         rows.append(self.output_row(pair, t, j))
-                    elif not_judged is not None:
-                        not_judged[t.name] += 1
+                    elif not_judged is not None:  # below the floor: not judged, no score
+                        not_judged.add(pair.pair_id, t.name, reason)
         return rows
 
     def output_row(self, pair: PairInput, tenet: Tenet, j: TenetJudgement) -> dict[str, Any]:
@@ -360,9 +352,25 @@ class PairwiseJudge:
 class JudgeRunStats:
     computed: int = 0
     cached: int = 0
+    failures: list[BadRow] = field(default_factory=list)  # pairs refused before scoring (too long)
+    # questions the backend scored with a full pass because no token prefix could be shared
+    boundary_fallbacks: int = 0
+
+
+@dataclass
+class NotJudged:
+    """Judgements below ``min_label_mass``: counted once per (pair, tenet), per tenet, with the reasons."""
+
+    by_tenet: dict[str, int] = field(default_factory=dict)
     failures: list[BadRow] = field(default_factory=list)
-    # tenet name -> judgements below min_label_mass (recorded as not judged), for the build report
-    low_label_mass: dict[str, int] = field(default_factory=dict)
+
+    def add(self, pair_id: str, tenet: str, reason: str) -> None:
+        self.by_tenet[tenet] = self.by_tenet.get(tenet, 0) + 1
+        self.failures.append(BadRow(-1, pair_id, f"tenet {tenet}: not judged: {reason}"))
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_tenet.values())
 
 
 def _judgement(first: Any, second: Any) -> TenetJudgement:

@@ -205,7 +205,7 @@ class TenetRelease:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from spl_hf.backends import PairwiseJudge, ResultCache, parse_pairs
+        from spl_hf.backends import NotJudged, PairwiseJudge, ResultCache, parse_pairs
 
         rows = pq.read_table(clean_dir / "pairs.parquet").to_pylist()
         pairs, bad = parse_pairs(rows)
@@ -217,14 +217,17 @@ class TenetRelease:
             ranks.wait()
             if not ranks.is_main:
                 return {}
-            not_judged: dict[str, int] = {}
+            not_judged = NotJudged()
             scores = judge.collect(pairs, self.tenets, cache, not_judged)
         if not scores:
             raise ValueError("judge: no (pair, tenet) could be scored")
         pq.write_table(pa.Table.from_pylist(scores), out / "scores.parquet")
-        failures = [asdict(b) for b in bad] + [asdict(f) for f in stats.failures]
+        # Refused pairs and bad rows; each not-judged (pair, tenet) is listed once too, counted apart.
+        failures = [asdict(b) for b in bad] + [asdict(f) for f in stats.failures + not_judged.failures]
         (out / "failures.jsonl").write_text("".join(json.dumps(f) + "\n" for f in failures), encoding="utf-8")
-        (out / "not_judged.json").write_text(json.dumps(not_judged, sort_keys=True) + "\n", encoding="utf-8")
+        (out / "not_judged.json").write_text(
+            json.dumps(not_judged.by_tenet, sort_keys=True) + "\n", encoding="utf-8"
+        )
         mean_abs = sum(abs(r["score"]) for r in scores) / len(scores)
         return {
             "pairs": len(pairs),
@@ -232,8 +235,9 @@ class TenetRelease:
             "scores": len(scores),
             "computed": stats.computed,
             "cached": stats.cached,
-            "failed": len(failures),
-            "not_judged": sum(not_judged.values()),  # below min_label_mass: recorded, never a score
+            "failed": len(bad) + len(stats.failures),  # rows and pairs refused before scoring
+            "not_judged": not_judged.total,  # below min_label_mass: recorded once, never a score
+            "boundary_fallbacks": stats.boundary_fallbacks,
             "mean_abs_score": round(mean_abs, 6),
             "model_id": backend.info.model_id,
             "model_revision": backend.info.revision,
