@@ -10,8 +10,9 @@ from spl_hf.backends.hf import PAD_MULTIPLE, width_groups
 
 
 def test_width_groups_pad_each_suffix_to_its_own_bucket() -> None:
-    groups = width_groups([[1] * 3, [1] * 17, [1] * 16, [1] * 1])
-    assert groups == [(PAD_MULTIPLE, [0, 2, 3]), (2 * PAD_MULTIPLE, [1])]
+    p = PAD_MULTIPLE
+    groups = width_groups([[1] * 3, [1] * (2 * p + 1), [1] * (2 * p), [1] * 1, [1] * p])
+    assert groups == [(p, [0, 3, 4]), (2 * p, [2]), (3 * p, [1])]
 
 
 @pytest.mark.parametrize("fixture", ["tiny_backend", "embedded_backend"])
@@ -66,7 +67,16 @@ def test_qwen2_fused_junction_keeps_the_shared_prefix(tiny_qwen2_backend) -> Non
     before, calls = backend.boundary_fallbacks, backend.forward_calls
     fast = judge.judge_pair(pair, tenets)
     assert backend.boundary_fallbacks == before  # no question fell back to a full pass
-    assert backend.forward_calls - calls == 2 * (1 + 2)  # per ordering: the prefix, then 2 chunks of 3
+    expected = 0
+    for job_prefix, questions, _ in judge._jobs(pair, tenets):
+        p_ids = backend.encode(job_prefix)
+        fulls = [backend.encode(job_prefix + q) for q in questions]
+        splits = {backend.shared_split(p_ids, f) for f in fulls}
+        assert len(splits) == 1  # one cache per ordering
+        k = splits.pop()
+        groups = width_groups([f[k:] for f in fulls])
+        expected += 1 + sum(-(-len(m) // backend.chunk_size) for _, m in groups)
+    assert backend.forward_calls - calls == expected  # per ordering: one prefix pass, then the chunks
     slow = judge.judge_pair_naive(pair, tenets)
     for f, s in zip(fast, slow, strict=True):
         assert abs(f.score - s.score) <= 1e-5 and abs(f.mass_first - s.mass_first) <= 1e-6

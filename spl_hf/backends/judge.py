@@ -32,6 +32,9 @@ JUDGE_HEAD = (
 )
 # Everything shared sits in the prefix; the per-tenet suffix is only the statement (fewer tokens per score).
 JUDGE_QUESTION = "\n\nPrinciple: {statement}."
+# The question's fixed lead joins each ordering's shared prefix for scoring: the joined text (and so the
+# prompt and its hash) is unchanged, and every question is a few tokens shorter.
+QUESTION_LEAD = JUDGE_QUESTION.partition("{statement}")[0]
 TEMPLATE_VERSION = 2  # 2: a transcript message is shown without a stacked speaker label
 
 
@@ -223,7 +226,8 @@ class PairwiseJudge:
         jobs = []
         for swapped in (False, True):
             prefix, tail = self.prefix_and_tail(pair, swapped)
-            jobs.append((prefix, [self.question(t, tail) for t in tenets], [LABELS] * len(tenets)))
+            questions = [self.question(t, tail).removeprefix(QUESTION_LEAD) for t in tenets]
+            jobs.append((prefix + QUESTION_LEAD, questions, [LABELS] * len(tenets)))
         return jobs
 
     def judge_pairs(self, work: Sequence[tuple[PairInput, Sequence[Tenet]]]) -> list[list[TenetJudgement]]:
