@@ -120,3 +120,50 @@ def test_cli_model_prepare_and_info(capsys) -> None:
     info = json.loads(capsys.readouterr().out)
     assert info["revision"] == prepared["revision"]
     assert 130_000_000 < info["parameters"] < 140_000_000 and info["architecture"] == "LlamaForCausalLM"
+
+
+def _never_load_weights(monkeypatch) -> None:
+    import transformers
+
+    def refuse(*a, **k):
+        raise AssertionError("weights loaded before the refusal")
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", refuse)
+
+
+def test_a_reasoning_template_is_refused_before_the_weights_load(tmp_path, monkeypatch, capsys) -> None:
+    from spl_hf.cli import main as cli_main
+    from tests.backends_fixtures import build_tiny_qwen2, qwen2_style_tokenizer
+    from tests.test_backends_base import R1_OPEN
+
+    folder = build_tiny_qwen2(tmp_path / "r1", qwen2_style_tokenizer(R1_OPEN, ("<think>", "</think>")))
+    _never_load_weights(monkeypatch)
+    pairs = tmp_path / "pairs.jsonl"
+    from tests.backends_rows import pair_row, write_jsonl
+
+    write_jsonl(pairs, [pair_row(0)])
+    argv = ["judge", "--pairs", str(pairs), "--tenets", "no_preachy_tone", "--model", str(folder)]
+    argv += ["--cache", str(tmp_path / "c.db"), "--output_dir", str(tmp_path / "o.parquet")]
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"model {folder}" in err and "opens a thinking block" in err and "close_thinking" in err
+    assert not (tmp_path / "o.parquet").exists()
+
+
+def test_special_token_ids_past_the_embedding_table_are_refused_before_the_weights_load(
+    tmp_path, monkeypatch
+) -> None:
+    import json
+
+    from spl_hf.backends.hf import HFBackend
+    from spl_hf.backends.loading import TokenizerError
+    from tests.backends_fixtures import build_tiny_qwen2, qwen2_style_tokenizer
+
+    tok = qwen2_style_tokenizer()
+    folder = build_tiny_qwen2(tmp_path / "m", tok)
+    config = json.loads((folder / "config.json").read_text())
+    config["vocab_size"] = 2  # the tokenizer's special tokens are ids 0-2
+    (folder / "config.json").write_text(json.dumps(config))
+    _never_load_weights(monkeypatch)
+    with pytest.raises(TokenizerError, match=rf"model {folder}: .*tokenizer.json.*2 rows.*<\|im_end\|>"):
+        HFBackend.load(str(folder))

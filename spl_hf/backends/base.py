@@ -9,6 +9,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from spl_hf.backends.loading import ModelInfo
+from spl_hf.backends.thinking import (
+    PROBE,
+    check_chat_template,
+    closing_text,
+    fingerprint_parts,
+    thinking_state,
+)
 from spl_hf.errors import SplHfError
 
 
@@ -50,9 +57,6 @@ class LabelError(SplHfError):
     """An answer label that is not one token the model can emit as its answer: refused before scoring."""
 
 
-PROBE = [{"role": "user", "content": "Question?"}]
-
-
 class TokenizerText:
     """Text handling both backends share, over a Hugging Face tokenizer in ``self.tokenizer``.
 
@@ -65,14 +69,17 @@ class TokenizerText:
     engine: dict[str, str]
     chat_template_kwargs: dict[str, Any]
     min_label_mass: float = 0.0
+    close_thinking: bool = False  # end the generation prompt with a closed thinking block (thinking.py)
 
     @property
     def identity(self) -> dict[str, Any]:
         """What besides the weights decides a result: engine, dtype, template arguments, label-mass floor."""
+        extra = {"close_thinking": True} if self.close_thinking else {}
         return {
             **self.engine,
             "chat_template_kwargs": dict(self.chat_template_kwargs),
             "min_label_mass": self.min_label_mass,
+            **extra,
         }
 
     @property
@@ -82,6 +89,7 @@ class TokenizerText:
                 "chat_template": self.tokenizer.chat_template or "",
                 "chat_template_kwargs": self.chat_template_kwargs,
                 "engine": self.engine,
+                **fingerprint_parts(self.close_thinking, self.tokenizer, self.chat_template_kwargs),
             },
             sort_keys=True,
             separators=(",", ":"),
@@ -89,12 +97,28 @@ class TokenizerText:
         return hashlib.sha256(blob.encode()).hexdigest()
 
     def render_chat(self, messages: Sequence[dict[str, str]], add_generation_prompt: bool = True) -> str:
-        return self.tokenizer.apply_chat_template(
+        text = self.tokenizer.apply_chat_template(
             list(messages),
             tokenize=False,
             add_generation_prompt=add_generation_prompt,
             **self.chat_template_kwargs,
         )
+        return text + self._closer() if add_generation_prompt and self.close_thinking else text
+
+    def _closer(self) -> str:
+        """The text that closes the thinking block after this template's generation prompt (once per instance)."""
+        if "_closer_text" not in self.__dict__:
+            probe = self.tokenizer.apply_chat_template(
+                PROBE, tokenize=False, add_generation_prompt=True, **self.chat_template_kwargs
+            )
+            self.__dict__["_closer_text"] = closing_text(thinking_state(self.tokenizer, probe))
+        return self.__dict__["_closer_text"]
+
+    def check_template(self, what: str = "") -> None:
+        """Refuse a missing or still-thinking chat template (see :mod:`spl_hf.backends.thinking`)."""
+        info = getattr(self, "info", None)
+        model = info.model_id if info is not None else _tokenizer_name(self)
+        check_chat_template(self.tokenizer, model, self.chat_template_kwargs, self.close_thinking, what)
 
     def encode(self, text: str) -> list[int]:
         # Chat templates already spell out special tokens; adding BOS/EOS again would shift positions.
@@ -125,18 +149,12 @@ def resolve_label(backend: Any, label: str) -> int:
 
     The candidates are the tokenizations of the generation prompt followed by the label, with and
     without a leading space (SentencePiece tokenizers mark it '▁A', byte-level BPE 'ĠA' vs 'A'); the
-    one the template itself writes for an assistant turn saying the label wins. A template that opens
-    a thinking block (``enable_thinking``) would have the model answer inside it, so it is refused
-    unless the template arguments switch thinking off.
+    one the template itself writes for an assistant turn saying the label wins. A reasoning template
+    would have the model answer inside a thinking block, so it is refused (see :mod:`.thinking`).
     """
     name = _tokenizer_name(backend)
+    backend.check_template(what=f"answer label {label!r}: ")
     prompt = backend.render_chat(PROBE, add_generation_prompt=True)
-    if _thinks_first(backend, prompt):
-        raise LabelError(
-            f"answer label {label!r}: the chat template of {name} starts the reply with a thinking block, "
-            "so the first token would not be the answer; set chat_template_kwargs "
-            '{"enable_thinking": false}'
-        )
     base = backend.encode(prompt)
     candidates: dict[str, int] = {}
     for text in (label, " " + label):
@@ -155,20 +173,6 @@ def resolve_label(backend: Any, label: str) -> int:
     full = backend.render_chat([*PROBE, {"role": "assistant", "content": label}], add_generation_prompt=False)
     written = full[len(prompt) :] if full.startswith(prompt) else label
     return candidates[" " + label] if written.startswith(" " + label) else candidates[label]
-
-
-def _thinks_first(backend: Any, prompt: str) -> bool:
-    """True when the template has a thinking switch that the current arguments leave on."""
-    template = backend.tokenizer.chat_template or ""
-    if "enable_thinking" not in template or backend.chat_template_kwargs.get("enable_thinking") is False:
-        return False
-    off = backend.tokenizer.apply_chat_template(
-        PROBE,
-        tokenize=False,
-        add_generation_prompt=True,
-        **{**backend.chat_template_kwargs, "enable_thinking": False},
-    )
-    return off != prompt and "</think>" not in prompt[-64:]
 
 
 @runtime_checkable

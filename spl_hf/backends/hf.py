@@ -82,12 +82,14 @@ class HFBackend(TokenizerText):
         max_length: int | None = None,
         chat_template_kwargs: dict[str, Any] | None = None,
         min_label_mass: float = 0.0,
+        close_thinking: bool = False,
     ) -> None:
         self.model = loaded.model
         self.tokenizer = loaded.tokenizer
         self.info: ModelInfo = loaded.info
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
         self.min_label_mass = float(min_label_mass)
+        self.close_thinking = bool(close_thinking)
         import transformers
 
         self.engine = {
@@ -110,8 +112,14 @@ class HFBackend(TokenizerText):
     def load(cls, model: str | None = None, threads: int = 1, dtype: str = "auto", **kw: Any) -> HFBackend:
         from spl_hf.backends.loading import default_device
         from spl_hf.backends.settings import resolve_dtype
+        from spl_hf.backends.thinking import check_chat_template
 
-        return cls(load_model(model, threads=threads, dtype=resolve_dtype(dtype, default_device())), **kw)
+        def check(tokenizer: Any, info: ModelInfo) -> None:  # before the weights load
+            kwargs = kw.get("chat_template_kwargs") or {}
+            check_chat_template(tokenizer, info.model_id, kwargs, bool(kw.get("close_thinking")))
+
+        loaded = load_model(model, threads=threads, dtype=resolve_dtype(dtype, default_device()), check=check)
+        return cls(loaded, **kw)
 
     def split_ids(self, prefix: str, suffix: str) -> tuple[list[int], list[int]]:
         """Token ids of prefix and suffix, checked to concatenate to the ids of the joined text."""

