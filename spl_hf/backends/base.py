@@ -33,6 +33,9 @@ class LabelScores:
 
     labels: tuple[str, ...]
     probs: tuple[float, ...]
+    # Labels a served model's top-k log-probabilities did not include: their probability is not observed
+    # (never assumed), so these scores cannot be normalised and the judgement is recorded as not judged.
+    unobserved: tuple[str, ...] = ()
 
     @property
     def mass(self) -> float:
@@ -40,6 +43,11 @@ class LabelScores:
 
     @property
     def normalised(self) -> tuple[float, ...]:
+        if self.unobserved:
+            raise InputError(
+                f"label(s) {', '.join(self.unobserved)} not among the server's top log-probabilities: "
+                "their probability was not observed"
+            )
         m = self.mass
         if m <= 0.0:
             raise ValueError("label probabilities sum to zero; cannot normalise")

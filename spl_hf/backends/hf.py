@@ -109,7 +109,14 @@ class HFBackend(TokenizerText):
         self._last_only: dict[str, Any] = {"logits_to_keep": 1} if "logits_to_keep" in params else {}
 
     @classmethod
-    def load(cls, model: str | None = None, threads: int = 1, dtype: str = "auto", **kw: Any) -> HFBackend:
+    def load(
+        cls,
+        model: str | None = None,
+        threads: int = 1,
+        dtype: str = "auto",
+        gguf_file: str | None = None,
+        **kw: Any,
+    ) -> HFBackend:
         from spl_hf.backends.loading import default_device
         from spl_hf.backends.settings import resolve_dtype
         from spl_hf.backends.thinking import check_chat_template
@@ -118,7 +125,13 @@ class HFBackend(TokenizerText):
             kwargs = kw.get("chat_template_kwargs") or {}
             check_chat_template(tokenizer, info.model_id, kwargs, bool(kw.get("close_thinking")))
 
-        loaded = load_model(model, threads=threads, dtype=resolve_dtype(dtype, default_device()), check=check)
+        loaded = load_model(
+            model,
+            threads=threads,
+            dtype=resolve_dtype(dtype, default_device()),
+            check=check,
+            gguf_file=gguf_file,
+        )
         return cls(loaded, **kw)
 
     def split_ids(self, prefix: str, suffix: str) -> tuple[list[int], list[int]]:

@@ -100,6 +100,8 @@ class TenetJudgement:
     p_a_second: float  # normalised P("A") with the original B shown first
     mass_first: float  # P("A") + P("B") over the whole vocabulary, first ordering
     mass_second: float
+    # A served judge's top-k lacked a label in some ordering: the p are NaN, never guessed; not judged.
+    unobserved: bool = False
 
     @property
     def score(self) -> float:
@@ -107,6 +109,8 @@ class TenetJudgement:
 
     def low_mass(self, floor: float) -> str | None:
         """Why this judgement is not a score under ``floor`` (None when both orderings reach it)."""
+        if self.unobserved:
+            return "a label was not among the served model's top log-probabilities (mass not observed)"
         for ordering, mass in (("first", self.mass_first), ("second", self.mass_second)):
             if mass < floor:
                 return f"label mass {mass:.4g} < min_label_mass {floor:g} ({ordering} ordering)"
@@ -378,6 +382,9 @@ class NotJudged:
 
 
 def _judgement(first: Any, second: Any) -> TenetJudgement:
+    if first.unobserved or second.unobserved:
+        nan = float("nan")
+        return TenetJudgement(nan, nan, first.mass, second.mass, unobserved=True)
     return TenetJudgement(
         p_a_first=first.normalised[0],
         p_a_second=second.normalised[0],

@@ -104,17 +104,43 @@ def embedded_cache_dir() -> Path:
 
 
 def prepare_embedded(force: bool = False) -> tuple[Path, ModelInfo]:
-    """Convert the embedded GGUF into a safetensors folder once; later calls return the cached folder.
+    """Convert the embedded GGUF into a safetensors folder once; later calls return the cached folder."""
+    gguf = embedded_gguf_path()
+    return convert_gguf(gguf, EMBEDDED_NAME, embedded_cache_dir(), force=force)
+
+
+def prepare_gguf(model: str | None, gguf_file: str) -> tuple[Path, ModelInfo]:
+    """``gguf_file`` (transformers' argument: a file in the folder ``model``, or a path) as a cached
+    safetensors folder, converted once as the embedded model is; its identity is the file's sha256."""
+    base = Path(model).expanduser() if model else Path(".")
+    gguf = base / gguf_file if base.is_dir() else Path(gguf_file).expanduser()
+    model_id = str(gguf)
+    if not gguf.is_file() and model and not base.exists() and not model.startswith((".", "/", "~")):
+        from huggingface_hub import hf_hub_download  # a Hub id: the file from the local HF cache offline
+
+        gguf, model_id = (
+            Path(hf_hub_download(model, gguf_file, local_files_only=_offline())),
+            f"{model}:{gguf_file}",
+        )
+    if not gguf.is_file():
+        raise FileNotFoundError(
+            f"gguf_file {gguf_file!r}: no such file (looked for {gguf}; setting model={model!r})"
+        )
+    target = cache_root() / "models" / f"gguf-{file_sha256(gguf)[:16]}"
+    return convert_gguf(gguf, model_id, target)
+
+
+def convert_gguf(gguf: Path, model_id: str, target: Path, force: bool = False) -> tuple[Path, ModelInfo]:
+    """Convert ``gguf`` into the safetensors folder ``target`` once; later calls return the folder.
 
     The folder is built in a temporary sibling and renamed into place, so a process killed
     mid-conversion leaves either no cache or a complete one, never a partial one.
     """
-    gguf = embedded_gguf_path()
     digest = file_sha256(gguf)
-    target = embedded_cache_dir()
-    info = ModelInfo(model_id=EMBEDDED_NAME, revision=f"gguf-sha256:{digest}", path=str(target))
+    info = ModelInfo(model_id=model_id, revision=f"gguf-sha256:{digest}", path=str(target))
     if (target / _MARKER).is_file() and not force:
-        return target, info
+        meta = json.loads((target / _MARKER).read_text())
+        return target, ModelInfo(meta.get("model_id", model_id), info.revision, str(target))
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -157,8 +183,18 @@ def _offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes", "on")
 
 
-def resolve_model(model: str | None) -> tuple[Path | str, ModelInfo, dict[str, Any]]:
-    """Map ``None``/``"embedded"``, a local folder, or a Hub id to a load location and its identity."""
+def resolve_model(
+    model: str | None, gguf_file: str | None = None
+) -> tuple[Path | str, ModelInfo, dict[str, Any]]:
+    """Map ``None``/``"embedded"``, a local folder, a Hub id, or a GGUF file (``gguf_file``, or ``model``
+    naming a ``.gguf`` file) to a load location and its identity."""
+    if gguf_file:
+        path, info = prepare_gguf(model if model not in (None, "", EMBEDDED_ID) else None, gguf_file)
+        return path, info, {}
+    if model and model.endswith(".gguf") and Path(model).expanduser().is_file():
+        local = Path(model).expanduser()
+        path, info = prepare_gguf(str(local.parent), local.name)
+        return path, info, {}
     if model in (None, "", EMBEDDED_ID):
         path, info = prepare_embedded()
         return path, info, {}
@@ -232,6 +268,7 @@ def load_model(
     dtype: str = "float32",
     device: str | None = None,
     check: Callable[[Any, ModelInfo], None] | None = None,
+    gguf_file: str | None = None,
 ) -> LoadedModel:
     """Load a causal LM and its tokenizer for inference (never runs remote code).
 
@@ -243,7 +280,7 @@ def load_model(
 
     if threads > 0:
         torch.set_num_threads(threads)
-    path, info, _ = resolve_model(model)
+    path, info, _ = resolve_model(model, gguf_file)
     tok = AutoTokenizer.from_pretrained(str(path), trust_remote_code=False)
     if check is not None:
         check(tok, info)

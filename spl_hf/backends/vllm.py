@@ -46,6 +46,7 @@ class VLLMBackend(TokenizerText):
         chat_template_kwargs: dict[str, Any] | None = None,
         min_label_mass: float = 0.0,
         close_thinking: bool = False,
+        gguf_file: str | None = None,
         **llm_kwargs: Any,
     ) -> None:
         # Before vllm's first import: its logging config reads the stream once.
@@ -57,7 +58,7 @@ class VLLMBackend(TokenizerText):
             raise ImportError(INSTALL_HINT) from exc
         from spl_hf.backends.settings import resolve_dtype
 
-        path, self.info, _ = resolve_model(model)
+        path, self.info, _ = resolve_model(model, gguf_file)
         preflight(path, self.info, chat_template_kwargs or {}, close_thinking)  # before the engine starts
         resolved = resolve_dtype(dtype, _device())
         self.llm = LLM(
