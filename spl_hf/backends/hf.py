@@ -26,7 +26,7 @@ except ImportError:  # pragma: no cover
 # Suffixes are padded to their own length rounded up to this multiple. The padded width changes the
 # attention kernels' shapes and with them the last bits of a result, while the rows sharing a chunk do
 # not (measured); so a width fixed by the suffix itself makes its scores independent of its batch.
-PAD_MULTIPLE = 8
+PAD_MULTIPLE = 16
 MIN_PROJECTED_ROWS = 16  # rows of the vocabulary projection per chunk pass, at least (see _score_chunk)
 
 
