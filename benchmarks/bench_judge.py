@@ -22,7 +22,7 @@ import random
 import time
 
 from spl_hf.backends.hf import HFBackend
-from spl_hf.backends.judge import PairInput, PairwiseJudge
+from spl_hf.backends.judge import QUESTION_LEAD, PairInput, PairwiseJudge
 from spl_hf.tenets import default_tenets
 
 _WORDS = [
@@ -115,11 +115,14 @@ def main() -> None:
         for i in range(args.pairs)
     ]
     prefix, tail = judge.prefix_and_tail(pairs[0], swapped=False)
-    n_prefix = backend.count_tokens(prefix)
-    n_suffix = sum(backend.count_tokens(judge.question(t, tail)) for t in tenets) / len(tenets)
+    n_prompt = sum(backend.count_tokens(prefix + judge.question(t, tail)) for t in tenets) / len(tenets)
+    # What is scored: the prefix with the question's fixed lead, then each question's own tokens.
+    n_prefix = backend.count_tokens(prefix + QUESTION_LEAD)
+    n_suffix = n_prompt - n_prefix
     print(f"model {backend.info.model_id} ({backend.info.revision[:28]}), threads {args.threads}")
     print(
-        f"{len(pairs)} pairs x {len(tenets)} tenets; shared prefix {n_prefix} tokens, question ~{n_suffix:.0f}"
+        f"{len(pairs)} pairs x {len(tenets)} tenets; one-pass prompt ~{n_prompt:.0f} tokens = "
+        f"shared prefix {n_prefix} + question ~{n_suffix:.0f}"
     )
 
     if args.backend == "vllm":
