@@ -191,3 +191,17 @@ def test_a_gguf_file_is_converted_once_and_named_by_its_hash(capsys) -> None:
     assert "gguf_file" not in engine_kwargs(ModelArgs())  # other runs keep their recorded settings
     with pytest.raises(FileNotFoundError, match=r"gguf_file 'missing.gguf': no such file"):
         resolve_model(str(gguf.parent), "missing.gguf")
+
+
+def test_a_label_that_is_not_one_token_is_refused_before_the_weights_load(tmp_path, monkeypatch) -> None:
+    from spl_hf.backends.base import LabelError
+    from spl_hf.backends.hf import HFBackend
+    from tests.backends_fixtures import build_tiny_qwen2, qwen2_style_tokenizer
+
+    folder = build_tiny_qwen2(tmp_path / "m", qwen2_style_tokenizer())
+    _never_load_weights(monkeypatch)
+    with pytest.raises(
+        LabelError,
+        match=rf"model {folder}: answer label 'Maybe' is not a single token .*Tokenizer\({folder}\)",
+    ):
+        HFBackend.load(str(folder), labels=("A", "Maybe"))

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from spl_hf.backends.hf import BoundaryError, HFBackend
     from spl_hf.backends.io import read_rows, require_columns, write_rows
     from spl_hf.backends.judge import (
+        JUDGE_LABELS,
         BadRow,
         JudgeConfig,
         NotJudged,
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EMBEDDED_NAME",
     "INSTRUCTIONS",
+    "JUDGE_LABELS",
     "VLLM_ONLY",
     "AttributeLabeler",
     "Backend",

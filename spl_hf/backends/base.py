@@ -147,6 +147,22 @@ class TokenizerText:
             self.label_id(label)
 
 
+class TokenizerProbe(TokenizerText):
+    """A tokenizer with a model's identity and template settings, no weights: checks run before they load."""
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        info: ModelInfo,
+        chat_template_kwargs: dict[str, Any],
+        close_thinking: bool = False,
+    ) -> None:
+        self.tokenizer, self.info = tokenizer, info
+        self.chat_template_kwargs = dict(chat_template_kwargs)
+        self.close_thinking = close_thinking
+        self.engine = {}
+
+
 def _tokenizer_name(backend: Any) -> str:
     tok = backend.tokenizer
     return f"{type(tok).__name__}({getattr(tok, 'name_or_path', '') or '?'})"
@@ -172,8 +188,10 @@ def resolve_label(backend: Any, label: str) -> int:
             candidates[text] = ids[-1]
     if not candidates:
         pieces = backend.tokenizer.convert_ids_to_tokens(backend.encode(prompt + label)[len(base) :])
+        info = getattr(backend, "info", None)
+        model = f"model {info.model_id}: " if info is not None else ""
         raise LabelError(
-            f"answer label {label!r} is not a single token after the generation prompt for {name} "
+            f"{model}answer label {label!r} is not a single token after the generation prompt for {name} "
             f"(it tokenizes as {pieces}); use letters or digits that the tokenizer keeps whole"
         )
     if len(candidates) == 1:

@@ -24,7 +24,7 @@ def make_backend(kind: str = "hf", model: str | None = None, **kwargs: Any) -> B
     if kind == "openai":
         from spl_hf.backends.openai_api import OpenAIBackend
 
-        for name in (*VLLM_ONLY, "threads", "chunk_size", "dtype", "gguf_file"):
+        for name in (*VLLM_ONLY, "threads", "chunk_size", "dtype", "gguf_file", "labels"):
             kwargs.pop(name, None)
         return OpenAIBackend(model, **kwargs)
     for name in OPENAI_ONLY:

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from spl_hf.backends.base import Generation, InputError, LabelScores, TokenizerText
+from spl_hf.backends.base import Generation, InputError, LabelScores, TokenizerProbe, TokenizerText
 from spl_hf.backends.loading import LoadedModel, ModelInfo, load_model
 from spl_hf.errors import SplHfError
 
@@ -121,9 +121,12 @@ class HFBackend(TokenizerText):
         from spl_hf.backends.settings import resolve_dtype
         from spl_hf.backends.thinking import check_chat_template
 
+        labels = tuple(kw.pop("labels", ()))
+
         def check(tokenizer: Any, info: ModelInfo) -> None:  # before the weights load
             kwargs = kw.get("chat_template_kwargs") or {}
             check_chat_template(tokenizer, info.model_id, kwargs, bool(kw.get("close_thinking")))
+            TokenizerProbe(tokenizer, info, kwargs, bool(kw.get("close_thinking"))).check_labels(labels)
 
         loaded = load_model(
             model,

@@ -23,6 +23,7 @@ from spl_hf.contract import pair_input_hash, score_from_probs, scores_from_probs
 from spl_hf.tenets import Tenet
 
 LABELS = ("A", "B")
+JUDGE_LABELS = LABELS  # the face's name for them (checked against the tokenizer before weights load)
 JUDGE_HEAD = (
     "Compare two candidate replies to the conversation below.\n\n"
     "[Conversation]\n{conversation}\n[End of conversation]\n\n"

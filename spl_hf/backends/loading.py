@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -249,16 +249,23 @@ def check_token_ids(tokenizer: Any, path: Path | str, info: ModelInfo) -> None:
 
 
 def preflight(
-    path: Path | str, info: ModelInfo, chat_template_kwargs: dict[str, Any], close_thinking: bool = False
+    path: Path | str,
+    info: ModelInfo,
+    chat_template_kwargs: dict[str, Any],
+    close_thinking: bool = False,
+    labels: Sequence[str] = (),
 ) -> Any:
-    """The model's tokenizer, checked (chat template, thinking, token ids) before any weights load."""
+    """The model's tokenizer, checked (chat template, thinking, token ids, answer labels) before any
+    weights load."""
     from transformers import AutoTokenizer
 
+    from spl_hf.backends.base import TokenizerProbe
     from spl_hf.backends.thinking import check_chat_template
 
     tok = AutoTokenizer.from_pretrained(str(path), trust_remote_code=False)
     check_chat_template(tok, info.model_id, chat_template_kwargs, close_thinking)
     check_token_ids(tok, path, info)
+    TokenizerProbe(tok, info, chat_template_kwargs, close_thinking).check_labels(labels)
     return tok
 
 

@@ -47,6 +47,7 @@ class VLLMBackend(TokenizerText):
         min_label_mass: float = 0.0,
         close_thinking: bool = False,
         gguf_file: str | None = None,
+        labels: Sequence[str] = (),
         **llm_kwargs: Any,
     ) -> None:
         # Before vllm's first import: its logging config reads the stream once.
@@ -59,7 +60,9 @@ class VLLMBackend(TokenizerText):
         from spl_hf.backends.settings import resolve_dtype
 
         path, self.info, _ = resolve_model(model, gguf_file)
-        preflight(path, self.info, chat_template_kwargs or {}, close_thinking)  # before the engine starts
+        preflight(
+            path, self.info, chat_template_kwargs or {}, close_thinking, labels
+        )  # before the engine starts
         resolved = resolve_dtype(dtype, _device())
         self.llm = LLM(
             model=str(path),

@@ -30,6 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
 
 def run(args: argparse.Namespace) -> int:
     from spl_hf.backends import (
+        JUDGE_LABELS,
         BadRow,
         NotJudged,
         PairwiseJudge,
@@ -55,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
         )
 
     ranks = Ranks()
-    backend = load_backend(model, chunk_size=config.chunk_size)
+    # The answer labels are checked against the tokenizer before the weights load.
+    backend = load_backend(model, chunk_size=config.chunk_size, labels=JUDGE_LABELS)
     judge = PairwiseJudge(backend, config)
     with ResultCache(run_args.cache) as cache:
         stats = judge.run(ranks.shard(pairs), tenets, cache)

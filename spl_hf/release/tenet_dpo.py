@@ -209,7 +209,9 @@ class TenetRelease:
 
         rows = pq.read_table(clean_dir / "pairs.parquet").to_pylist()
         pairs, bad = parse_pairs(rows)
-        backend = load_backend(self.cfg, chunk_size=self.judge.chunk_size)
+        from spl_hf.backends import JUDGE_LABELS
+
+        backend = load_backend(self.cfg, chunk_size=self.judge.chunk_size, labels=JUDGE_LABELS)
         judge = PairwiseJudge(backend, self.judge)
         cache_path = Path(self.cfg.run_dir) / "cache" / "judge.sqlite"
         with ResultCache(cache_path) as cache:
