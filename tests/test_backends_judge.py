@@ -7,7 +7,7 @@ import pytest
 
 from spl_hf.backends.cache import ResultCache
 from spl_hf.backends.hf import BoundaryError
-from spl_hf.backends.judge import PairwiseJudge, parse_pair, parse_pairs
+from spl_hf.backends.judge import NotJudged, PairwiseJudge, parse_pair, parse_pairs
 from spl_hf.backends.settings import JudgeConfig
 from spl_hf.cli import main as cli_main
 from spl_hf.contract import score_from_probs
@@ -141,6 +141,28 @@ def test_cli_judge_writes_assignable_scores(tiny_model_dir, tmp_path: Path, caps
     summary = json.loads(capsys.readouterr().out)
     assert (summary["rows"], summary["computed"], summary["failed"]) == (6, 6, 1)
     assert "response_a: expected a string, got int" in summary["failures"][0]["reason"]
+    assert (summary["not_judged"], summary["not_judged_by_tenet"], summary["boundary_fallbacks"]) == (
+        0,
+        {"no_preachy_tone": 0, "upfront_concerns": 0},
+        0,
+    )
+    # Above every judgement's label mass: each of the 6 is not judged, counted once per tenet and listed.
+    human = [
+        *argv[:-2],
+        "--no_progress",
+        "--min_label_mass",
+        "1.0",
+        "--output_dir",
+        str(tmp_path / "f.parquet"),
+    ]
+    assert cli_main(human) == 0
+    out_text = capsys.readouterr().out
+    assert "not_judged_by_tenet: no_preachy_tone 3, upfront_concerns 3" in out_text
+    assert cli_main([*argv, "--min_label_mass", "1.0", "--output_dir", str(tmp_path / "g.parquet")]) == 0
+    floor = json.loads(capsys.readouterr().out)
+    assert (floor["rows"], floor["computed"], floor["failed"], floor["not_judged"]) == (0, 0, 1, 6)
+    assert floor["not_judged_by_tenet"] == {"no_preachy_tone": 3, "upfront_concerns": 3}
+    assert sum("not judged: label mass" in f["reason"] for f in floor["failures"]) == 6
     table = pq.read_table(out).to_pylist()
     assert {
         "pair_id",
@@ -198,11 +220,15 @@ def test_judgements_below_min_label_mass_are_not_judged_and_counted_per_tenet(
         monkeypatch.setattr(tiny_backend, "min_label_mass", floor)
         strict = PairwiseJudge(tiny_backend, JudgeConfig(progress=False))
         stats = strict.run(pairs, tenets, cache)
-        kept = strict.collect(pairs, tenets, cache)
+        not_judged = NotJudged()
+        kept = strict.collect(pairs, tenets, cache, not_judged)
     assert stats.computed == 0 and stats.cached == 6  # the raw judgements are reused, not recomputed
     assert len(kept) == 3 and all(min(r["mass_first"], r["mass_second"]) >= floor for r in kept)
-    assert sum(stats.low_label_mass.values()) == 3 and set(stats.low_label_mass) <= {t.name for t in tenets}
-    assert len(stats.failures) == 3
-    assert all("not judged: label mass" in f.reason and "min_label_mass" in f.reason for f in stats.failures)
+    assert stats.failures == []  # not-judged is counted once, by collect, not again by run
+    assert not_judged.total == 3 and set(not_judged.by_tenet) == {t.name for t in tenets}
+    assert len(not_judged.failures) == 3
+    assert all(
+        "not judged: label mass" in f.reason and "min_label_mass" in f.reason for f in not_judged.failures
+    )
     assert strict.template_hash != open_judge.template_hash  # the floor is recorded with the judge identity
     assert {r["template_hash"] for r in kept} == {strict.template_hash}

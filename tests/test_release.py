@@ -159,6 +159,7 @@ def test_tenet_release_decontaminates_resumes_and_recomputes_only_what_changed(
         and judged.num_rows == 3 * counts["decontaminate"]["rows_kept"]
     )
     assert counts["audit"]["ok"] and counts["assign"]["tenets_kept"] == 3
+    assert (counts["judge"]["not_judged"], counts["judge"]["boundary_fallbacks"]) == (0, 0)
     record = json.loads((tmp_path / "ds" / "decontamination.json").read_text())
     assert [r["prompt_id"] for r in record["removed"]] == [pid]
     decon = json.loads((tmp_path / "ds" / "build_report.json").read_text())["decontamination"]

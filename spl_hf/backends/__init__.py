@@ -23,7 +23,9 @@ if TYPE_CHECKING:
     from spl_hf.backends.hf import BoundaryError, HFBackend
     from spl_hf.backends.io import require_columns, write_rows
     from spl_hf.backends.judge import (
+        JUDGE_LABELS,
         BadRow,
+        NotJudged,
         PairwiseJudge,
         TenetJudgement,
         parse_pairs,
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EMBEDDED_NAME",
+    "JUDGE_LABELS",
     "VLLM_ONLY",
     "AttributeLabeler",
     "Backend",
@@ -78,6 +81,7 @@ __all__ = [
     "ModelArgs",
     "ModelCommandArgs",
     "ModelInfo",
+    "NotJudged",
     "PairwiseJudge",
     "Ranks",
     "ResultCache",
@@ -154,7 +158,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "write_rows",
     ),
     "spl_hf.backends.judge": (
+        "JUDGE_LABELS",
         "BadRow",
+        "NotJudged",
         "PairwiseJudge",
         "TenetJudgement",
         "parse_pairs",

@@ -24,6 +24,7 @@ from spl_hf.contract import pair_input_hash, score_from_probs
 from spl_hf.tenets import Tenet
 
 LABELS = ("A", "B")
+JUDGE_LABELS = LABELS  # the face's name for them (checked against the tokenizer before weights load)
 JUDGE_HEAD = (
     "Compare two candidate replies to the conversation below.\n\n"
     "[Conversation]\n{conversation}\n[End of conversation]\n\n"
@@ -33,6 +34,9 @@ JUDGE_HEAD = (
 )
 # Everything shared sits in the prefix; the per-tenet suffix is only the statement (fewer tokens per score).
 JUDGE_QUESTION = "\n\nPrinciple: {statement}."
+# The question's fixed lead joins each ordering's shared prefix for scoring: the joined text (and so the
+# prompt and its hash) is unchanged, and every question is a few tokens shorter.
+QUESTION_LEAD = JUDGE_QUESTION.partition("{statement}")[0]
 TEMPLATE_VERSION = 2  # 2: a transcript message is shown without a stacked speaker label
 
 
@@ -66,6 +70,8 @@ class TenetJudgement:
     p_a_second: float  # normalised P("A") with the original B shown first
     mass_first: float  # P("A") + P("B") over the whole vocabulary, first ordering
     mass_second: float
+    # A served judge's top-k lacked a label in some ordering: the p are NaN, never guessed; not judged.
+    unobserved: bool = False
 
     @property
     def score(self) -> float:
@@ -73,6 +79,8 @@ class TenetJudgement:
 
     def low_mass(self, floor: float) -> str | None:
         """Why this judgement is not a score under ``floor`` (None when both orderings reach it)."""
+        if self.unobserved:
+            return "a label was not among the served model's top log-probabilities (mass not observed)"
         for ordering, mass in (("first", self.mass_first), ("second", self.mass_second)):
             if mass < floor:
                 return f"label mass {mass:.4g} < min_label_mass {floor:g} ({ordering} ordering)"
@@ -192,7 +200,8 @@ class PairwiseJudge:
         jobs = []
         for swapped in (False, True):
             prefix, tail = self.prefix_and_tail(pair, swapped)
-            jobs.append((prefix, [self.question(t, tail) for t in tenets], [LABELS] * len(tenets)))
+            questions = [self.question(t, tail).removeprefix(QUESTION_LEAD) for t in tenets]
+            jobs.append((prefix + QUESTION_LEAD, questions, [LABELS] * len(tenets)))
         return jobs
 
     def judge_pairs(self, work: Sequence[tuple[PairInput, Sequence[Tenet]]]) -> list[list[TenetJudgement]]:
@@ -220,8 +229,8 @@ class PairwiseJudge:
         """Compute every (pair, tenet) missing from ``cache``; longest pairs first.
 
         Pairs go to the backend ``batch_pairs`` at a time and their results commit together, so a
-        killed run leaves whole pairs. A judgement below ``min_label_mass`` (cached or new) is counted
-        per tenet in ``low_label_mass`` and listed in ``failures``; it never becomes a score.
+        killed run leaves whole pairs. ``failures`` lists pairs refused before scoring; judgements below
+        ``min_label_mass`` are counted once, by :meth:`collect`, over every rank's results.
         """
         from tqdm.auto import tqdm
 
@@ -232,13 +241,11 @@ class PairwiseJudge:
             keys = [self.key(pair, t) for t in tenets]
             have = cache.get_many(keys)
             n_cached += len(have)
-            for t, k in zip(tenets, keys, strict=True):
-                if k in have:
-                    self._count_low_mass(stats, pair, t, TenetJudgement(**have[k]))
             missing = [(t, k) for t, k in zip(tenets, keys, strict=True) if k not in have]
             if missing:
                 todo.append((pair, [t for t, _ in missing], [k for _, k in missing]))
         stats.cached = n_cached
+        fallbacks = getattr(self.backend, "boundary_fallbacks", 0)
         bar = tqdm(
             total=sum(len(ts) for _, ts, _ in todo),
             unit="score",
@@ -261,36 +268,29 @@ class PairwiseJudge:
                     group.append((pair, ts, keys))
             results = self.judge_pairs([(pair, ts) for pair, ts, _ in group]) if group else []
             pending: dict[str, dict] = {}
-            for (pair, ts, keys), res in zip(group, results, strict=True):
+            for (_pair, ts, keys), res in zip(group, results, strict=True):
                 pending.update({k: asdict(r) for k, r in zip(keys, res, strict=True)})
-                for t, r in zip(ts, res, strict=True):
-                    self._count_low_mass(stats, pair, t, r)
                 stats.computed += len(res)
                 bar.update(len(ts))
             cache.put_many("judge", pending)
         bar.close()
+        stats.boundary_fallbacks = getattr(self.backend, "boundary_fallbacks", 0) - fallbacks
         return stats
-
-    def _count_low_mass(self, stats: JudgeRunStats, pair: PairInput, tenet: Tenet, j: TenetJudgement) -> None:
-        reason = j.low_mass(self.min_label_mass)
-        if reason is not None:
-            stats.low_label_mass[tenet.name] = stats.low_label_mass.get(tenet.name, 0) + 1
-            stats.failures.append(BadRow(-1, pair.pair_id, f"tenet {tenet.name}: not judged: {reason}"))
 
     def collect(
         self,
         pairs: Sequence[PairInput],
         tenets: Sequence[Tenet],
         cache: ResultCache,
-        not_judged: dict[str, int] | None = None,
+        not_judged: NotJudged | None = None,
     ) -> list[dict[str, Any]]:
         """Output rows in input order (pairs, then tenets) for every (pair, tenet) found in the cache.
 
         A judgement below ``min_label_mass`` gives no row; with ``not_judged``, it is counted there
-        per tenet (every tenet gets an entry), over all pairs whichever rank judged them.
+        once, per tenet (every tenet gets an entry), over all pairs whichever rank judged them.
         """
         if not_judged is not None:
-            not_judged.update({t.name: not_judged.get(t.name, 0) for t in tenets})
+            not_judged.by_tenet.update({t.name: not_judged.by_tenet.get(t.name, 0) for t in tenets})
         rows = []
         for pair in pairs:
             keys = [self.key(pair, t) for t in tenets]
@@ -298,10 +298,11 @@ class PairwiseJudge:
             for t, k in zip(tenets, keys, strict=True):
                 if k in have:
                     j = TenetJudgement(**have[k])
-                    if j.low_mass(self.min_label_mass) is None:  # below the floor: not judged, no score
+                    reason = j.low_mass(self.min_label_mass)
+                    if reason is None:
                         rows.append(self.output_row(pair, t, j))
-                    elif not_judged is not None:
-                        not_judged[t.name] += 1
+                    elif not_judged is not None:  # below the floor: not judged, no score
+                        not_judged.add(pair.pair_id, t.name, reason)
         return rows
 
     def output_row(self, pair: PairInput, tenet: Tenet, j: TenetJudgement) -> dict[str, Any]:
@@ -329,12 +330,31 @@ class PairwiseJudge:
 class JudgeRunStats:
     computed: int = 0
     cached: int = 0
+    failures: list[BadRow] = field(default_factory=list)  # pairs refused before scoring (too long)
+    # questions the backend scored with a full pass because no token prefix could be shared
+    boundary_fallbacks: int = 0
+
+
+@dataclass
+class NotJudged:
+    """Judgements below ``min_label_mass``: counted once per (pair, tenet), per tenet, with the reasons."""
+
+    by_tenet: dict[str, int] = field(default_factory=dict)
     failures: list[BadRow] = field(default_factory=list)
-    # tenet name -> judgements below min_label_mass (recorded as not judged), for the build report
-    low_label_mass: dict[str, int] = field(default_factory=dict)
+
+    def add(self, pair_id: str, tenet: str, reason: str) -> None:
+        self.by_tenet[tenet] = self.by_tenet.get(tenet, 0) + 1
+        self.failures.append(BadRow(-1, pair_id, f"tenet {tenet}: not judged: {reason}"))
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_tenet.values())
 
 
 def _judgement(first: Any, second: Any) -> TenetJudgement:
+    if first.unobserved or second.unobserved:
+        nan = float("nan")
+        return TenetJudgement(nan, nan, first.mass, second.mass, unobserved=True)
     return TenetJudgement(
         p_a_first=first.normalised[0],
         p_a_second=second.normalised[0],

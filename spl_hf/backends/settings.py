@@ -40,13 +40,46 @@ class ModelArgs:
     """Model and engine"""
 
     model: str | None = field(
-        default=None, metadata={"help": "Hub id or local folder (default: the embedded SmolLM2-135M)."}
+        default=None,
+        metadata={"help": "Hub id, local folder or .gguf file (default: the embedded SmolLM2-135M)."},
+    )
+    gguf_file: str | None = field(
+        default=None,
+        metadata={
+            "help": "A GGUF file to load (transformers' gguf_file): a file name inside the model folder or Hub "
+            "repo, or a path. Converted once to a cached safetensors folder, as the embedded model is; the "
+            "file's sha256 is the recorded revision."
+        },
     )
     threads: int = field(default=1, metadata={"help": "torch CPU threads (1 measured fastest on 2 cores)."})
     max_length: int | None = field(
         default=None, metadata={"help": "Token limit per input (default and maximum: the model's context)."}
     )
-    backend: Literal["hf", "vllm"] = field(default="hf", metadata={"help": "vllm needs the [vllm] extra."})
+    backend: Literal["hf", "vllm", "openai"] = field(
+        default="hf",
+        metadata={
+            "help": "vllm needs the [vllm] extra; openai: a model behind an OpenAI-compatible server at "
+            "--base_url (its API key from OPENAI_API_KEY only)."
+        },
+    )
+    base_url: str | None = field(
+        default=None, metadata={"help": "openai: the server's API root, e.g. http://127.0.0.1:8000/v1."}
+    )
+    tokenizer: str | None = field(
+        default=None,
+        metadata={
+            "help": "openai: a tokenizer (Hub id or folder) to render prompts here and send token ids to the "
+            "completions endpoint, many per request; unset, the chat endpoint renders on the server."
+        },
+    )
+    concurrency: int = field(default=8, metadata={"help": "openai: requests in flight at once."})
+    request_timeout: float = field(
+        default=120.0, metadata={"help": "openai: seconds per request before a retry."}
+    )
+    retries: int = field(
+        default=5,
+        metadata={"help": "openai: retries of a request after 429, 5xx, a timeout or a malformed reply."},
+    )
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = field(
         default="auto",
         metadata={
@@ -84,6 +117,15 @@ class ModelArgs:
             "line, e.g. '{\"enable_thinking\": false}' for a Qwen3-family judge (part of the template hash)."
         },
     )
+    close_thinking: bool = field(
+        default=False,
+        metadata={
+            "help": "Reasoning judges (DeepSeek-R1 distills, Qwen3 with thinking on): end the generation "
+            "prompt with a closed, empty thinking block so the first token is the answer (the closing text "
+            "is in the template hash). Without it such a template is refused before the model loads.",
+            "negated_help": "Refuse a reasoning chat template (the default).",
+        },
+    )
     min_label_mass: float = field(
         default=0.0,
         metadata={
@@ -97,8 +139,18 @@ class ModelArgs:
         check_positive("max_length", self.max_length, optional=True)
         check_positive("tensor_parallel_size", self.tensor_parallel_size)
         check_positive("max_model_len", self.max_model_len, optional=True)
-        if self.backend not in ("hf", "vllm"):
-            raise SplHfError(f"--backend must be hf or vllm, got {self.backend!r}")
+        if self.backend not in ("hf", "vllm", "openai"):
+            raise SplHfError(f"--backend must be hf, vllm or openai, got {self.backend!r}")
+        check_positive("concurrency", self.concurrency)
+        if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
+            raise SplHfError(f"--retries must be a non-negative integer, got {self.retries!r}")
+        timeout = self.request_timeout
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise SplHfError(f"--request_timeout must be a positive number of seconds, got {timeout!r}")
+        if self.backend == "openai" and not self.base_url:
+            raise SplHfError(
+                "--backend openai needs --base_url (the server's API root, e.g. http://127.0.0.1:8000/v1)"
+            )
         if self.dtype not in DTYPES:
             raise SplHfError(f"--dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
         if (
@@ -143,11 +195,11 @@ def resolve_dtype(dtype: str, device: str) -> str:
 
 def check_context(model: ModelArgs) -> None:
     """Reject a --max_length beyond the model's context, reading its config only (no weights)."""
-    if model.max_length is None:
+    if model.max_length is None or model.backend == "openai":  # a served model: its server's context
         return
     from spl_hf.backends.loading import resolve_model
 
-    path, _, _ = resolve_model(model.model)
+    path, _, _ = resolve_model(model.model, model.gguf_file)
     config = Path(path) / "config.json"
     if not config.is_file():
         return
@@ -166,11 +218,26 @@ def engine_kwargs(model: ModelArgs) -> dict[str, Any]:
         "dtype": model.dtype,
         "chat_template_kwargs": parse_template_kwargs(model.chat_template_kwargs),
         "min_label_mass": model.min_label_mass,
+        "close_thinking": model.close_thinking,
         "gpu_memory_utilization": model.gpu_memory_utilization,
         "tensor_parallel_size": model.tensor_parallel_size,
         "max_model_len": model.max_model_len,
         "enable_prefix_caching": model.enable_prefix_caching,
         "enforce_eager": model.enforce_eager,
+        # only when set, so the recorded settings of every other run keep their fingerprint
+        **({"gguf_file": model.gguf_file} if model.gguf_file else {}),
+        **(served_kwargs(model) if model.backend == "openai" else {}),
+    }
+
+
+def served_kwargs(model: ModelArgs) -> dict[str, Any]:
+    """The openai backend's settings (only for that backend, so other runs keep their fingerprints)."""
+    return {
+        "base_url": model.base_url,
+        "tokenizer": model.tokenizer,
+        "concurrency": model.concurrency,
+        "request_timeout": model.request_timeout,
+        "retries": model.retries,
     }
 
 

@@ -58,7 +58,9 @@ def report(as_json: bool, summary: dict[str, Any]) -> None:
         print(json.dumps(summary, indent=2, sort_keys=True))
     else:
         for k, v in summary.items():
-            if not isinstance(v, (list, dict)):
+            if isinstance(v, dict):  # counts per key (per tenet): one line, every count shown
+                print(f"{k}: " + (", ".join(f"{a} {b}" for a, b in v.items()) or "none"))
+            elif not isinstance(v, list):
                 print(f"{k}: {v}")
         for f in summary.get("failures", [])[:20]:
             print(f"  failed: {f}", file=sys.stderr)

@@ -31,7 +31,9 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
 
 def run(args: argparse.Namespace) -> int:
     from spl_hf.backends import (
+        JUDGE_LABELS,
         BadRow,
+        NotJudged,
         PairwiseJudge,
         Ranks,
         ResultCache,
@@ -55,16 +57,19 @@ def run(args: argparse.Namespace) -> int:
         )
 
     ranks = Ranks()
-    backend = load_backend(model, chunk_size=config.chunk_size)
+    # The answer labels are checked against the tokenizer before the weights load.
+    backend = load_backend(model, chunk_size=config.chunk_size, labels=JUDGE_LABELS)
     judge = PairwiseJudge(backend, config)
     with ResultCache(run_args.cache) as cache:
         stats = judge.run(ranks.shard(pairs), tenets, cache)
         ranks.wait()
         if not ranks.is_main:
             return 0
-        out_rows = judge.collect(pairs, tenets, cache)
-        done = {r["pair_id"] for r in out_rows}
-        # Pairs another rank could not score: find the reason again here (a cheap check, no model).
+        not_judged = NotJudged()
+        out_rows = judge.collect(pairs, tenets, cache, not_judged)
+        # Every judgement with no row is reported once: refused pairs (found again here when another
+        # rank refused them: a cheap check, no model), bad rows, and each not-judged (pair, tenet).
+        done = {r["pair_id"] for r in out_rows} | {f.pair_id for f in not_judged.failures}
         failures = [asdict(b) for b in bad]
         known = {f.pair_id: f.reason for f in stats.failures}
         for pair in pairs:
@@ -76,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
                     except ValueError as exc:
                         reason = str(exc)
                 failures.append(asdict(BadRow(-1, pair.pair_id, reason)))
+        n_failed = len(failures)
+        failures += [asdict(f) for f in not_judged.failures]
     fpath = write_outputs(out, out_rows, failures)
     report(
         js.json,
@@ -87,7 +94,10 @@ def run(args: argparse.Namespace) -> int:
             "computed": stats.computed,  # by this process (rank 0 under a launcher)
             "cached": stats.cached,
             "forward_calls": backend.forward_calls,
-            "failed": len(failures),
+            "failed": n_failed,  # bad rows and pairs refused before scoring
+            "not_judged": not_judged.total,  # below min_label_mass: no row, each listed in failures
+            "not_judged_by_tenet": not_judged.by_tenet,
+            "boundary_fallbacks": stats.boundary_fallbacks,
             "failures": failures,
             "failures_file": fpath,
             "model_id": backend.info.model_id,

@@ -232,11 +232,13 @@ class TenetRelease:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from spl_hf.backends import PairwiseJudge, ResultCache, parse_pairs
+        from spl_hf.backends import NotJudged, PairwiseJudge, ResultCache, parse_pairs
 
         rows = pq.read_table(clean_dir / "pairs.parquet").to_pylist()
         pairs, bad = parse_pairs(rows)
-        backend = load_backend(self.cfg, chunk_size=self.judge.chunk_size)
+        from spl_hf.backends import JUDGE_LABELS
+
+        backend = load_backend(self.cfg, chunk_size=self.judge.chunk_size, labels=JUDGE_LABELS)
         judge = PairwiseJudge(backend, self.judge)
         cache_path = Path(self.cfg.run_dir) / "cache" / "judge.sqlite"
         with ResultCache(cache_path) as cache:
@@ -244,14 +246,15 @@ class TenetRelease:
             ranks.wait()
             if not ranks.is_main:
                 return {}
-            not_judged: dict[str, int] = {}
+            not_judged = NotJudged()
             scores = judge.collect(pairs, self.tenets, cache, not_judged)
         if not scores:
             raise SplHfError("judge: no (pair, tenet) could be scored")
         pq.write_table(pa.Table.from_pylist(scores), out / "scores.parquet")
-        failures = [asdict(b) for b in bad] + [asdict(f) for f in stats.failures]
+        # Refused pairs and bad rows; each not-judged (pair, tenet) is listed once too, counted apart.
+        failures = [asdict(b) for b in bad] + [asdict(f) for f in stats.failures + not_judged.failures]
         write_jsonl(out / "failures.jsonl", failures)
-        (out / "not_judged.json").write_text(json.dumps(not_judged, sort_keys=True) + "\n", encoding="utf-8")
+        write_text(out / "not_judged.json", json.dumps(not_judged.by_tenet, sort_keys=True) + "\n")
         mean_abs = sum(abs(r["score"]) for r in scores) / len(scores)
         return {
             "pairs": len(pairs),
@@ -259,8 +262,9 @@ class TenetRelease:
             "scores": len(scores),
             "computed": stats.computed,
             "cached": stats.cached,
-            "failed": len(failures),
-            "not_judged": sum(not_judged.values()),  # below min_label_mass: recorded, never a score
+            "failed": len(bad) + len(stats.failures),  # rows and pairs refused before scoring
+            "not_judged": not_judged.total,  # below min_label_mass: recorded once, never a score
+            "boundary_fallbacks": stats.boundary_fallbacks,
             "mean_abs_score": round(mean_abs, 6),
             "model_id": backend.info.model_id,
             "model_revision": backend.info.revision,
