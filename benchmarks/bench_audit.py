@@ -157,7 +157,10 @@ def main() -> None:
     ap.add_argument("--batch_size", type=int, default=32_768)
     ap.add_argument("--workers", type=int, default=None, help="audit threads (default: CPU count)")
     ap.add_argument("--text_scale", type=float, default=1.0, help="scale the synthetic text lengths")
+    ap.add_argument("--tiny", action="store_true", help="tiny sizes: a smoke run (the test suite runs it)")
     args = ap.parse_args()
+    if args.tiny:
+        args.rows, args.loop_rows = 20_000, 1_000
     rb = default_rulebase()
 
     t0 = time.perf_counter()

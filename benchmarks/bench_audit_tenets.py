@@ -229,7 +229,7 @@ def build(folder: Path, pairs_n: int, seed: int) -> dict:
 
 
 def audit(folder: Path) -> dict:
-    from spl_hf.audit.tenets import audit_tenet_build
+    from spl_hf.audit.tenets.rows import audit_tenet_build
 
     t0 = time.perf_counter()
     report = audit_tenet_build(folder)
@@ -250,7 +250,7 @@ def audit(folder: Path) -> dict:
 def compare(folder: Path, slice_splits: int) -> dict:
     from spl_hf.assign.certificate import Certificate
     from spl_hf.audit.load import read_folder
-    from spl_hf.audit.tenets import check_rows
+    from spl_hf.audit.tenets.rows import check_rows
     from spl_hf.contract import CERTIFICATE_FILE, ROW_FEATURES, SCORE_FEATURES
 
     built = read_folder(folder, manifest=False)
@@ -298,7 +298,10 @@ def main() -> None:
     ap.add_argument("--workdir", default="/tmp/bench_audit_tenets")
     ap.add_argument("--slice_splits", type=int, default=3, help="row splits the baseline runs on")
     ap.add_argument("--phase", choices=("build", "audit", "compare"), help=argparse.SUPPRESS)
+    ap.add_argument("--tiny", action="store_true", help="tiny sizes: a smoke run (the test suite runs it)")
     args = ap.parse_args()
+    if args.tiny:
+        args.pairs, args.slice_splits = 3_000, 1
     folder = Path(args.workdir) / f"pairs{args.pairs}-seed{args.seed}" / "release"
     if args.phase:
         result = {

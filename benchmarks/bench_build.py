@@ -166,7 +166,7 @@ def prepare(work: Path, pairs_n: int, heldout_n: int, contaminated: int, seed: i
 
 def make_release(work: Path, pairs_n: int, seed: int, log: Any) -> Any:
     from spl_hf.assign import AssignConfig
-    from spl_hf.backends.judge import JudgeConfig
+    from spl_hf.backends.settings import JudgeConfig
     from spl_hf.decontam import DecontamConfig
     from spl_hf.release.tenet_dpo import TenetRelease, TenetReleaseConfig
 
@@ -235,6 +235,10 @@ def synthetic_scores(pairs_path: Path, out: Path, capacity: int, seed: int) -> d
         }
     ).select(list(JUDGED_SCORE_COLUMNS))
     pq.write_table(scores, out)
+    # What the real judge stage writes beside its scores (the write stage fingerprints both):
+    # a synthetic judge fails on no pair and leaves nothing below a label-mass floor.
+    (out.parent / "failures.jsonl").write_text("", encoding="utf-8")
+    (out.parent / "not_judged.json").write_text("{}\n", encoding="utf-8")
     return {"pairs": n, "scores": k, "eligible": int((np.abs(p1 - p2) >= 0.5).sum())}
 
 
@@ -329,6 +333,9 @@ def table(base: dict[str, Any], full: dict[str, Any]) -> None:
         f"decontamination removed {full['counts']['decontaminate'].get('rows_removed')} rows "
         f"({full['removed_by_match']})"
     )
+    print(
+        f"ratio: end to end at {full['pairs']:,} / at {base['pairs']:,} pairs = {ft / bt:.2f}x for {grow:.1f}x the pairs"
+    )
 
 
 def main() -> None:
@@ -348,7 +355,11 @@ def main() -> None:
     )
     ap.add_argument("--size", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--rerun", choices=MEASURED, help=argparse.SUPPRESS)
+    ap.add_argument("--tiny", action="store_true", help="tiny sizes: a smoke run (the test suite runs it)")
     args = ap.parse_args()
+    if args.tiny:
+        args.pairs, args.baseline_pairs, args.heldout, args.contaminated = 3_000, 1_000, 60, 15
+        args.no_stage_peaks = True
     if args.size:
         work = Path(args.workdir) / f"pairs{args.size}-seed{args.seed}"
         if args.rerun:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -103,6 +102,7 @@ def bench_metric(n: int, repeats: int) -> None:
     out = metric.compute(predictions=texts, at_limit=limit.tolist())
     t_mod = time.perf_counter() - t0
     assert out["n_refusals"] == res.n_refusals
+    print(f"ratio: spl_hf.refusal on an arrow column / per-response loop = {lp / ar:.2f}x")
     print(
         f"  {'evaluate module compute (keep_in_memory)':<41}: {t_mod:7.3f} s  {n / t_mod:>12,.0f} responses/s  "
         "(most of it evaluate's own per-example encoding of the inputs)"
@@ -112,10 +112,8 @@ def bench_metric(n: int, repeats: int) -> None:
 def bench_generation(n_prompts: int, max_new_tokens: int, batch_size: int, repeats: int) -> None:
     import torch
 
-    from spl_hf.backends import make_backend
-    from spl_hf.backends.cache import ResultCache
+    from spl_hf.backends import ShardStore, make_backend, run_worker
     from spl_hf.evaluation import EvalConfig, RefusalEvaluator, load_prompt_set
-    from spl_hf.evaluation.prompts import PromptSet
 
     backend = make_backend("hf", None, threads=1)
     prompts = [
@@ -145,36 +143,32 @@ def bench_generation(n_prompts: int, max_new_tokens: int, batch_size: int, repea
             text = tok.decode(out[0, ids["input_ids"].shape[1] :], skip_special_tokens=True)
         return time.perf_counter() - t0, text
 
-    def ours(chosen, bs: int, cache: ResultCache) -> tuple[float, list[str]]:
-        # The whole pipeline: render + length check, batching, cache lookups and commits, collection.
+    def ours(chosen, bs: int, store: ShardStore) -> tuple[float, list[str]]:
+        # The whole pipeline: render + length check, batching, the runner (shards written and read back).
         ev = RefusalEvaluator(
             backend, EvalConfig(max_new_tokens=max_new_tokens, batch_size=bs, progress=False)
         )
         t0 = time.perf_counter()
         items, _ = ev.prepare(chosen)
-        batches = ev.batches(items)
-        ev.run(batches, cache)
-        rows = ev.collect(PromptSet("bench", "bench", tuple(chosen), ()), batches, cache)
-        return time.perf_counter() - t0, [r["response"] for r in rows]
+        result = run_worker(ev, ev.works("bench", items), store, {}, progress=False)
+        by_id = {r["prompt_id"]: r for r in result.rows}
+        return time.perf_counter() - t0, [by_id[p.prompt_id]["response"] for p in chosen]
 
     with tempfile.TemporaryDirectory() as tmp:
         bare(prompts[0])  # warm-up (allocator, kernels)
         t_bare, t_one, t_batch = [], [], []
         for r in range(repeats):
-            with (
-                ResultCache(Path(tmp) / f"c{r}.sqlite") as cache,
-                ResultCache(Path(tmp) / f"b{r}.sqlite") as bc,
-            ):
-                tb = to = 0.0
-                bare_texts, one_texts = [], []
-                for p in prompts:  # interleaved prompt by prompt, so load changes hit both alike
-                    dt, text = bare(p)
-                    tb += dt
-                    bare_texts.append(text)
-                    dt, (text,) = ours([p], 1, cache)
-                    to += dt
-                    one_texts.append(text)
-                tt, batch_texts = ours(prompts, batch_size, bc)
+            cache, bc = ShardStore(f"{tmp}/c{r}"), ShardStore(f"{tmp}/b{r}")
+            tb = to = 0.0
+            bare_texts, one_texts = [], []
+            for p in prompts:  # interleaved prompt by prompt, so load changes hit both alike
+                dt, text = bare(p)
+                tb += dt
+                bare_texts.append(text)
+                dt, (text,) = ours([p], 1, cache)
+                to += dt
+                one_texts.append(text)
+            tt, batch_texts = ours(prompts, batch_size, bc)
             t_bare.append(tb)
             t_one.append(to)
             t_batch.append(tt)
@@ -204,7 +198,10 @@ def main() -> None:
     ap.add_argument("--batch_size", type=int, default=6)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--skip_generation", action="store_true")
+    ap.add_argument("--tiny", action="store_true", help="tiny sizes: a smoke run (the test suite runs it)")
     args = ap.parse_args()
+    if args.tiny:
+        args.n, args.prompts, args.max_new_tokens, args.batch_size, args.repeats = 20_000, 2, 4, 2, 1
     bench_metric(args.n, args.repeats)
     if not args.skip_generation:
         bench_generation(args.prompts, args.max_new_tokens, args.batch_size, args.repeats)

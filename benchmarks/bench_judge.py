@@ -8,6 +8,11 @@ Usage: python benchmarks/bench_judge.py [--pairs 2] [--naive_tenets 4] [--chunk_
 With ``--backend vllm`` (in the vLLM venv, see docs/vllm.md) the comparison is instead vLLM against the
 HF shared-prefix path on the same model at float32, one run: throughput of each, their ratio, the
 agreement of their probabilities, and vLLM's requests and prompt tokens per score.
+
+With ``--backend openai --base_url URL --model NAME`` (a running OpenAI-compatible server, e.g.
+``vllm serve``; add ``--tokenizer`` for the completions endpoint) it judges the same pairs through the
+server, one request at a time, and prints the client's overhead per request (building, sending and
+parsing) beside the time spent waiting on the server.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import random
 import time
 
 from spl_hf.backends.hf import HFBackend
-from spl_hf.backends.judge import PairInput, PairwiseJudge
+from spl_hf.backends.judge import QUESTION_LEAD, PairInput, PairwiseJudge
 from spl_hf.tenets import default_tenets
 
 _WORDS = [
@@ -81,16 +86,28 @@ def main() -> None:
         "--naive_tenets", type=int, default=4, help="tenets per pair scored by the naive baseline"
     )
     ap.add_argument("--chunk_size", type=int, default=8)
+    ap.add_argument(
+        "--tenets", type=int, default=None, help="tenets per pair (default: all of the default set)"
+    )
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--prompt_tokens", type=int, default=150)
     ap.add_argument("--response_tokens", type=int, default=250)
-    ap.add_argument("--backend", choices=("hf", "vllm"), default="hf", help="vllm: compare vLLM with HF")
+    ap.add_argument(
+        "--backend", choices=("hf", "vllm", "openai"), default="hf", help="vllm: compare vLLM with HF"
+    )
+    ap.add_argument("--base_url", default=None, help="openai: the server's API root")
+    ap.add_argument("--served_model", default=None, help="openai: the served model name")
+    ap.add_argument("--tokenizer", default=None, help="openai: render here, completions endpoint")
     ap.add_argument("--enforce_eager", action="store_true", help="vllm: no torch.compile (faster start)")
+    ap.add_argument("--tiny", action="store_true", help="tiny sizes: a smoke run (the test suite runs it)")
     args = ap.parse_args()
+    if args.tiny:
+        args.pairs, args.naive_tenets, args.prompt_tokens, args.response_tokens = 1, 2, 30, 40
+        args.tenets = 4
 
     backend = HFBackend.load(args.model, threads=args.threads, chunk_size=args.chunk_size, dtype="float32")
     judge = PairwiseJudge(backend)
-    tenets = default_tenets().tenets
+    tenets = default_tenets().tenets[: args.tenets]
     rng = random.Random(0)
     pairs = [
         PairInput(
@@ -105,30 +122,38 @@ def main() -> None:
         for i in range(args.pairs)
     ]
     prefix, tail = judge.prefix_and_tail(pairs[0], swapped=False)
-    n_prefix = backend.count_tokens(prefix)
-    n_suffix = sum(backend.count_tokens(judge.question(t, tail)) for t in tenets) / len(tenets)
+    n_prompt = sum(backend.count_tokens(prefix + judge.question(t, tail)) for t in tenets) / len(tenets)
+    # What is scored: the prefix with the question's fixed lead, then each question's own tokens.
+    n_prefix = backend.count_tokens(prefix + QUESTION_LEAD)
+    n_suffix = n_prompt - n_prefix
     print(f"model {backend.info.model_id} ({backend.info.revision[:28]}), threads {args.threads}")
     print(
-        f"{len(pairs)} pairs x {len(tenets)} tenets; shared prefix {n_prefix} tokens, question ~{n_suffix:.0f}"
+        f"{len(pairs)} pairs x {len(tenets)} tenets; one-pass prompt ~{n_prompt:.0f} tokens = "
+        f"shared prefix {n_prefix} + question ~{n_suffix:.0f}"
     )
 
     if args.backend == "vllm":
         compare_vllm(args, judge, pairs, tenets)
         return
+    if args.backend == "openai":
+        client_overhead(args, pairs, tenets)
+        return
     judge.judge_pair(pairs[0], tenets[:2])  # warm-up (allocator, kernels) outside both timings
 
     # Interleave the two methods pair by pair so background load on a shared machine hits both alike.
     naive_tenets = tenets[: args.naive_tenets]
-    naive_s = shared_s = 0.0
+    # Wall time, and this process's CPU time: on a loaded shared machine (one torch thread) the CPU
+    # time is what each method computed, the wall time also counts waiting for a core.
+    naive_s = shared_s = naive_cpu = shared_cpu = 0.0
     n_naive = n_shared = 0
     diff = 0.0
     for pair in pairs:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         naive = judge.judge_pair_naive(pair, naive_tenets)
-        naive_s += time.perf_counter() - t0
-        t0 = time.perf_counter()
+        naive_s, naive_cpu = naive_s + time.perf_counter() - t0, naive_cpu + time.process_time() - c0
+        t0, c0 = time.perf_counter(), time.process_time()
         shared = judge.judge_pair(pair, tenets)
-        shared_s += time.perf_counter() - t0
+        shared_s, shared_cpu = shared_s + time.perf_counter() - t0, shared_cpu + time.process_time() - c0
         n_naive += len(naive)
         n_shared += len(shared)
         diff = max(diff, *(abs(a.score - b.score) for a, b in zip(naive, shared, strict=False)))
@@ -138,7 +163,12 @@ def main() -> None:
     print(
         f"shared prefix (chunk {args.chunk_size:>2})  : {n_shared} scores in {shared_s:.1f} s = {shared_rate:.3f} scores/s"
     )
-    print(f"speed-up: {shared_rate / naive_rate:.1f}x   max |score difference| on common items: {diff:.2e}")
+    cpu = (n_shared / shared_cpu) / (n_naive / naive_cpu)
+    print(
+        f"speed-up: {shared_rate / naive_rate:.1f}x wall, {cpu:.1f}x CPU time   "
+        f"max |score difference| on common items: {diff:.2e}"
+    )
+    print(f"ratio: shared prefix / one pass per score = {shared_rate / naive_rate:.1f}x")
 
 
 def compare_vllm(args: argparse.Namespace, hf_judge: PairwiseJudge, pairs: list, tenets: tuple) -> None:
@@ -180,6 +210,25 @@ def compare_vllm(args: argparse.Namespace, hf_judge: PairwiseJudge, pairs: list,
         f"of which {cached / n:.0f} from the prefix cache ({(tokens - cached) / n:.0f} computed)"
     )
     print(f"agreement: max |dp| {dp:.2e}, max |dmass| {dm:.2e}, same sign {signs}/{n}")
+
+
+def client_overhead(args: argparse.Namespace, pairs: list, tenets: tuple) -> None:
+    from spl_hf.backends.openai_api import OpenAIBackend
+
+    served = OpenAIBackend(args.served_model, base_url=args.base_url, tokenizer=args.tokenizer, concurrency=1)
+    judge = PairwiseJudge(served)
+    judge.judge_pairs([(pairs[0], tenets[:2])])  # warm-up outside the timing
+    calls, wait = served.forward_calls, served.client.wait_s
+    t0 = time.perf_counter()
+    judge.judge_pairs([(p, tenets) for p in pairs])
+    wall = time.perf_counter() - t0
+    n, wait = served.forward_calls - calls, served.client.wait_s - wait
+    print(f"{served.engine['engine']} ({served.engine['endpoint']} endpoint), model {served.served_model}")
+    print(f"{n} requests for {len(pairs) * len(tenets)} scores in {wall:.1f} s")
+    print(
+        f"per request: server {1000 * wait / n:.1f} ms, client overhead {1000 * (wall - wait) / n:.2f} ms "
+        f"({(wall - wait) / wait:.1%} of the server's time)"
+    )
 
 
 if __name__ == "__main__":

@@ -129,8 +129,11 @@ def main() -> int:
     ap.add_argument("--split", default="ultrachat", help="split of the SPL sample's preferences config")
     ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
     ap.add_argument("--child", choices=["ours", "bare"], help=argparse.SUPPRESS)
+    ap.add_argument("--tiny", action="store_true", help="tiny sizes: a smoke run (the test suite runs it)")
     ap.add_argument("flags", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.tiny:
+        args.steps, args.repeats = 2, 1
     if args.child:
         flags = args.flags[1:] if args.flags[:1] == ["--"] else args.flags
         print(json.dumps(child(args.child, flags)))
@@ -182,6 +185,7 @@ def main() -> int:
         f"(ratio ours/bare steps/s = {sps['ours'] / sps['bare']:.3f}); "
         f"peak RSS ratio {med('ours', 'peak_rss_mb') / med('bare', 'peak_rss_mb'):.3f}"
     )
+    print(f"ratio: train.py's path / bare DPOTrainer steps/s = {sps['ours'] / sps['bare']:.3f}x")
     print(
         f"time around trainer.train (loading, checks, saving, records): ours {med('ours', 'outside_s'):.2f} s, "
         f"bare {med('bare', 'outside_s'):.2f} s; added by train.py "

@@ -1,4 +1,4 @@
-"""Build an SPL preference dataset folder from recorded attribute assignments (`spl-hf derive`).
+"""Build an SPL preference dataset folder from recorded attribute assignments (`spl-hf build spl`).
 
     python builders/build_spl.py --output_dir out/spl
     python builders/build_spl.py --prompts prompts.jsonl --candidates candidates.jsonl --output_dir out/spl
@@ -16,7 +16,7 @@ from spl_hf.cli import main as cli_main
 
 
 def main(argv: list[str] | None = None) -> int:
-    return cli_main(["derive", *(sys.argv[1:] if argv is None else argv)])
+    return cli_main(["build", "spl", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -14,4 +14,14 @@ __version__ = "0.1.0"
 
 __all__ = ["Attribute", "AttributeSchema", "__version__", "default_schema", "load_schema"]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.schema": (
+        "Attribute",
+        "AttributeSchema",
+        "default_schema",
+        "load_schema",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -32,6 +32,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from spl_hf.errors import SplHfError
+
 CONFIG_HELP = (
     "YAML recipe whose keys are this command's settings (the flags below, without the dashes); "
     "flags given on the command line override it; unknown keys are an error"
@@ -126,21 +128,14 @@ def field_names(classes: Sequence[type]) -> list[str]:
 
 def read_recipe(path: str | Path) -> dict[str, Any]:
     """The YAML mapping of a recipe; a clear ``ValueError`` naming the file otherwise."""
-    import yaml
+    from spl_hf.yamlio import load_yaml_file
 
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such recipe file")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: not valid YAML ({exc})") from None
+    data = load_yaml_file(path, "recipe file")  # duplicate keys, depth, sizes refused, line named
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: a recipe must be a YAML mapping of setting: value")
+        raise SplHfError(f"{path}: a recipe must be a YAML mapping of setting: value")
     return data
 
 
@@ -371,7 +366,7 @@ def apply_config(args: argparse.Namespace) -> bool:
     known = field_names(args._config_classes)
     unknown = sorted(str(k) for k in data if k not in known)
     if unknown:
-        raise ValueError(f"{path}: unknown setting(s) {unknown}; this command takes {sorted(known)}")
+        raise SplHfError(f"{path}: unknown setting(s) {unknown}; this command takes {sorted(known)}")
     for action in parser._actions:
         if action.dest in data:
             action.default = data[action.dest]
@@ -402,7 +397,7 @@ def configs_from_args(args: argparse.Namespace, classes: Sequence[type] | None =
             value = values.get(f.name)
             no_default = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
             if value is None and no_default:
-                raise ValueError(f"--{f.name} is required (as a flag or a key of the --config recipe)")
+                raise SplHfError(f"--{f.name} is required (as a flag or a key of the --config recipe)")
             if f.name in values:
                 kwargs[f.name] = _coerce(cls, f.name, value)
         out.append(cls(**kwargs))

@@ -18,3 +18,13 @@ class SplHfError(ValueError):
 
 class OutputError(SplHfError):
     """An output path that spl_hf refuses to write; the message names the path and why."""
+
+
+class UnknownNameError(SplHfError, KeyError):
+    """A name (tenet, attribute, instruction, verdict, run) that the given input does not define.
+
+    Also a ``KeyError``, so that lookups keep the mapping protocol; printed without ``KeyError``'s quotes.
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if len(self.args) == 1 else super().__str__()

@@ -39,6 +39,21 @@ def temp_beside(path: Path, suffix: str = ".partial") -> Path:
             continue
 
 
+def temp_dir_beside(path: Path, tag: str = ".partial") -> Path:
+    """A new empty hidden sibling folder ``.<name><tag>-<random>`` of ``path``.
+
+    Made with ``mkdir``, so it honours the umask (``mkdtemp`` would give 0700). For outputs that are
+    folders, filled here and renamed into place.
+    """
+    while True:
+        tmp = path.with_name(f".{path.name}{tag}-{secrets.token_hex(6)}")
+        try:
+            tmp.mkdir(parents=False)
+            return tmp
+        except FileExistsError:
+            continue
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary sibling to write; on success it replaces ``path``, on failure it is removed."""

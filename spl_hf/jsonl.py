@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from spl_hf.errors import SplHfError
+
 LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 
 
@@ -23,7 +25,7 @@ def read_rows(
         raise FileNotFoundError(f"{path}: no such file" if not path.exists() else f"{path}: not a file")
     with path.open("rb") as fh:
         if fh.read(len(LFS_POINTER)) == LFS_POINTER:
-            raise ValueError(
+            raise SplHfError(
                 f"{path}: a Git LFS pointer, not the data (run `git lfs pull` in its repository)"
             )
     if path.suffix == ".parquet":
@@ -33,7 +35,7 @@ def read_rows(
         try:
             table = pq.read_table(path)
         except pa.ArrowException as exc:
-            raise ValueError(f"{path}: cannot read parquet ({exc})") from None
+            raise SplHfError(f"{path}: cannot read parquet ({exc})") from None
         if limit is not None:
             table = table.slice(0, limit)
         return table.to_pylist()
@@ -44,7 +46,7 @@ def read_rows(
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    raise ValueError(
+                    raise SplHfError(
                         f"{path}:{n}: not valid UTF-8 ({exc.reason} at byte {exc.start})"
                     ) from None
                 if limit is not None and len(rows) >= limit:
@@ -54,11 +56,11 @@ def read_rows(
                 try:
                     row = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
+                    raise SplHfError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
                 if not isinstance(row, dict):
-                    raise ValueError(f"{path}:{n}: expected a JSON object per line")
+                    raise SplHfError(f"{path}:{n}: expected a JSON object per line")
                 if line_key:
                     row[line_key] = n
                 rows.append(row)
         return rows
-    raise ValueError(f"{path}: unsupported file type (use .parquet or .jsonl)")
+    raise SplHfError(f"{path}: unsupported file type (use .parquet or .jsonl)")

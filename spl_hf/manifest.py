@@ -18,7 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from spl_hf.errors import SplHfError
 from spl_hf.filehash import sha256_file
+from spl_hf.files import write_text
 
 MANIFEST = "MANIFEST.sha256"
 _DIGEST = re.compile(r"[0-9a-f]{64}")
@@ -103,13 +105,13 @@ def format_manifest(digests: Mapping[str, str]) -> str:
     """
     for rel, digest in digests.items():
         if not _DIGEST.fullmatch(digest) or not safe_relative(rel):
-            raise ValueError(f"{MANIFEST}: cannot list {rel!r} with digest {digest!r}")
+            raise SplHfError(f"{MANIFEST}: cannot list {rel!r} with digest {digest!r}")
     order = sorted(digests, key=lambda rel: PurePosixPath(rel).parts)
     return "".join(f"{digests[rel]}  {rel}\n" for rel in order)
 
 
 def write_manifest(folder: str | Path, digests: Mapping[str, str]) -> None:
-    (Path(folder) / MANIFEST).write_text(format_manifest(digests), encoding="utf-8")
+    write_text(Path(folder) / MANIFEST, format_manifest(digests))  # atomic; never through a symlink
 
 
 def update_manifest(folder: str | Path, digests: Mapping[str, str]) -> None:
@@ -121,7 +123,7 @@ def update_manifest(folder: str | Path, digests: Mapping[str, str]) -> None:
     if manifest is None:
         return
     if manifest.problems:
-        raise ValueError(f"{Path(folder)}/{manifest.problems[0]}")
+        raise SplHfError(f"{Path(folder)}/{manifest.problems[0]}")
     write_manifest(folder, {rel: digests.get(rel, digest) for rel, digest in manifest.entries.items()})
 
 
@@ -186,5 +188,5 @@ def verify_manifest(folder: str | Path) -> list[str]:
     if not check.present:
         return [MANIFEST]
     if check.problems:
-        raise ValueError(f"{Path(folder)}/{check.problems[0]}")
+        raise SplHfError(f"{Path(folder)}/{check.problems[0]}")
     return check.mismatched + check.unlisted

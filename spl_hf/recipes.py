@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from spl_hf.configs import parse_config
+from spl_hf.errors import SplHfError
 
 # No library module imports spl_hf.cli: the dataclasses named here live in their library packages,
 # in modules that import no heavy library (``spl-hf release tenets --help`` reads them).
@@ -27,7 +28,7 @@ RECIPE_KINDS: dict[str, RecipeKind] = {
     "spl": RecipeKind(
         (
             "spl_hf.release.config:SPLReleaseConfig",
-            "spl_hf.backends.generate:GenerationConfig",
+            "spl_hf.backends.settings:GenerationConfig",
             "spl_hf.decontam.config:DecontamConfig",
             "spl_hf.backends.executor:ExecutorArgs",
         ),
@@ -46,7 +47,7 @@ RECIPE_KINDS: dict[str, RecipeKind] = {
         (
             "spl_hf.release.config:TenetReleaseConfig",
             "spl_hf.assign.config:AssignConfig",
-            "spl_hf.backends.judge:JudgeConfig",
+            "spl_hf.backends.settings:JudgeConfig",
             "spl_hf.decontam.config:DecontamConfig",
             "spl_hf.backends.executor:ExecutorArgs",
         ),
@@ -81,7 +82,7 @@ RECIPE_PARSERS: dict[str, str] = {
 def recipe_kind(path: str | Path) -> str:
     kind = Path(path).parent.name
     if kind not in RECIPE_KINDS:
-        raise ValueError(f"{path}: recipes live in recipes/<kind>/ with kind in {sorted(RECIPE_KINDS)}")
+        raise SplHfError(f"{path}: recipes live in recipes/<kind>/ with kind in {sorted(RECIPE_KINDS)}")
     return kind
 
 
@@ -112,7 +113,7 @@ def parse_recipe(path: str | Path, *overrides: str) -> tuple:
     kind = Path(path).parent.name
     if kind in RECIPE_PARSERS:
         if overrides:
-            raise ValueError(f"{path}: {kind} recipes take no overrides here")
+            raise SplHfError(f"{path}: {kind} recipes take no overrides here")
         module, name = RECIPE_PARSERS[kind].split(":")
         parsed = getattr(importlib.import_module(module), name)(path)
         return parsed if isinstance(parsed, tuple) else (parsed,)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 import pytest
@@ -170,9 +171,26 @@ class DemoRun(NamedTuple):
     rerun_output: str
     files_before: dict[str, bytes]  # the published datasets and model outputs after the first run
     files_after: dict[str, bytes]  # the same after the rerun
+    reports_before: dict[str, Any]  # the JSON records of DEMO_REPORTS after the first run
+    reports_after: dict[str, Any]  # the same after the rerun
+    trained_before: int  # st_mtime_ns of the trained adapter after the first run
+    trained_after: int  # the same after the rerun (equal: the rerun did not train again)
 
 
 DEMO_KEPT = ("spl", "tenets_release/dataset", "spl_release/dataset", "train_run/run.json", "eval")
+
+
+DEMO_REPORTS = (
+    "tenets_release/run_report.json",
+    "spl_release/run_report.json",
+    "spl_audit.json",
+    "train_stamp.json",
+)
+DEMO_ADAPTER = "train_run/adapter_model.safetensors"
+
+
+def _demo_reports(out: Path) -> dict[str, Any]:
+    return {rel: json.loads((out / rel).read_text()) for rel in DEMO_REPORTS if (out / rel).is_file()}
 
 
 def _demo_files(out: Path) -> dict[str, bytes]:
@@ -199,6 +217,10 @@ def demo_run(tmp_path_factory) -> DemoRun:
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
             code = run_demo(str(out))
-        runs.append((code, buf.getvalue(), _demo_files(out)))
-    (code, output, before), (rerun_code, rerun_output, after) = runs
-    return DemoRun(out, code, output, rerun_code, rerun_output, before, after)
+        adapter = out / DEMO_ADAPTER
+        trained = adapter.stat().st_mtime_ns if adapter.is_file() else 0
+        runs.append((code, buf.getvalue(), _demo_files(out), _demo_reports(out), trained))
+    (code, output, before, reports, trained), (rerun_code, rerun_output, after, reports_again, again) = runs
+    return DemoRun(
+        out, code, output, rerun_code, rerun_output, before, after, reports, reports_again, trained, again
+    )

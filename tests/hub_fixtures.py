@@ -102,6 +102,7 @@ def remote_digests(env: dict[str, str], targets: list[tuple]) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
+    pytest.importorskip("spl_hf_hub_server", reason="the local Hub server is the [server] extra")
     server = HubProcess(tmp_path_factory.mktemp("hub-root")).start()
     yield server
     server.stop()

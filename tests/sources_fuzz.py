@@ -65,6 +65,8 @@ JSON_DAMAGE = {
     "invalid_utf8": (b'"ab\xffcd"', "invalid_utf8"),
     "surrogate": (b'"\\ud800"', "lone_surrogate"),
     "deep": (b"[" * DEEP + b"]" * DEEP, "too_deep"),
+    # a key given twice in the object that holds the text (JSON keeps only the last value: review N8)
+    "duplicate_key": (b'"x", "dup": 1, "dup": 2', "duplicate_key"),
 }
 CSV_DAMAGE = {
     "latin1": (b"caf\xe9 au lait", "invalid_utf8"),

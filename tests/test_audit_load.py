@@ -227,7 +227,7 @@ def test_two_folders_with_the_same_name_are_each_read_from_their_own_files(built
 
 def test_a_config_with_one_source_is_read_once_not_skipped_as_its_own_union(tmp_path):
     """With one source, a config's split and its `train` union list the same files: the split is read."""
-    from spl_hf.audit.spl import audit_spl_path
+    from spl_hf.audit.spl.folder import audit_spl_path
     from spl_hf.build import SPLBuildConfig, build_spl
     from spl_hf.build.spl import _sample
     from spl_hf.derive.pairs import read_jsonl

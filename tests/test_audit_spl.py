@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from spl_hf.audit.load import read_folder
-from spl_hf.audit.spl import audit_spl_folder
+from spl_hf.audit.spl.folder import audit_spl_folder
 from spl_hf.cli import main
 from spl_hf.contract import stated_key
 from spl_hf.rules import default_rulebase

@@ -1,7 +1,7 @@
 import json
 
-from spl_hf.audit import composition_tables
 from spl_hf.cli import main
+from spl_hf.contract import composition_tables
 
 
 def test_tables_count_labeled_pairs_by_verdicts_rules_and_topic(sample_derived):

@@ -14,7 +14,7 @@ import pytest
 
 from spl_hf.assign.certificate import Certificate
 from spl_hf.audit.load import read_folder
-from spl_hf.audit.tenets import audit_tenet_build, check_rows
+from spl_hf.audit.tenets.rows import audit_tenet_build, check_rows
 from spl_hf.cli import main
 from spl_hf.contract import CERTIFICATE_FILE, ROW_FEATURES, SCORE_FEATURES
 from tests.audit_fixtures import (

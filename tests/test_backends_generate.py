@@ -4,7 +4,8 @@ from pathlib import Path
 import pytest
 
 from spl_hf.backends import ShardStore, run_worker
-from spl_hf.backends.generate import CandidateGenerator, GenerationConfig, prompts_from_rows, with_instruction
+from spl_hf.backends.generate import CandidateGenerator, prompts_from_rows, with_instruction
+from spl_hf.backends.settings import GenerationConfig
 from tests.backends_rows import pair_row, write_jsonl
 
 PROMPTS, _ = prompts_from_rows([pair_row(i) for i in range(3)])

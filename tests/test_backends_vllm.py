@@ -182,3 +182,94 @@ def test_demo_release_with_vllm_equals_the_transformers_release(
     for key, (score, side) in hf.items():
         assert vllm[key][1] == side, key
         assert abs(vllm[key][0] - score) < 1e-4, key
+
+
+@pytest.fixture(scope="module")
+def served_embedded() -> Iterator[tuple[str, Path]]:
+    """``vllm serve`` of the embedded model on 127.0.0.1 (float32): (base URL, model folder)."""
+    pytest.importorskip("vllm", reason="vLLM is an optional extra; run `make test-vllm`")
+    import socket
+    import time
+    import urllib.request
+
+    from spl_hf.backends.loading import prepare_embedded
+
+    folder, _ = prepare_embedded()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(folder)]
+    cmd += [
+        "--served-model-name",
+        "smollm2",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--dtype",
+        "float32",
+    ]
+    cmd += ["--enforce-eager", "--max-logprobs", "20"]
+    env = {**os.environ, "OPENAI_API_KEY": "", "VLLM_LOGGING_STREAM": "ext://sys.stderr"}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.time() + 900
+        while time.time() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"vllm serve exited {proc.returncode}: {proc.stderr.read()[-2000:]}")
+            try:
+                urllib.request.urlopen(f"{url}/models", timeout=5).read()
+                break
+            except OSError:
+                time.sleep(2)
+        else:
+            raise RuntimeError("vllm serve did not answer within 900 s")
+        yield url, folder
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
+def test_demo_release_behind_vllm_serve_agrees_with_the_transformers_release(
+    served_embedded, tmp_path: Path
+) -> None:
+    """``backend: openai`` against a real ``vllm serve``: probabilities within 1e-4, same sides, same assignment."""
+    url, folder = served_embedded
+
+    def release(backend: str) -> Path:
+        root = tmp_path / backend
+        args = [
+            "release",
+            "tenets",
+            "--config",
+            str(REPO / "recipes" / "tenets" / "demo.yaml"),
+            "--backend",
+            backend,
+        ]
+        args += ["--run_dir", str(root / "run"), "--output_dir", str(root / "ds"), "--no_progress"]
+        if backend == "openai":  # client-side rendering: the same token ids as the in-process judge
+            args += ["--base_url", url, "--model", "smollm2", "--tokenizer", str(folder)]
+        else:
+            args += ["--dtype", "float32"]
+        _cli(args)
+        return root / "ds"
+
+    hf_ds, served_ds = release("hf"), release("openai")
+    hf, served = _released(hf_ds), _released(served_ds)
+    assert hf and set(served) == set(hf)  # the same assignment
+    for key, (score, side) in hf.items():
+        assert served[key][1] == side, key
+        assert abs(served[key][0] - score) < 1e-4, key
+    import pyarrow.parquet as pq
+
+    def probs(ds: Path) -> dict[tuple[str, str], tuple[float, ...]]:
+        scores = next((ds.parent / "run" / "stages").glob("judge-*")) / "scores.parquet"
+        cols = ("p_a_first", "p_a_second", "mass_first", "mass_second")
+        return {
+            (r["pair_id"], r["tenet"]): tuple(r[c] for c in cols) for r in pq.read_table(scores).to_pylist()
+        }
+
+    a, b = probs(hf_ds), probs(served_ds)
+    assert set(a) == set(b)
+    assert max(abs(x - y) for k in a for x, y in zip(a[k], b[k], strict=True)) < 1e-4

@@ -11,7 +11,7 @@ from spl_hf.backends import (
     ExecutorArgs,
     ExecutorError,
     InputError,
-    NotJudged,
+    NoResult,
     ResultsFolderError,
     ShardStore,
     Stage,
@@ -51,7 +51,7 @@ class Squares:
         return [InputError("thirteen") if n == 13 else n * n for n in items]
 
     def output_row(self, item: int, result: int):
-        return NotJudged("seven") if item == 7 else {"n": item, "square": result}
+        return NoResult("seven") if item == 7 else {"n": item, "square": result}
 
 
 def _make() -> Squares:

@@ -6,7 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import get_dataset_config_names, load_dataset
 
-from spl_hf.audit.tenets import audit_tenet_build
+from spl_hf.audit.tenets.rows import audit_tenet_build
 from spl_hf.build.tenets import TenetBuildConfig, build_tenets
 from spl_hf.cli import main
 from tests.audit_fixtures import TENETS, tenet_inputs

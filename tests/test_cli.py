@@ -53,7 +53,8 @@ def inputs(tmp_path: Path) -> Path:
 
 def derive_args(inputs: Path, out: str | Path) -> list[str]:
     return [
-        "derive",
+        "build",
+        "spl",
         "--prompts",
         str(inputs / "spl_prompts.jsonl"),
         "--candidates",
@@ -160,6 +161,20 @@ def test_every_config_field_is_a_flag():
     for flag in ("--tenets_file", "--repo_id", "--pretty_name", "--overwrite", "--config"):
         assert flag in build_help
     assert "--output_dir" in sub.choices["derive"].format_help()
+
+
+def _options(parser) -> list[tuple[str, ...]]:
+    return sorted(tuple(a.option_strings) for a in parser._actions)
+
+
+def test_derive_and_tenets_build_are_aliases_of_build_spl_and_build_tenets():
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    kinds = next(a for a in sub.choices["build"]._actions if a.dest == "build_command").choices
+    tenets = next(a for a in sub.choices["tenets"]._actions if a.dest == "tenets_command").choices
+    assert _options(sub.choices["derive"]) == _options(kinds["spl"])
+    assert _options(tenets["build"]) == _options(kinds["tenets"])
+    assert sub.choices["derive"].get_default("func") is kinds["spl"].get_default("func")
+    assert tenets["build"].get_default("func") is kinds["tenets"].get_default("func")
 
 
 @pytest.mark.parametrize("flag", ["--out", "--output-dir", "--tenets-file", "--no-progress"])
@@ -428,36 +443,56 @@ def test_judge_recipe_sets_and_flags_override(tmp_path, pairs, capsys):
             UnicodeDecodeError("utf-8", b"\xe9", 0, 1, "invalid continuation byte"),
             "latin1.jsonl: not valid UTF-8",
         ),
-        (sqlite3.DatabaseError("file is not a database"), "result cache: file is not a database"),
         (OutputError("out: holds files spl_hf did not write"), "holds files spl_hf did not write"),
         (FileNotFoundError("x.jsonl: no such file"), "x.jsonl: no such file"),
     ],
 )
 def test_user_errors_exit_2_with_one_line(tmp_path, monkeypatch, capsys, exc, expect):
-    import spl_hf.cli.derive as derive
+    import spl_hf.cli.build as build
 
     def boom(args):
         raise exc
 
-    monkeypatch.setattr(derive, "run", boom)
+    monkeypatch.setattr(build, "run_spl", boom)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "latin1.jsonl").write_bytes(b"caf\xe9\n")
-    assert main(["derive", "--prompts", "latin1.jsonl"]) == 2
+    assert main(["build", "spl", "--prompts", "latin1.jsonl"]) == 2
     line = error_line(capsys)
-    assert line.startswith("spl-hf derive: error: ") and expect in line
+    assert line.startswith("spl-hf build: error: ") and expect in line
     with pytest.raises(type(exc)):
-        main(["--debug", "derive"])
+        main(["--debug", "build", "spl"])
 
 
-def test_bugs_keep_their_traceback(monkeypatch):
-    import spl_hf.cli.derive as derive
+@pytest.mark.parametrize(
+    "exc",
+    [
+        TypeError("unsupported operand"),
+        KeyError("pair_id"),
+        ValueError("a plain ValueError is a bug, not bad input"),
+        sqlite3.DatabaseError("database disk image is malformed"),
+    ],
+)
+def test_bugs_keep_their_traceback(monkeypatch, exc):
+    import spl_hf.cli.build as build
 
     def bug(args):
-        raise TypeError("unsupported operand")
+        raise exc
 
-    monkeypatch.setattr(derive, "run", bug)
-    with pytest.raises(TypeError):
-        main(["derive"])
+    monkeypatch.setattr(build, "run_spl", bug)
+    with pytest.raises(type(exc)):
+        main(["build", "spl"])
+
+
+def test_a_key_error_from_a_bug_exits_1_with_its_traceback_in_a_real_process(tmp_path):
+    code = (
+        "import sys, spl_hf.cli.build as build; from spl_hf.cli import main\n"
+        "def run(args):\n    return {}['pair_id']  # a bug deep inside a command\n"
+        "build.run_spl = run\nsys.exit(main(['build', 'spl']))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 1
+    assert "Traceback" in out.stderr and "KeyError: 'pair_id'" in out.stderr
+    assert "error:" not in out.stderr
 
 
 def test_debug_flag_shows_the_traceback_in_a_real_process(tmp_path):

@@ -315,7 +315,7 @@ def test_transcript_turns_do_not_depend_on_how_the_tags_are_searched(text):
 
 def test_message_prompts_read_column_wise_give_the_per_row_turns_and_errors():
     """Pair prompts are read from their flat role/content columns; large_string ones go row by row."""
-    from spl_hf.decontam.decontaminate import user_turns
+    from spl_hf.decontam._decontaminate import user_turns
 
     message = pa.struct([("role", pa.string()), ("content", pa.string())])
     wide = pa.list_(pa.struct([("role", pa.large_string()), ("content", pa.large_string())]))

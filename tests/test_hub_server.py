@@ -14,14 +14,16 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from spl_hf.hub.server.store import SWEEP_MIN_AGE_S
+pytest.importorskip("spl_hf_hub_server", reason="the local Hub server is the [server] extra")
+from spl_hf_hub_server.store import SWEEP_MIN_AGE_S
+
 from tests.hub_fixtures import TOKEN, HubProcess
 
 
 @pytest.fixture
 def server(tmp_path):
     """The server on a thread of this process (fast); the kill test uses a real process."""
-    from spl_hf.hub.server import RunningServer
+    from spl_hf_hub_server import RunningServer
 
     with RunningServer(str(tmp_path / "root"), token=TOKEN) as running:
         yield running
@@ -345,7 +347,7 @@ def test_an_unauthenticated_body_is_refused_before_it_is_read(server_process, tm
 def test_a_stalled_connection_is_closed_after_the_idle_timeout(tmp_path):
     import time
 
-    from spl_hf.hub.server import RunningServer
+    from spl_hf_hub_server import RunningServer
 
     with RunningServer(str(tmp_path / "root"), token=TOKEN, idle_timeout_s=0.5) as hub:
         stalled = [
@@ -366,7 +368,7 @@ def test_a_stalled_connection_is_closed_after_the_idle_timeout(tmp_path):
 
 
 def test_headers_trickled_a_byte_at_a_time_are_cut_off_at_the_header_deadline(tmp_path):
-    from spl_hf.hub.server import RunningServer
+    from spl_hf_hub_server import RunningServer
 
     with RunningServer(str(tmp_path / "root"), token=TOKEN, header_timeout_s=1.0, idle_timeout_s=30) as hub:
         sock = _raw(hub, b"G")
@@ -387,7 +389,7 @@ def test_headers_trickled_a_byte_at_a_time_are_cut_off_at_the_header_deadline(tm
 def test_stalled_connections_do_not_grow_threads_past_the_bound(tmp_path):
     import threading
 
-    from spl_hf.hub.server import RunningServer
+    from spl_hf_hub_server import RunningServer
 
     with RunningServer(str(tmp_path / "root"), token=TOKEN, max_connections=4, idle_timeout_s=30) as hub:
         base = threading.active_count()
@@ -532,7 +534,7 @@ def test_fuzzed_commits_never_get_500_and_leave_the_store_unchanged(server, hub_
 def test_partial_uploads_are_swept_but_a_running_upload_is_not(tmp_path, hub_client):
     import os
 
-    from spl_hf.hub.server import RunningServer
+    from spl_hf_hub_server import RunningServer
 
     with RunningServer(str(tmp_path / "root"), token=TOKEN, tmp_sweep_interval_s=0.2) as hub:
         _seed(hub)
@@ -673,7 +675,7 @@ def test_an_upload_without_disabling_xet_fails_with_the_instruction(server, monk
 
 
 def test_a_chunked_body_over_its_cap_is_cut_off_with_413(tmp_path):
-    from spl_hf.hub.server import RunningServer
+    from spl_hf_hub_server import RunningServer
 
     with RunningServer(str(tmp_path / "root"), token=TOKEN, max_json_body=1000) as hub:
         chunk = b"{" + b" " * 4999

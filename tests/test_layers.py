@@ -31,10 +31,25 @@ LAYERS = {
     "audit": (
         (
             "spl_hf.audit",
-            "spl_hf.audit.tenets",
+            "spl_hf.audit.tenets.rows",
+            "spl_hf.audit.spl.folder",
             "spl_hf.audit.provenance",
             "spl_hf.audit.hub",
             "spl_hf.cli.audit",
+        ),
+        ("spl_hf.backends", "spl_hf.build"),
+    ),
+    # explain and view read a release and ask the audit; they never build or load a model.
+    "explain": (
+        (
+            "spl_hf.explain",
+            "spl_hf.explain.tenet",
+            "spl_hf.explain.spl",
+            "spl_hf.cli.explain",
+            "spl_hf.view",
+            "spl_hf.view.rows",
+            "spl_hf.view.session",
+            "spl_hf.cli.view",
         ),
         ("spl_hf.backends", "spl_hf.build"),
     ),
@@ -53,12 +68,14 @@ LAYERS = {
             "spl_hf.assign.config",
             "spl_hf.decontam.config",
             "spl_hf.backends.settings",
-            "spl_hf.backends.tasks",
+            "spl_hf.backends.commands",
             "spl_hf.backends.executor",
             "spl_hf.backends.judge",
             "spl_hf.backends.labeler",
             "spl_hf.backends.generate",
             "spl_hf.audit.config",
+            "spl_hf.explain.config",
+            "spl_hf.view.config",
             "spl_hf.sources.options",
             "spl_hf.evaluation.config",
             "spl_hf.evaluation.runner",
@@ -112,7 +129,7 @@ def test_backends_judge_keeps_using_the_contract():
     from spl_hf.backends import judge
     from spl_hf.contract import scores
 
-    assert judge.scores_from_probs is scores.scores_from_probs
+    assert judge.score_from_probs is scores.score_from_probs
     assert judge.pair_input_hash is scores.pair_input_hash
 
 

@@ -1,27 +1,73 @@
-"""Lazy package faces: names load on first use, and a re-exported function is never shadowed by its module."""
+"""Lazy package faces: names load on first use from an explicit table, and no face name is a module."""
 
 from __future__ import annotations
 
+import ast
+import importlib
+import pkgutil
 import subprocess
 import sys
+import types
+from pathlib import Path
 
 import pytest
 
-# (package, name) pairs where a submodule has the same name as the function the face re-exports.
-SAME_NAMES = [("spl_hf.decontam", "decontaminate"), ("spl_hf.hub", "publish")]
+import spl_hf
+
+PACKAGES = [
+    *sorted(info.name for info in pkgutil.walk_packages(spl_hf.__path__, "spl_hf.") if info.ispkg),
+    "spl_hf",
+]
+# Packages whose __init__ imports an optional library at once (evaluate): not faces of the core.
+OPTIONAL = {"spl_hf.metrics"}
 
 
-@pytest.mark.parametrize(("package", "name"), SAME_NAMES)
-def test_a_face_name_stays_the_function_after_its_submodule_is_imported(package, name):
-    # A fresh interpreter, so the submodule is imported before the face name is ever read.
+def _init_source(package: str) -> ast.Module:
+    spec = importlib.util.find_spec(package)
+    return ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+
+
+def _all_names(package: str) -> list[str]:
+    for node in _init_source(package).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
+            return list(ast.literal_eval(node.value))
+    return []
+
+
+@pytest.mark.parametrize("package", [p for p in PACKAGES if p not in OPTIONAL])
+def test_no_exported_name_is_also_a_submodule(package):
+    spec = importlib.util.find_spec(package)
+    submodules = {info.name for info in pkgutil.iter_modules(spec.submodule_search_locations)}
+    assert not submodules & set(_all_names(package))
+
+
+def test_a_private_implementation_module_binds_the_module_and_the_face_the_function():
     code = (
-        f"import importlib, types; importlib.import_module('{package}.{name}'); "
-        f"from {package} import {name}; "
-        f"assert callable({name}) and not isinstance({name}, types.ModuleType), {name}; "
-        f"assert isinstance(importlib.import_module('{package}.{name}'), types.ModuleType)"
+        "import types; import spl_hf.hub._publish as p; import spl_hf.decontam._decontaminate as d; "
+        "assert isinstance(p, types.ModuleType) and isinstance(d, types.ModuleType); "
+        "from spl_hf.hub import publish; from spl_hf.decontam import decontaminate; "
+        "assert publish is p.publish and decontaminate is d.decontaminate"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-1500:]
+
+
+@pytest.mark.parametrize("package", [p for p in PACKAGES if p not in OPTIONAL])
+def test_the_export_table_is_what_the_face_imports_for_readers_and_covers_all(package):
+    module = importlib.import_module(package)
+    table = getattr(module, "_EXPORTS", None)
+    if table is None:
+        return  # an eager package: nothing to resolve lazily
+    typed: dict[str, tuple[str, ...]] = {}
+    for node in _init_source(package).body:
+        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING":
+            for stmt in node.body:
+                if isinstance(stmt, ast.ImportFrom):
+                    typed[stmt.module] = typed.get(stmt.module, ()) + tuple(a.name for a in stmt.names)
+    assert table == typed
+    for name in _all_names(package):
+        value = getattr(module, name)
+        assert not isinstance(value, types.ModuleType), name
 
 
 def test_reading_a_face_imports_only_what_is_asked():

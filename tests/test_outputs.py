@@ -159,7 +159,9 @@ def test_a_users_symlink_empty_folder_or_file_inside_an_old_build_is_refused_and
         write_dataset_folder(out, configs(), "# card\n")
         make(out / name)
         assert not owned_by_spl_hf(out), name
-        with pytest.raises(OutputError, match=rf"holds files spl_hf did not write \({name}/?\)"):
+        with pytest.raises(
+            OutputError, match=rf"holds files spl_hf did not write, by its record: {name}/? \("
+        ):
             guard_dir(out, overwrite=True)
         assert os.path.lexists(out / name)
     assert (target / "keep.txt").read_text() == "user data"
@@ -310,7 +312,7 @@ def test_row_files_follow_umask_and_leave_no_temp(tmp_path, umask022):
 
 
 def test_row_readers_name_the_file_and_line(tmp_path):
-    from spl_hf.backends.io import read_rows
+    from spl_hf.jsonl import read_rows
 
     bad = tmp_path / "pairs.jsonl"
     bad.write_bytes(b'{"a": 1}\n{"a": "caf\xe9"}\n')

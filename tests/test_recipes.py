@@ -65,13 +65,14 @@ def test_flags_override_the_recipe():
     from spl_hf.configs import apply_config, configs_from_args
 
     path = REPO / "recipes" / "tenets" / "constitution_v3.yaml"
-    argv = ["release", "tenets", "--config", str(path), "--capacity", "7", "--tenets_file", "t.yaml"]
+    tenets = str(REPO / "spl_hf" / "data" / "tenets.yaml")  # read on parsing: the config checks the names
+    argv = ["release", "tenets", "--config", str(path), "--capacity", "7", "--tenets_file", tenets]
     parser = build_parser()
     args = parser.parse_args(argv)
     apply_config(args)
     release, assign, *_ = configs_from_args(parser.parse_args(argv))
-    assert assign.capacity == 7 and release.tenets_file == "t.yaml" and assign.seed == 42
-    assert release.tenets == "all" and len(release.pools) == 8
+    assert assign.capacity == 7 and release.tenets_file == tenets and assign.seed == 42
+    assert release.tenets == ["all"] and len(release.pools) == 8
 
 
 def test_unknown_key_fails(tmp_path):

@@ -75,6 +75,19 @@ def test_recorded_spl_release_resumes_and_guards_its_output(tmp_path, capsys):
     assert main(base) == 0  # same inputs: every stage skipped, no --overwrite needed for its own build
     assert set(_stages(capsys.readouterr().out).values()) == {"skipped"}
     assert _files(tmp_path / "ds") == before
+    # Other settings into the same output: nothing written anywhere, exit 2, the change named.
+    run_before = _files(tmp_path / "run")
+    assert main([*base, "--margin", "2"]) == 2
+    assert "margin (1 -> 2)" in capsys.readouterr().err
+    assert _files(tmp_path / "ds") == before and _files(tmp_path / "run") == run_before
+    assert main([*base, "--margin", "2", "--overwrite"]) == 0  # asked for: replaced
+    assert _files(tmp_path / "ds") != before
+    capsys.readouterr()
+    assert main([*base, "--margin", "2"]) == 0  # and that release now resumes
+    assert set(_stages(capsys.readouterr().out).values()) == {"skipped"}
+    assert main([*base, "--overwrite"]) == 0
+    assert _files(tmp_path / "ds") == before
+    capsys.readouterr()
     # Another run may not replace it, and a folder holding a user's file is refused untouched.
     other = [
         "release",
@@ -143,6 +156,7 @@ def test_tenet_release_decontaminates_resumes_and_recomputes_only_what_changed(
         and judged.num_rows == 3 * counts["decontaminate"]["rows_kept"]
     )
     assert counts["audit"]["ok"] and counts["assign"]["tenets_kept"] == 3
+    assert (counts["judge"]["not_judged"], counts["judge"]["boundary_fallbacks"]) == (0, 0)
     record = json.loads((tmp_path / "ds" / "decontamination.json").read_text())
     assert [r["prompt_id"] for r in record["removed"]] == [pid]
     decon = json.loads((tmp_path / "ds" / "build_report.json").read_text())["decontamination"]
@@ -162,7 +176,12 @@ def test_tenet_release_decontaminates_resumes_and_recomputes_only_what_changed(
     assert set(_stages(capsys.readouterr().out).values()) == {"skipped"}
     assert _files(tmp_path / "ds") == built
 
-    assert main(_tenet_args(tmp_path, tiny_model_dir, heldout_csv, capacity="2")) == 0
+    # A changed setting without --overwrite writes nothing (issue: a published release was replaced).
+    run_before = _files(tmp_path / "run")
+    assert main(_tenet_args(tmp_path, tiny_model_dir, heldout_csv, threshold="0.5")) == 2
+    assert "threshold" in capsys.readouterr().err
+    assert _files(tmp_path / "ds") == built and _files(tmp_path / "run") == run_before
+    assert main([*_tenet_args(tmp_path, tiny_model_dir, heldout_csv, capacity="2"), "--overwrite"]) == 0
     again = _stages(capsys.readouterr().out)
     assert [k for k, v in again.items() if v == "skipped"] == ["read", "decontaminate", "judge"]
     assert _files(tmp_path / "ds") != built
@@ -190,6 +209,11 @@ def test_spl_release_writes_the_judge_comparison_from_recorded_verdicts(tmp_path
     assert common > 0 and counts["write"]["judge_labeled"] >= common
     assert counts["audit"]["ok"] and counts["audit"]["judge_rows"] == 144 + 2 * common
     assert counts["audit"]["judge_reproduced"] == counts["audit"]["judge_rows"]
+    # One audit result: the stage's audit.json is what `spl-hf audit --json` prints for the build.
+    from spl_hf.audit import audit
+
+    (recorded,) = (tmp_path / "run").rglob("audit.json")
+    assert json.loads(recorded.read_text()) == json.loads(json.dumps(audit(str(tmp_path / "ds")).to_dict()))
     # Other verdicts are another input: the build is written again, and its comparison changes.
     write_verdicts(verdicts, seed=1)
     assert main([*base, "--recorded_verdicts", str(verdicts)]) == 0
@@ -233,7 +257,7 @@ def test_spl_release_draws_after_decontamination_and_names_an_emptied_source(tmp
         run_dir=str(tmp_path / "run"),
         output_dir=str(tmp_path / "ds"),
     )
-    from spl_hf.backends.generate import GenerationConfig
+    from spl_hf.backends.settings import GenerationConfig
 
     release = make_release(cfg, GenerationConfig(), DecontamConfig(heldout=["harmbench"]))
     read, clean = tmp_path / "prompts", tmp_path / "clean"
@@ -283,7 +307,7 @@ def test_spl_release_in_json_mode_records_producers_parse_failures_and_the_candi
     tmp_path, tiny_model_dir
 ):
     # issue 16: the paper's procedure (JSON labeling, Table VI's generation share) and who produced what
-    from spl_hf.backends.generate import GenerationConfig
+    from spl_hf.backends.settings import GenerationConfig
     from spl_hf.decontam import DecontamConfig
     from spl_hf.release.spl_safety import SPLReleaseConfig, make_release
 
@@ -299,6 +323,7 @@ def test_spl_release_in_json_mode_records_producers_parse_failures_and_the_candi
         heldout_files=[f"harmbench={SOURCES / 'harmbench_behaviors_text_all.csv'}"],
         run_dir=str(tmp_path / "run"),
         output_dir=str(tmp_path / "ds"),
+        min_rows=0,  # a random tiny model labels nothing: this test reads what it recorded, not its rows
     )
     gen = GenerationConfig(instructions=["comply", "refuse"], max_new_tokens=4, progress=False)
     release = make_release(cfg, gen, DecontamConfig(heldout=["harmbench"]))
@@ -326,7 +351,7 @@ def test_spl_release_in_json_mode_records_producers_parse_failures_and_the_candi
     assert "## Who produced the model outputs" in card and f"`{labeler['template_hash']}`" in card
     from spl_hf.audit import audit
 
-    assert audit(tmp_path / "ds").result.ok
+    assert audit(tmp_path / "ds").ok
 
 
 # Table VI: (pool, candidate generation) per source, in prompts.

@@ -117,3 +117,27 @@ def test_decontamination_that_removes_everything_stops_naming_the_cause(tmp_path
             print,
         )
     assert not (tmp_path / "decontamination.json").exists()
+
+
+def test_a_stage_fills_its_own_random_temp_and_removes_a_dead_attempts(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()  # a pid no process holds any more: a killed earlier attempt
+    runner = StageRunner(tmp_path, log=lambda _m: None)
+    _key, path, _done = runner.plan("judge", {"x": 1})
+    path.parent.mkdir(parents=True)
+    dead = path.with_name(f".{path.name}.partial-{proc.pid}-0123456789ab")
+    dead.mkdir()
+    (dead / "half.txt").write_text("partial")
+    seen: list[Path] = []
+
+    def fn(out: Path) -> dict:
+        seen.append(out)
+        return {}
+
+    runner.run("judge", {"x": 1}, fn)
+    assert seen[0].name.startswith(f".{path.name}.partial-{os.getpid()}-") and seen[0] != dead
+    assert not dead.exists() and sorted(p.name for p in path.parent.iterdir()) == [path.name]

@@ -4,8 +4,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from spl_hf.audit import composition_tables
 from spl_hf.cli import main
+from spl_hf.contract import composition_tables
 from spl_hf.report.judge_comparison import compare_build, read_derivations, read_judge_labels
 from spl_hf.rules import default_rulebase
 

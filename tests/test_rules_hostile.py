@@ -120,7 +120,7 @@ def test_aliases_count_the_text_they_repeat(tmp_path, capsys) -> None:
     assert main(["rules", "check", "--rulebase", str(path)]) == 2
     assert time.perf_counter() - start < 30
     err = capsys.readouterr().err
-    assert "alias_2000.yaml" in err and "aliases (*name) expand the rule base past" in err
+    assert "alias_2000.yaml" in err and "aliases (*name) expand the text past" in err
     # a few aliases of a short condition are fine, and load like the written-out text
     small = base("  - {id: A, when: &c refusal, verdict: good}\n  - {id: B, when: *c, verdict: bad}\n")
     written = base("  - {id: A, when: refusal, verdict: good}\n  - {id: B, when: refusal, verdict: bad}\n")

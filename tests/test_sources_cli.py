@@ -93,7 +93,8 @@ def test_list_shows_adapters_with_licences(capsys):
     assert entries["pku_train"]["license"] == "cc-by-nc-4.0"
     assert entries["hh_train"]["hub"] == "Anthropic/hh-rlhf data_dir=harmless-base split=train"
     assert entries["do_not_answer"]["kind"] == "prompts"
-    assert len(entries) == 16
+    assert len(entries) == 17
+    assert entries["preference"]["kind"] == "pairs"  # any preference file, under a name the user gives
 
 
 def test_cli_help_states_the_library_clip_budget(capsys):

@@ -11,7 +11,9 @@ PENDING: dict[str, int] = {}
 
 def function_lengths() -> dict[str, int]:
     out = {}
-    for path in sorted([*(ROOT / "spl_hf").rglob("*.py"), ROOT / "train.py"]):
+    for path in sorted(
+        [*(ROOT / "spl_hf").rglob("*.py"), *(ROOT / "hub-server").rglob("*.py"), ROOT / "train.py"]
+    ):
         rel = path.relative_to(ROOT).as_posix()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):

@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import REPO
 
-pytest.importorskip("spl_hf.hub.server", reason="needs the local Hub server (spl-hf hub serve)")
+pytest.importorskip("spl_hf_hub_server", reason="needs the local Hub server (spl-hf hub serve)")
 
 TOKEN = "train-hub-test-token-7c2e"
 

@@ -41,15 +41,15 @@ class Recorder:
 def test_parse_seeds_and_conditions():
     from spl_hf.train.sweep import Condition, parse_conditions, parse_seeds
 
-    assert parse_seeds("1,2,3,4,5") == [1, 2, 3, 4, 5]
-    assert parse_conditions("spl=preferences, judge=all") == [
+    assert parse_seeds([1, 2, 3, 4, 5]) == [1, 2, 3, 4, 5]
+    assert parse_conditions(["spl=preferences", " judge=all"]) == [
         Condition("spl", "preferences"),
         Condition("judge", "all"),
     ]
-    for bad in ("1,1", "a", ""):
+    for bad in ([1, 1], ["a"], []):
         with pytest.raises(ValueError, match="--seeds"):
             parse_seeds(bad)
-    for bad in ("spl", "spl=", "../x=all", "a=x,a=y"):
+    for bad in (["spl"], ["spl="], ["../x=all"], ["a=x", "a=y"]):
         with pytest.raises(ValueError, match="--conditions"):
             parse_conditions(bad)
 
@@ -58,7 +58,7 @@ def test_layout_and_resume(tmp_path):
     from spl_hf.train.sweep import parse_conditions, plan, prepare_root, run_sweep
 
     root = tmp_path / "runs"
-    conds = parse_conditions("spl=preferences,tenet=all")
+    conds = parse_conditions(["spl=preferences", "tenet=all"])
     runs = plan(RECIPE, [1, 2], conds, root, ["--dataset_name", "ds"])
     prepare_root(root, RECIPE, [1, 2], conds)
     first = Recorder(fail={"seed2"})
@@ -92,11 +92,11 @@ def test_root_guard(tmp_path):
     foreign.mkdir()
     (foreign / "thesis.tex").write_text("x")
     with pytest.raises(OutputError, match="not an spl_hf sweep"):
-        prepare_root(foreign, RECIPE, [1], parse_conditions("a=x"))
+        prepare_root(foreign, RECIPE, [1], parse_conditions(["a=x"]))
     root = tmp_path / "runs"
-    prepare_root(root, RECIPE, [1], parse_conditions("a=x"))
+    prepare_root(root, RECIPE, [1], parse_conditions(["a=x"]))
     with pytest.raises(OutputError, match="other configs"):
-        prepare_root(root, RECIPE, [1], parse_conditions("a=y"))
+        prepare_root(root, RECIPE, [1], parse_conditions(["a=y"]))
 
 
 def test_cli_dry_run_and_accelerate_launcher(capsys):
@@ -109,7 +109,8 @@ def test_cli_dry_run_and_accelerate_launcher(capsys):
             "--recipe",
             RECIPE,
             "--seeds",
-            "1,2",
+            "1",
+            "2",
             "--conditions",
             "a=preferences",
             "--output_dir",

@@ -32,4 +32,30 @@ __all__ = [
     "read_panel",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.agreement.config": ("AgreementArgs",),
+    "spl_hf.agreement.figure": ("figure_agreement",),
+    "spl_hf.agreement.io": (
+        "ModelLabel",
+        "PanelLabel",
+        "normalise_label",
+        "read_model_labels",
+        "read_panel",
+    ),
+    "spl_hf.agreement.measures": (
+        "binary_counts",
+        "cohen_kappa",
+        "confusion",
+        "fleiss_kappa",
+        "plurality",
+    ),
+    "spl_hf.agreement.panel": (
+        "AgreementReport",
+        "AttributeAgreement",
+        "Confusion",
+        "panel_agreement",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

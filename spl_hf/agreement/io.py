@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spl_hf.backends import read_rows
+from spl_hf.errors import SplHfError
+from spl_hf.jsonl import read_rows
 from spl_hf.schema import Attribute, AttributeSchema
 
 LINE = "__line__"
@@ -34,7 +35,7 @@ def _where(path: Path, row: Mapping[str, Any], i: int) -> str:
 
 def schema_attribute(schema: AttributeSchema, attribute: str, where: str) -> Attribute:
     if attribute not in schema.names():
-        raise ValueError(f"{where}: unknown attribute {attribute!r} (schema has {list(schema.names())})")
+        raise SplHfError(f"{where}: unknown attribute {attribute!r} (schema has {list(schema.names())})")
     return schema.attribute(attribute)
 
 
@@ -44,7 +45,7 @@ def normalise_label(value: Any, attribute: str, schema: AttributeSchema, where: 
     if attr.kind == "bool" and isinstance(value, bool):
         value = "true" if value else "false"
     if not isinstance(value, str) or value not in attr.options:
-        raise ValueError(f"{where}: label {value!r} is not one of {list(attr.options)} for {attribute!r}")
+        raise SplHfError(f"{where}: label {value!r} is not one of {list(attr.options)} for {attribute!r}")
     return value
 
 
@@ -53,7 +54,7 @@ def _text(row: Mapping[str, Any], key: str, where: str) -> str:
     if isinstance(v, int) and not isinstance(v, bool):
         v = str(v)
     if not isinstance(v, str) or not v:
-        raise ValueError(f"{where}: {key!r} must be a non-empty string, got {v!r}")
+        raise SplHfError(f"{where}: {key!r} must be a non-empty string, got {v!r}")
     return v
 
 
@@ -61,11 +62,11 @@ def _rows(path: str | Path, columns: tuple[str, ...]) -> tuple[Path, list[dict[s
     path = Path(path)
     rows = read_rows(path, line_key=LINE)
     if not rows:
-        raise ValueError(f"{path}: no rows")
+        raise SplHfError(f"{path}: no rows")
     for i, row in enumerate(rows):
         missing = [c for c in columns if c not in row]
         if missing:
-            raise ValueError(f"{_where(path, row, i)}: missing field(s) {', '.join(missing)}")
+            raise SplHfError(f"{_where(path, row, i)}: missing field(s) {', '.join(missing)}")
     return path, rows
 
 
@@ -80,10 +81,10 @@ def read_panel(path: str | Path, schema: AttributeSchema) -> list[PanelLabel]:
             _text(row, "attribute", where),
         )
         if row["label"] is None:
-            raise ValueError(f"{where}: a rater label may not be null")
+            raise SplHfError(f"{where}: a rater label may not be null")
         key = (item, rater, attr)
         if key in seen:
-            raise ValueError(
+            raise SplHfError(
                 f"{where}: rater {rater!r} labels {attr!r} of item {item!r} twice (first at {seen[key]})"
             )
         seen[key] = where
@@ -98,7 +99,7 @@ def read_model_labels(path: str | Path, schema: AttributeSchema) -> list[ModelLa
         where = _where(path, row, i)
         item, attr = _text(row, "item_id", where), _text(row, "attribute", where)
         if (item, attr) in seen:
-            raise ValueError(
+            raise SplHfError(
                 f"{where}: item {item!r} has a second {attr!r} label (first at {seen[(item, attr)]})"
             )
         seen[(item, attr)] = where

@@ -10,11 +10,13 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
+from spl_hf.errors import SplHfError
+
 
 def plurality(labels: Sequence[Hashable]) -> Hashable | None:
     """The most frequent label, or ``None`` when two or more labels share the top count (a tie)."""
     if not labels:
-        raise ValueError("plurality of no labels")
+        raise SplHfError("plurality of no labels")
     counts = Counter(labels).most_common()
     if len(counts) > 1 and counts[0][1] == counts[1][1]:
         return None
@@ -24,7 +26,7 @@ def plurality(labels: Sequence[Hashable]) -> Hashable | None:
 def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
     """Cohen's kappa of two label lists over the same items (None when chance agreement is 1)."""
     if len(a) != len(b):
-        raise ValueError(f"cohen_kappa: {len(a)} labels against {len(b)}")
+        raise SplHfError(f"cohen_kappa: {len(a)} labels against {len(b)}")
     n = len(a)
     if n == 0:
         return None
@@ -42,10 +44,10 @@ def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float | None:
         return None
     m = sum(counts[0])
     if m < 2:
-        raise ValueError("fleiss_kappa: needs at least two ratings per item")
+        raise SplHfError("fleiss_kappa: needs at least two ratings per item")
     for i, row in enumerate(counts):
         if sum(row) != m:
-            raise ValueError(f"fleiss_kappa: item {i} has {sum(row)} ratings, item 0 has {m}")
+            raise SplHfError(f"fleiss_kappa: item {i} has {sum(row)} ratings, item 0 has {m}")
     n = len(counts)
     p_items = [(sum(c * c for c in row) - m) / (m * (m - 1)) for row in counts]
     p_bar = sum(p_items) / n
@@ -74,7 +76,7 @@ def binary_counts(
     predicted: Sequence[Hashable], reference: Sequence[Hashable], positive: Hashable
 ) -> BinaryCounts:
     if len(predicted) != len(reference):
-        raise ValueError(f"binary_counts: {len(predicted)} predictions against {len(reference)} references")
+        raise SplHfError(f"binary_counts: {len(predicted)} predictions against {len(reference)} references")
     tp = sum(p == positive and r == positive for p, r in zip(predicted, reference))
     fp = sum(p == positive and r != positive for p, r in zip(predicted, reference))
     fn = sum(p != positive and r == positive for p, r in zip(predicted, reference))

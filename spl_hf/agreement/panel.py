@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 
 from spl_hf.agreement.io import ModelLabel, PanelLabel
 from spl_hf.agreement.measures import binary_counts, cohen_kappa, confusion, fleiss_kappa, plurality
+from spl_hf.errors import SplHfError, UnknownNameError
 from spl_hf.schema import Attribute, AttributeSchema
 
 
@@ -60,7 +61,7 @@ class AgreementReport:
         for a in self.attributes:
             if a.attribute == attribute:
                 return a
-        raise KeyError(f"no agreement computed for attribute {attribute!r}")
+        raise UnknownNameError(f"no agreement computed for attribute {attribute!r}")
 
     def to_dict(self) -> dict:
         return {"attributes": {a.attribute: a.to_dict() for a in self.attributes}}
@@ -136,7 +137,7 @@ def _check_items(
         if missing:
             shown = sorted(missing)
             more = f" and {len(shown) - 10} more" if len(shown) > 10 else ""
-            raise ValueError(
+            raise SplHfError(
                 f"{holder}: no {attribute!r} label for {len(shown)} item(s) that {other} has: "
                 f"{', '.join(shown[:10])}{more}"
             )
@@ -158,7 +159,7 @@ def panel_agreement(
         predicted[m.attribute][m.item_id] = m.label
     extra = sorted(set(predicted) - set(ratings))
     if extra:
-        raise ValueError(
+        raise SplHfError(
             f"{labels_name}: attribute(s) {extra} have model labels but no panel ratings in {panel_name}"
         )
     out = []
@@ -176,13 +177,13 @@ def _raters(items: Mapping[str, list[PanelLabel]], name: str, panel_name: str) -
     if len(sizes) != 1:
         first = sorted(items)[0]
         odd = next(i for i in sorted(items) if len(items[i]) != len(items[first]))
-        raise ValueError(
+        raise SplHfError(
             f"{panel_name}: attribute {name!r} has {len(items[first])} ratings for item {first!r} "
             f"but {len(items[odd])} for item {odd!r}; every item needs the same number of raters"
         )
     raters = sizes.pop()
     if raters < 2:
-        raise ValueError(f"{panel_name}: attribute {name!r} has one rater per item; agreement needs a panel")
+        raise SplHfError(f"{panel_name}: attribute {name!r} has one rater per item; agreement needs a panel")
     return raters
 
 

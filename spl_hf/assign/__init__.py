@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         AssignConfig,
         AssignFiles,
     )
+    from spl_hf.assign.duals import PromptArc, mark_assigned, prompt_arcs
     from spl_hf.assign.io import (
         certificate_path,
         read_certificate,
@@ -50,6 +51,7 @@ __all__ = [
     "CertificateCheck",
     "CostRangeError",
     "DroppedTenet",
+    "PromptArc",
     "ScoreTable",
     "ScoresError",
     "SolveRecord",
@@ -58,6 +60,8 @@ __all__ = [
     "certificate_path",
     "encode_scores",
     "given_assignment",
+    "mark_assigned",
+    "prompt_arcs",
     "read_certificate",
     "read_table",
     "verify_assignment",
@@ -66,4 +70,50 @@ __all__ = [
     "write_table",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.assign.certificate": (
+        "CERTIFICATE_FORMAT",
+        "Certificate",
+        "CertificateCheck",
+        "DroppedTenet",
+        "SolveRecord",
+        "verify_assignment",
+    ),
+    "spl_hf.assign.config": (
+        "ASSIGNMENT_SUFFIXES",
+        "DEFAULT_STRATEGY",
+        "SOLVERS",
+        "STRATEGIES",
+        "AssignConfig",
+        "AssignFiles",
+    ),
+    "spl_hf.assign.duals": (
+        "PromptArc",
+        "mark_assigned",
+        "prompt_arcs",
+    ),
+    "spl_hf.assign.io": (
+        "certificate_path",
+        "read_certificate",
+        "read_table",
+        "write_certificate",
+        "write_table",
+    ),
+    "spl_hf.assign.network": ("CostRangeError",),
+    "spl_hf.assign.scores": (
+        "REQUIRED_COLUMNS",
+        "ScoresError",
+        "ScoreTable",
+        "encode_scores",
+    ),
+    "spl_hf.assign.solve": (
+        "AssignmentResult",
+        "assign_tenets",
+        "given_assignment",
+        "verify_certificate",
+    ),
+    "spl_hf.assign.solvers": ("SolverError",),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -38,6 +38,7 @@ from spl_hf.assign.network import (
 )
 from spl_hf.assign.residual import reduced_costs
 from spl_hf.assign.scores import ScoreTable, encode_scores
+from spl_hf.errors import SplHfError
 
 CERTIFICATE_FORMAT = "spl_hf.assign.certificate/v1"
 _POTENTIAL_LIMIT = 2**60
@@ -98,7 +99,7 @@ class Certificate:
     def from_dict(cls, d: dict) -> Certificate:
         d = dict(d)
         if d.get("format") != CERTIFICATE_FORMAT:
-            raise ValueError(f"not a {CERTIFICATE_FORMAT} certificate (format={d.get('format')!r})")
+            raise SplHfError(f"not a {CERTIFICATE_FORMAT} certificate (format={d.get('format')!r})")
         d["dropped_tenets"] = tuple(DroppedTenet(**x) for x in d["dropped_tenets"])
         d["solves"] = tuple(SolveRecord(**{**x, "dropped": tuple(x["dropped"])}) for x in d["solves"])
         for key in ("kept_tenets", "tenet_potentials", "prompt_ids", "prompt_potentials"):

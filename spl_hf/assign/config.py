@@ -6,6 +6,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from spl_hf.errors import SplHfError
+
 SOLVERS: tuple[str, ...] = ("ortools", "networkx")
 
 # How tenets that cannot be filled are removed; see `spl_hf.assign.solve` for the semantics.
@@ -23,7 +25,7 @@ class AssignConfig:
     threshold: float = field(
         default=0.5, metadata={"help": "A (pair, tenet) score is eligible when |score| >= threshold."}
     )
-    solver: str = field(
+    solver: Literal["ortools", "networkx"] = field(
         default="ortools",
         metadata={"help": "Min-cost-flow solver: 'ortools' (fast) or 'networkx' (reference, small inputs)."},
     )
@@ -34,7 +36,7 @@ class AssignConfig:
         default=1_000_000,
         metadata={"help": "|score| is rounded to an integer multiple of 1/scale before solving (precision)."},
     )
-    strategy: str = field(
+    strategy: Literal[STRATEGIES] = field(  # type: ignore[valid-type]  # the tuple above, as choices
         default=DEFAULT_STRATEGY,
         metadata={
             "help": "Saturation strategy. All but 'iterate' first drop tenets whose distinct-prompt pool is "
@@ -57,20 +59,20 @@ class AssignConfig:
 
     def __post_init__(self) -> None:
         if isinstance(self.capacity, bool) or not isinstance(self.capacity, int) or self.capacity <= 0:
-            raise ValueError(f"capacity must be a positive integer, got {self.capacity!r}")
+            raise SplHfError(f"capacity must be a positive integer, got {self.capacity!r}")
         if not 0.0 < float(self.threshold) <= 1.0:
             # A zero threshold would make score-0 (tied) judgements eligible, with no side preferred.
-            raise ValueError(f"threshold must be in (0, 1], got {self.threshold!r}")
+            raise SplHfError(f"threshold must be in (0, 1], got {self.threshold!r}")
         if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+            raise SplHfError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
         if self.strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
+            raise SplHfError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
         if not isinstance(self.seed, int) or not 0 <= self.seed < 2**64:
-            raise ValueError(f"seed must be an integer in [0, 2**64), got {self.seed!r}")
+            raise SplHfError(f"seed must be an integer in [0, 2**64), got {self.seed!r}")
         if not isinstance(self.scale, int) or self.scale <= 0:
-            raise ValueError(f"scale must be a positive integer, got {self.scale!r}")
+            raise SplHfError(f"scale must be a positive integer, got {self.scale!r}")
         if self.tie_range is not None and (not isinstance(self.tie_range, int) or self.tie_range < 1):
-            raise ValueError(f"tie_range must be a positive integer or None, got {self.tie_range!r}")
+            raise SplHfError(f"tie_range must be a positive integer or None, got {self.tie_range!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -100,4 +102,4 @@ class AssignFiles:
 
     def __post_init__(self) -> None:
         if self.assignment is not None and Path(self.assignment).suffix.lower() not in ASSIGNMENT_SUFFIXES:
-            raise ValueError(f"--assignment {self.assignment}: unsupported extension; use .parquet or .jsonl")
+            raise SplHfError(f"--assignment {self.assignment}: unsupported extension; use .parquet or .jsonl")

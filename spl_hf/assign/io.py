@@ -7,7 +7,6 @@ certificate of an assignment written to ``OUT`` is stored next to it as ``OUT.ce
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,6 +15,8 @@ import pyarrow.parquet as pq
 
 from spl_hf.assign.certificate import Certificate
 from spl_hf.assign.scores import REQUIRED_COLUMNS
+from spl_hf.errors import SplHfError
+from spl_hf.files import atomic_path, write_jsonl, write_text
 
 _JSONL = (".jsonl", ".ndjson")
 
@@ -31,7 +32,7 @@ def _kind(path: Path) -> str:
         return "parquet"
     if suffix in _JSONL:
         return "jsonl"
-    raise ValueError(f"{path}: unsupported extension {suffix!r}; use .parquet or .jsonl")
+    raise SplHfError(f"{path}: unsupported extension {suffix!r}; use .parquet or .jsonl")
 
 
 def _blank(path: Path, probe: int = 1 << 16) -> bool:
@@ -53,37 +54,22 @@ def read_table(path: str | Path, columns: tuple[str, ...] = REQUIRED_COLUMNS) ->
             return pa.table({c: pa.array([], pa.float64() if c == "score" else pa.string()) for c in columns})
         table = pajson.read_json(path)
     except pa.ArrowInvalid as exc:
-        raise ValueError(f"{path}: cannot read {kind}: {exc}") from exc
+        raise SplHfError(f"{path}: cannot read {kind}: {exc}") from exc
     return table.select([c for c in columns if c in table.column_names])
 
 
-def _partial(path: Path) -> Path:
-    # Written next to the target and renamed into place, so an interrupted run never leaves a
-    # truncated file under the final name.
-    return path.with_name(path.name + ".partial")
-
-
 def write_table(table: pa.Table, path: str | Path) -> None:
+    """Write atomically (a random sibling renamed into place), so a reader never sees half a file."""
     path = Path(path)
-    kind = _kind(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _partial(path)
-    if kind == "parquet":
+    if _kind(path) == "jsonl":
+        write_jsonl(path, table.to_pylist())  # to_pylist keeps the column order in each record
+        return
+    with atomic_path(path) as tmp:
         pq.write_table(table, tmp)
-    else:
-        names = table.column_names
-        with tmp.open("w", encoding="utf-8") as f:
-            for rec in table.to_pylist():
-                f.write(json.dumps({k: rec[k] for k in names}, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
 
 
 def write_certificate(cert: Certificate, path: str | Path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _partial(path)
-    tmp.write_text(json.dumps(cert.to_dict(), separators=(",", ":")) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_text(path, json.dumps(cert.to_dict(), separators=(",", ":")) + "\n")
 
 
 def read_certificate(path: str | Path) -> Certificate:
@@ -93,4 +79,4 @@ def read_certificate(path: str | Path) -> Certificate:
     try:
         return Certificate.from_dict(json.loads(path.read_text(encoding="utf-8")))
     except (json.JSONDecodeError, TypeError, KeyError) as exc:
-        raise ValueError(f"{path}: malformed certificate: {exc}") from exc
+        raise SplHfError(f"{path}: malformed certificate: {exc}") from exc

@@ -51,6 +51,7 @@ from spl_hf.assign.network import (
 from spl_hf.assign.residual import potentials
 from spl_hf.assign.scores import ScoreTable, encode_scores
 from spl_hf.assign.solvers import solve_network
+from spl_hf.errors import SplHfError
 
 
 @dataclass(frozen=True)
@@ -269,11 +270,11 @@ def given_assignment(
     st = scores if isinstance(scores, ScoreTable) else encode_scores(scores)
     missing = [c for c in ("pair_id", "prompt_id", "tenet", "score") if c not in assignment.column_names]
     if missing:
-        raise ValueError(f"{source}: assignment lacks columns {missing}")
+        raise SplHfError(f"{source}: assignment lacks columns {missing}")
     assignment = assignment.select(["pair_id", "prompt_id", "tenet", "score"])
     check = verify_assignment(st, assignment, certificate)
     if not check.ok:
-        raise ValueError(
+        raise SplHfError(
             f"{source}: the certificate does not verify against the scores: {list(check.failures)[:5]}"
         )
     config = AssignConfig(

@@ -9,8 +9,7 @@ if TYPE_CHECKING:
     from spl_hf.audit.entry import AuditReport, audit
     from spl_hf.audit.load import BuiltFolder, LoadedSplit, load_built, read_folder
     from spl_hf.audit.provenance import parse_specs
-    from spl_hf.audit.tables import CompositionTables, composition_tables
-    from spl_hf.audit.verify import (
+    from spl_hf.audit.spl.labels import (
         LabelChange,
         Mismatch,
         RuleAuditReport,
@@ -25,7 +24,6 @@ __all__ = [
     "AuditArgs",
     "AuditReport",
     "BuiltFolder",
-    "CompositionTables",
     "LabelChange",
     "LoadedSplit",
     "Mismatch",
@@ -34,7 +32,6 @@ __all__ = [
     "audit",
     "audit_batches",
     "audit_table",
-    "composition_tables",
     "differs",
     "load_built",
     "merge_reports",
@@ -42,4 +39,32 @@ __all__ = [
     "read_folder",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.audit.config": (
+        "AuditArgs",
+        "TablesArgs",
+    ),
+    "spl_hf.audit.entry": (
+        "AuditReport",
+        "audit",
+    ),
+    "spl_hf.audit.load": (
+        "BuiltFolder",
+        "LoadedSplit",
+        "load_built",
+        "read_folder",
+    ),
+    "spl_hf.audit.provenance": ("parse_specs",),
+    "spl_hf.audit.spl.labels": (
+        "LabelChange",
+        "Mismatch",
+        "RuleAuditReport",
+        "audit_batches",
+        "audit_table",
+        "differs",
+        "merge_reports",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

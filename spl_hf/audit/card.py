@@ -8,13 +8,10 @@ pattern, a list of patterns (one ``train`` split), a mapping split -> pattern(s)
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(\r?\n|\Z)", re.DOTALL)
+from spl_hf.frontmatter import FrontMatterError, read_front_matter
 
 
 @dataclass(frozen=True)
@@ -29,22 +26,10 @@ class CardLayout:
 
 
 def front_matter(readme: Path) -> dict:
-    """The README's YAML front matter; raises ValueError naming the file when it is not readable."""
-    try:
-        text = readme.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{readme}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    m = _FRONT_MATTER.match(text)
-    if not m:
-        raise ValueError(f"{readme}: no YAML front matter (a dataset card starts with a '---' block)")
-    try:
-        # The C loader when built: a card-scale card (hundreds of splits with their features) takes
-        # seconds in the pure-Python one.
-        meta = yaml.load(m.group(1), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{readme}: front matter is not valid YAML ({exc})") from None
-    if not isinstance(meta, dict):
-        raise ValueError(f"{readme}: front matter must be a YAML mapping")
+    """The README's YAML front matter; raises FrontMatterError naming the file when it is not readable."""
+    meta = read_front_matter(readme)  # the one reader, with its size/depth/alias limits
+    if meta is None:
+        raise FrontMatterError(f"{readme}: no YAML front matter (a dataset card starts with a '---' block)")
     return meta
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from spl_hf.errors import SplHfError
+
 
 @dataclass
 class AuditArgs:
@@ -39,7 +41,7 @@ class AuditArgs:
 
     def __post_init__(self) -> None:
         if self.max_report < 0:
-            raise ValueError(f"--max_report must be >= 0, got {self.max_report}")
+            raise SplHfError(f"--max_report must be >= 0, got {self.max_report}")
 
 
 @dataclass

@@ -8,12 +8,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spl_hf.audit.hub import audit_target
 from spl_hf.audit.load import BuiltFolder, read_folder, resolve_rulebase, stored_rulebase_hashes
+from spl_hf.errors import SplHfError
 from spl_hf.manifest import MANIFEST, ManifestCheck
 from spl_hf.rules import RuleBase
+
+if TYPE_CHECKING:
+    from spl_hf.audit.spl.folder import SPLAudit
+    from spl_hf.audit.tenets.rows import TenetAuditReport
 
 NO_SOURCES_NOTE = "no --sources: rows were not checked against their source pools (provenance)"
 TENET_CONFIG_NOTE = "--config_name is ignored for a tenet build: its checks span every config"
@@ -23,9 +28,9 @@ TENET_CONFIG_NOTE = "--config_name is ignored for a tenet build: its checks span
 class AuditReport:
     """What an audit found, in one shape for both kinds of build.
 
-    ``result`` is the kind's own report (:class:`~spl_hf.audit.spl.SPLAudit` or
-    :class:`~spl_hf.audit.tenets.TenetAuditReport`) for callers that record its details;
     ``details`` holds the kind's extra JSON keys (rule base, judge counts, counterfactual changes).
+    :meth:`to_dict` is the one JSON shape: ``spl-hf audit --json`` prints it, and each release's
+    ``audit.json`` is it (:meth:`write_json`). The kind's own report stays private (``_result``).
     """
 
     kind: str
@@ -44,7 +49,8 @@ class AuditReport:
     revision: str | None = None
     summary: list[str] = field(default_factory=list)  # the human-readable lines `spl-hf audit` prints
     details: dict[str, Any] = field(default_factory=dict)
-    result: Any = None
+    _result: SPLAudit | TenetAuditReport | None = field(default=None, repr=False, compare=False)
+    _claim_failures: list[str] = field(default_factory=list, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         """What ``spl-hf audit --json`` prints."""
@@ -68,6 +74,20 @@ class AuditReport:
             out["unlisted_files"] = self.manifest.unlisted
         return out
 
+    def write_json(self, path: str | Path) -> Path:
+        """Write :meth:`to_dict` as JSON to ``path`` (atomically): a release's ``audit.json``."""
+        from spl_hf.files import write_json
+
+        return write_json(path, self.to_dict())
+
+    @property
+    def judge_counts(self) -> dict[str, int]:
+        """SPL builds with verdict-judge configs: ``judge_rows`` and ``judge_reproduced`` ({} otherwise)."""
+        judge = self.details.get("judge")
+        if not isinstance(judge, dict):
+            return {}
+        return {"judge_rows": judge["rows"], "judge_reproduced": judge["reproduced"]}
+
     @property
     def provenance_ok(self) -> bool:
         """Every row holds the text of the source record it names (True when no sources were given)."""
@@ -77,7 +97,7 @@ class AuditReport:
     @property
     def checks_ok(self) -> bool:
         """The build's own checks (rows, certificate, files, manifest) passed, provenance aside."""
-        return self.result.ok
+        return self._result is not None and self._result.ok and not self._claim_failures
 
     def describe_failure(self) -> str:
         """One line saying why the audit failed ("" when it passed)."""
@@ -95,9 +115,13 @@ class AuditReport:
         if self.manifest is not None and not self.manifest.ok:
             bad = self.manifest.mismatched + self.manifest.unlisted + self.manifest.problems
             return f"files differ from {MANIFEST}: {(bad or [MANIFEST + ' is missing'])[:5]}"
+        if self._claim_failures and self._result is not None and self._result.ok:  # rows first
+            return "claims the release makes differ from their recomputation: " + "; ".join(
+                self._claim_failures[:3]
+            )
         if self.kind == "spl":
-            return self.result.describe_failure()
-        cert = "; ".join(self.result.certificate_failures[:3]) or "verified"
+            return self._result.describe_failure()
+        cert = "; ".join(self.details.get("certificate_failures", [])[:3]) or "verified"
         return (
             "; ".join([*self.failures[:3], f"{self.mismatch_count} rows do not reproduce"])
             + f"; assignment certificate: {cert}"
@@ -123,7 +147,7 @@ def audit(
     cannot be a build at all; everything else is a failure in the report.
     """
     if max_report < 0:
-        raise ValueError(f"--max_report must be >= 0, got {max_report}")
+        raise SplHfError(f"--max_report must be >= 0, got {max_report}")
     with audit_target(str(path_or_repo), revision) as target:
         built = read_folder(target.folder, config=config, manifest=manifest, ignore=target.ignore)
         if built.kind == "tenets":
@@ -132,10 +156,34 @@ def audit(
             report = _audit_tenets(built, sources, max_report, config)
         else:
             report = _audit_spl(built, rulebase, sources, max_report)
+        _check_claims(report, built, config, target.ignore)
     report.target = target.describe()
     report.repo_id, report.revision = target.repo_id, target.revision
     report.manifest = built.manifest
     return report
+
+
+def _check_claims(
+    report: AuditReport, built: BuiltFolder, config: str | None, ignore: tuple[str, ...]
+) -> None:
+    """The release's files and what its card, reports and licence say, against their recomputation."""
+    from spl_hf.audit.claims import check_claims
+
+    if report.kind == "tenets":
+        claims = report._result.claims if report._result is not None else None
+    elif config is None:
+        from spl_hf.audit.spl.claims import spl_claims
+
+        claims = spl_claims(built, resolve_rulebase(built.path, None)[0])
+    else:
+        report.notes.append(f"--config_name {config}: the card, reports and licence were not recomputed")
+        return
+    if claims is None:
+        report.notes.append("the certificate, 'all' rows or judge scores are unread: claims not recomputed")
+        return
+    report._claim_failures = check_claims(built, claims, ignore)
+    report.failures += report._claim_failures
+    report.ok = report.ok and not report._claim_failures
 
 
 def _provenance(built: BuiltFolder, sources, max_report: int, own: RuleBase | None) -> dict | None:
@@ -148,7 +196,7 @@ def _provenance(built: BuiltFolder, sources, max_report: int, own: RuleBase | No
 
 
 def _audit_tenets(built: BuiltFolder, sources, max_report: int, config: str | None) -> AuditReport:
-    from spl_hf.audit.tenets import audit_folder
+    from spl_hf.audit.tenets.rows import audit_folder
 
     result = audit_folder(built, max_report)
     report = AuditReport(
@@ -163,7 +211,7 @@ def _audit_tenets(built: BuiltFolder, sources, max_report: int, config: str | No
         notes=list(result.notes) + ([TENET_CONFIG_NOTE] if config else []),
         certificate_ok=result.certificate_ok,
         details={"certificate_failures": list(result.certificate_failures)},
-        result=result,
+        _result=result,
     )
     _add_provenance(report, built, sources, max_report, None)
     report.summary = [
@@ -194,7 +242,7 @@ def _rulebases(built: BuiltFolder, rulebase) -> tuple[RuleBase, str, RuleBase]:
 
 
 def _audit_spl(built: BuiltFolder, rulebase, sources, max_report: int) -> AuditReport:
-    from spl_hf.audit.spl import audit_spl_folder
+    from spl_hf.audit.spl.folder import audit_spl_folder
 
     rb, rb_source, own = _rulebases(built, rulebase)
     stored = stored_rulebase_hashes(built.splits)
@@ -217,7 +265,7 @@ def _audit_spl(built: BuiltFolder, rulebase, sources, max_report: int) -> AuditR
         failures=result.failures,
         notes=list(built.notes) + result.notes,
         details=_spl_details(result, counterfactual, stored, rb_source, max_report),
-        result=result,
+        _result=result,
     )
     _add_provenance(report, built, sources, max_report, own)
     report.summary = [

@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from spl_hf.errors import SplHfError
+
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 # Entries a Hub snapshot holds that the build did not write: the repo's own .gitattributes and
 # huggingface_hub's download metadata under local_dir.
@@ -52,9 +54,9 @@ def audit_target(path: str, revision: str | None = None) -> Iterator[AuditTarget
     local = Path(path)
     if local.exists():
         if revision is not None:
-            raise ValueError(f"{path}: --revision applies to a Hub repo id, but this is a local path")
+            raise SplHfError(f"{path}: --revision applies to a Hub repo id, but this is a local path")
         if not local.is_dir():
-            raise ValueError(f"{path}: not a folder (audit takes a dataset folder or a Hub repo id)")
+            raise SplHfError(f"{path}: not a folder (audit takes a dataset folder or a Hub repo id)")
         yield AuditTarget(local)
         return
     if not is_repo_id(path):

@@ -21,6 +21,7 @@ from spl_hf.audit.card import CardLayout, read_card
 from spl_hf.audit.decontam import check_decontamination
 from spl_hf.audit.files import is_data_file
 from spl_hf.contract import CERTIFICATE_FILE
+from spl_hf.errors import SplHfError
 from spl_hf.manifest import MANIFEST, ManifestCheck, check_manifest, folder_files, safe_relative
 from spl_hf.rules import RuleBase, default_rulebase, load_rulebase
 
@@ -82,7 +83,7 @@ def build_kind(folder: Path, card: CardLayout) -> str:
         return "tenets"
     if names & {"preferences", "derivations"} or (folder / "rulebase.yaml").is_file():
         return "spl"
-    raise ValueError(
+    raise SplHfError(
         f"{folder}: not a spl_hf build: neither build_report.json, the card's configs "
         f"({sorted(names)}) nor its files identify a tenet or SPL build"
     )
@@ -171,11 +172,11 @@ def read_folder(
     if not folder.exists():
         raise FileNotFoundError(f"{folder}: no such folder")
     if not folder.is_dir():
-        raise ValueError(f"{folder}: not a folder (audit takes a dataset folder or a Hub repo id)")
+        raise SplHfError(f"{folder}: not a folder (audit takes a dataset folder or a Hub repo id)")
     card = read_card(folder)
     out = BuiltFolder(folder, build_kind(folder, card), card, failures=list(card.problems))
     if config is not None and config not in card.configs:
-        raise ValueError(
+        raise SplHfError(
             f"{folder}: the card declares no config {config!r}; it declares {sorted(card.configs)}"
         )
     declared: set[str] = set()
@@ -242,7 +243,7 @@ def load_built(path: str, config: str | None = None) -> list[LoadedSplit]:
     """
     built = read_folder(path, config=config, manifest=False)
     if built.failures:
-        raise ValueError(f"{path}: incomplete or unreadable build: " + "; ".join(built.failures[:5]))
+        raise SplHfError(f"{path}: incomplete or unreadable build: " + "; ".join(built.failures[:5]))
     return built.splits
 
 

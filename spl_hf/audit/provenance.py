@@ -25,9 +25,10 @@ import pyarrow.parquet as pq
 
 from spl_hf.audit.hub import is_repo_id
 from spl_hf.audit.load import BuiltFolder, LoadedSplit
-from spl_hf.audit.verify import differs
+from spl_hf.audit.spl.labels import differs
 from spl_hf.contract import ROW_FEATURES, first_content
 from spl_hf.derive import JUDGE_COLUMN, pair_features
+from spl_hf.errors import SplHfError
 from spl_hf.schema import AttributeSchema
 
 SOURCE_COLUMNS = ("pair_id", "source", "prompt", "response_a", "response_b", "source_preference")
@@ -60,7 +61,7 @@ def parse_specs(specs: list[str]) -> list[tuple[str | None, str]]:
         elif Path(spec).is_file():
             out.append((None, spec))
         else:
-            raise ValueError(
+            raise SplHfError(
                 f"--sources {spec!r}: expected KEY=PATH, KEY=ORG/NAME@REVISION or an existing file"
             )
     return out
@@ -74,7 +75,7 @@ def _pin(key: str, value: str) -> tuple[str, str | None]:
     if sep and is_repo_id(repo) and rev:
         return repo, rev
     if is_repo_id(value):
-        raise ValueError(f"--sources {key}={value}: pin the Hub revision ({key}={value}@<commit or tag>)")
+        raise SplHfError(f"--sources {key}={value}: pin the Hub revision ({key}={value}@<commit or tag>)")
     raise FileNotFoundError(f"--sources {key}={value}: no such file")
 
 
@@ -83,7 +84,7 @@ def _read_rows_file(path: str) -> pa.Table:
         try:
             return pq.read_table(path)
         except (OSError, pa.ArrowException) as exc:
-            raise ValueError(f"{path}: not a readable parquet file ({exc})") from None
+            raise SplHfError(f"{path}: not a readable parquet file ({exc})") from None
     from spl_hf.jsonl import read_rows
 
     return pa.Table.from_pylist(read_rows(path))
@@ -136,10 +137,10 @@ def tenet_sources(specs: list[str]) -> tuple[pa.Table, list[str]]:
             table = read_pool(key, target, progress=False, revision=revision).pairs.data.table
             what = f"{key} from {target}" + (f"@{revision}" if revision else "")
         else:
-            raise ValueError(f"--sources {key}=…: unknown pool {key!r}; known: {', '.join(ADAPTERS)}")
+            raise SplHfError(f"--sources {key}=…: unknown pool {key!r}; known: {', '.join(ADAPTERS)}")
         missing = [c for c in SOURCE_COLUMNS if c not in table.column_names]
         if missing:
-            raise ValueError(f"--sources {what}: not unified pair rows (missing columns {missing})")
+            raise SplHfError(f"--sources {what}: not unified pair rows (missing columns {missing})")
         tables.append(
             table.select(list(SOURCE_COLUMNS)).cast(
                 pa.schema(
@@ -160,7 +161,7 @@ def tenet_sources(specs: list[str]) -> tuple[pa.Table, list[str]]:
     if pc.count_distinct(ids, mode="all").as_py() < len(ids):
         counts = pc.value_counts(ids)
         repeated = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1)).to_pylist()
-        raise ValueError(
+        raise SplHfError(
             f"--sources: pair_ids {repeated[:5]} occur more than once across the sources "
             "(a pool given twice?)"
         )
@@ -313,7 +314,7 @@ def spl_sources(specs: list[str], schema: AttributeSchema) -> tuple[pa.Table, li
     given = dict(parse_specs(specs))
     unknown = sorted(str(k) for k in given if k not in ("prompts", "candidates", "verdicts"))
     if unknown or not {"prompts", "candidates"} <= set(given):
-        raise ValueError(
+        raise SplHfError(
             "--sources for an SPL build: give prompts=FILE and candidates=FILE (the records it was "
             f"built from), and verdicts=FILE for its judge configs; got {sorted(str(k) for k in given)}"
         )
@@ -392,7 +393,7 @@ def check_spl_provenance(
             )
     if verdicts:
         if ranking is None:
-            raise ValueError("the verdict ranking is needed to read verdicts=FILE")
+            raise SplHfError("the verdict ranking is needed to read verdicts=FILE")
         judged = [JUDGE_COLUMN in s.table.column_names for s in splits]
         if not any(judged):
             report.failures.append(f"verdicts={verdicts} given, but the build has no verdict-judge configs")

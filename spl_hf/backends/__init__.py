@@ -10,21 +10,29 @@ from spl_hf.lazy import lazy_exports
 if TYPE_CHECKING:
     from spl_hf.backends.base import Backend, Generation, InputError, LabelScores
     from spl_hf.backends.cache import ResultCache, check_cache_path, content_key, run_cached
+    from spl_hf.backends.commands import (
+        GenerateInputs,
+        JudgeInputs,
+        LabelInputs,
+        ModelCommandArgs,
+        RunArgs,
+        check_row_suffix,
+    )
     from spl_hf.backends.executor import ExecutorArgs, ExecutorError, check_executor
     from spl_hf.backends.factory import VLLM_ONLY, make_backend
-    from spl_hf.backends.generate import INSTRUCTIONS, CandidateGenerator, GenerationConfig, prompts_from_rows
+    from spl_hf.backends.generate import CandidateGenerator, prompts_from_rows
     from spl_hf.backends.hf import BoundaryError, HFBackend
-    from spl_hf.backends.io import read_rows, require_columns, write_rows
+    from spl_hf.backends.io import require_columns, write_rows
     from spl_hf.backends.judge import (
+        JUDGE_LABELS,
         BadRow,
-        JudgeConfig,
         JudgeItem,
+        NotJudged,
         PairwiseJudge,
         TenetJudgement,
         parse_pairs,
-        score_from_probs,
     )
-    from spl_hf.backends.labeler import AttributeLabeler, LabelerConfig, items_from_rows, read_labels
+    from spl_hf.backends.labeler import AttributeLabeler, items_from_rows, read_labels
     from spl_hf.backends.loading import (
         EMBEDDED_NAME,
         LoadedModel,
@@ -45,24 +53,26 @@ if TYPE_CHECKING:
         verdict_stage,
     )
     from spl_hf.backends.options import argmax_option, option_block, option_keys
-    from spl_hf.backends.settings import ModelArgs, check_context, check_positive, engine_kwargs, load_backend
-    from spl_hf.backends.shards import ResultsFolderError, ShardStore
-    from spl_hf.backends.tasks import (
-        GenerateInputs,
-        JudgeInputs,
-        LabelInputs,
-        ModelCommandArgs,
-        RunArgs,
-        check_row_suffix,
+    from spl_hf.backends.settings import (
+        GenerationConfig,
+        JudgeConfig,
+        LabelerConfig,
+        ModelArgs,
+        check_context,
+        check_positive,
+        engine_kwargs,
+        load_backend,
+        shipped_instructions,
     )
+    from spl_hf.backends.shards import ResultsFolderError, ShardStore
     from spl_hf.backends.text import split_template, template_hash, validate_text
     from spl_hf.backends.verdict import VerdictJudge, verdict_pair_labels, verdict_preference
     from spl_hf.backends.vllm import VLLMBackend
-    from spl_hf.backends.worker import NotJudged, Stage, StageResult, Worker, run_stage, run_worker
+    from spl_hf.backends.worker import NoResult, Stage, StageResult, Worker, run_stage, run_worker
 
 __all__ = [
     "EMBEDDED_NAME",
-    "INSTRUCTIONS",
+    "JUDGE_LABELS",
     "VLLM_ONLY",
     "AttributeLabeler",
     "Backend",
@@ -86,6 +96,7 @@ __all__ = [
     "ModelArgs",
     "ModelCommandArgs",
     "ModelInfo",
+    "NoResult",
     "NotJudged",
     "PairwiseJudge",
     "ResultCache",
@@ -124,13 +135,12 @@ __all__ = [
     "prepare_embedded",
     "prompts_from_rows",
     "read_labels",
-    "read_rows",
     "require_columns",
     "resolve_model",
     "run_cached",
     "run_stage",
     "run_worker",
-    "score_from_probs",
+    "shipped_instructions",
     "split_template",
     "template_hash",
     "validate_text",
@@ -140,4 +150,121 @@ __all__ = [
     "write_rows",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.backends.base": (
+        "Backend",
+        "Generation",
+        "InputError",
+        "LabelScores",
+    ),
+    "spl_hf.backends.cache": (
+        "ResultCache",
+        "check_cache_path",
+        "content_key",
+        "run_cached",
+    ),
+    "spl_hf.backends.commands": (
+        "GenerateInputs",
+        "JudgeInputs",
+        "LabelInputs",
+        "ModelCommandArgs",
+        "RunArgs",
+        "check_row_suffix",
+    ),
+    "spl_hf.backends.executor": (
+        "ExecutorArgs",
+        "ExecutorError",
+        "check_executor",
+    ),
+    "spl_hf.backends.factory": (
+        "VLLM_ONLY",
+        "make_backend",
+    ),
+    "spl_hf.backends.generate": (
+        "CandidateGenerator",
+        "prompts_from_rows",
+    ),
+    "spl_hf.backends.hf": (
+        "BoundaryError",
+        "HFBackend",
+    ),
+    "spl_hf.backends.io": (
+        "require_columns",
+        "write_rows",
+    ),
+    "spl_hf.backends.judge": (
+        "JUDGE_LABELS",
+        "BadRow",
+        "JudgeItem",
+        "NotJudged",
+        "PairwiseJudge",
+        "TenetJudgement",
+        "parse_pairs",
+    ),
+    "spl_hf.backends.labeler": (
+        "AttributeLabeler",
+        "items_from_rows",
+        "read_labels",
+    ),
+    "spl_hf.backends.loading": (
+        "EMBEDDED_NAME",
+        "LoadedModel",
+        "ModelInfo",
+        "cache_root",
+        "embedded_gguf_path",
+        "load_model",
+        "prepare_embedded",
+        "resolve_model",
+    ),
+    "spl_hf.backends.model_stages": (
+        "generate_items",
+        "generate_stage",
+        "judge_items",
+        "judge_outcome",
+        "judge_stage",
+        "label_stage",
+        "verdict_stage",
+    ),
+    "spl_hf.backends.options": (
+        "argmax_option",
+        "option_block",
+        "option_keys",
+    ),
+    "spl_hf.backends.settings": (
+        "GenerationConfig",
+        "JudgeConfig",
+        "LabelerConfig",
+        "ModelArgs",
+        "check_context",
+        "check_positive",
+        "engine_kwargs",
+        "load_backend",
+        "shipped_instructions",
+    ),
+    "spl_hf.backends.shards": (
+        "ResultsFolderError",
+        "ShardStore",
+    ),
+    "spl_hf.backends.text": (
+        "split_template",
+        "template_hash",
+        "validate_text",
+    ),
+    "spl_hf.backends.verdict": (
+        "VerdictJudge",
+        "verdict_pair_labels",
+        "verdict_preference",
+    ),
+    "spl_hf.backends.vllm": ("VLLMBackend",),
+    "spl_hf.backends.worker": (
+        "NoResult",
+        "Stage",
+        "StageResult",
+        "Worker",
+        "run_stage",
+        "run_worker",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -9,6 +9,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from spl_hf.backends.loading import ModelInfo
+from spl_hf.backends.thinking import (
+    PROBE,
+    check_chat_template,
+    closing_text,
+    fingerprint_parts,
+    thinking_state,
+)
 from spl_hf.errors import SplHfError
 
 
@@ -26,6 +33,9 @@ class LabelScores:
 
     labels: tuple[str, ...]
     probs: tuple[float, ...]
+    # Labels a served model's top-k log-probabilities did not include: their probability is not observed
+    # (never assumed), so these scores cannot be normalised and the judgement is recorded as not judged.
+    unobserved: tuple[str, ...] = ()
 
     @property
     def mass(self) -> float:
@@ -33,9 +43,14 @@ class LabelScores:
 
     @property
     def normalised(self) -> tuple[float, ...]:
+        if self.unobserved:
+            raise InputError(
+                f"label(s) {', '.join(self.unobserved)} not among the server's top log-probabilities: "
+                "their probability was not observed"
+            )
         m = self.mass
         if m <= 0.0:
-            raise ValueError("label probabilities sum to zero; cannot normalise")
+            raise SplHfError("label probabilities sum to zero; cannot normalise")
         return tuple(p / m for p in self.probs)
 
 
@@ -50,9 +65,6 @@ class LabelError(SplHfError):
     """An answer label that is not one token the model can emit as its answer: refused before scoring."""
 
 
-PROBE = [{"role": "user", "content": "Question?"}]
-
-
 class TokenizerText:
     """Text handling both backends share, over a Hugging Face tokenizer in ``self.tokenizer``.
 
@@ -65,14 +77,17 @@ class TokenizerText:
     engine: dict[str, str]
     chat_template_kwargs: dict[str, Any]
     min_label_mass: float = 0.0
+    close_thinking: bool = False  # end the generation prompt with a closed thinking block (thinking.py)
 
     @property
     def identity(self) -> dict[str, Any]:
         """What besides the weights decides a result: engine, dtype, template arguments, label-mass floor."""
+        extra = {"close_thinking": True} if self.close_thinking else {}
         return {
             **self.engine,
             "chat_template_kwargs": dict(self.chat_template_kwargs),
             "min_label_mass": self.min_label_mass,
+            **extra,
         }
 
     @property
@@ -82,6 +97,7 @@ class TokenizerText:
                 "chat_template": self.tokenizer.chat_template or "",
                 "chat_template_kwargs": self.chat_template_kwargs,
                 "engine": self.engine,
+                **fingerprint_parts(self.close_thinking, self.tokenizer, self.chat_template_kwargs),
             },
             sort_keys=True,
             separators=(",", ":"),
@@ -89,12 +105,28 @@ class TokenizerText:
         return hashlib.sha256(blob.encode()).hexdigest()
 
     def render_chat(self, messages: Sequence[dict[str, str]], add_generation_prompt: bool = True) -> str:
-        return self.tokenizer.apply_chat_template(
+        text = self.tokenizer.apply_chat_template(
             list(messages),
             tokenize=False,
             add_generation_prompt=add_generation_prompt,
             **self.chat_template_kwargs,
         )
+        return text + self._closer() if add_generation_prompt and self.close_thinking else text
+
+    def _closer(self) -> str:
+        """The text that closes the thinking block after this template's generation prompt (once per instance)."""
+        if "_closer_text" not in self.__dict__:
+            probe = self.tokenizer.apply_chat_template(
+                PROBE, tokenize=False, add_generation_prompt=True, **self.chat_template_kwargs
+            )
+            self.__dict__["_closer_text"] = closing_text(thinking_state(self.tokenizer, probe))
+        return self.__dict__["_closer_text"]
+
+    def check_template(self, what: str = "") -> None:
+        """Refuse a missing or still-thinking chat template (see :mod:`spl_hf.backends.thinking`)."""
+        info = getattr(self, "info", None)
+        model = info.model_id if info is not None else _tokenizer_name(self)
+        check_chat_template(self.tokenizer, model, self.chat_template_kwargs, self.close_thinking, what)
 
     def encode(self, text: str) -> list[int]:
         # Chat templates already spell out special tokens; adding BOS/EOS again would shift positions.
@@ -115,6 +147,22 @@ class TokenizerText:
             self.label_id(label)
 
 
+class TokenizerProbe(TokenizerText):
+    """A tokenizer with a model's identity and template settings, no weights: checks run before they load."""
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        info: ModelInfo,
+        chat_template_kwargs: dict[str, Any],
+        close_thinking: bool = False,
+    ) -> None:
+        self.tokenizer, self.info = tokenizer, info
+        self.chat_template_kwargs = dict(chat_template_kwargs)
+        self.close_thinking = close_thinking
+        self.engine = {}
+
+
 def _tokenizer_name(backend: Any) -> str:
     tok = backend.tokenizer
     return f"{type(tok).__name__}({getattr(tok, 'name_or_path', '') or '?'})"
@@ -125,18 +173,12 @@ def resolve_label(backend: Any, label: str) -> int:
 
     The candidates are the tokenizations of the generation prompt followed by the label, with and
     without a leading space (SentencePiece tokenizers mark it '▁A', byte-level BPE 'ĠA' vs 'A'); the
-    one the template itself writes for an assistant turn saying the label wins. A template that opens
-    a thinking block (``enable_thinking``) would have the model answer inside it, so it is refused
-    unless the template arguments switch thinking off.
+    one the template itself writes for an assistant turn saying the label wins. A reasoning template
+    would have the model answer inside a thinking block, so it is refused (see :mod:`.thinking`).
     """
     name = _tokenizer_name(backend)
+    backend.check_template(what=f"answer label {label!r}: ")
     prompt = backend.render_chat(PROBE, add_generation_prompt=True)
-    if _thinks_first(backend, prompt):
-        raise LabelError(
-            f"answer label {label!r}: the chat template of {name} starts the reply with a thinking block, "
-            "so the first token would not be the answer; set chat_template_kwargs "
-            '{"enable_thinking": false}'
-        )
     base = backend.encode(prompt)
     candidates: dict[str, int] = {}
     for text in (label, " " + label):
@@ -146,8 +188,10 @@ def resolve_label(backend: Any, label: str) -> int:
             candidates[text] = ids[-1]
     if not candidates:
         pieces = backend.tokenizer.convert_ids_to_tokens(backend.encode(prompt + label)[len(base) :])
+        info = getattr(backend, "info", None)
+        model = f"model {info.model_id}: " if info is not None else ""
         raise LabelError(
-            f"answer label {label!r} is not a single token after the generation prompt for {name} "
+            f"{model}answer label {label!r} is not a single token after the generation prompt for {name} "
             f"(it tokenizes as {pieces}); use letters or digits that the tokenizer keeps whole"
         )
     if len(candidates) == 1:
@@ -155,20 +199,6 @@ def resolve_label(backend: Any, label: str) -> int:
     full = backend.render_chat([*PROBE, {"role": "assistant", "content": label}], add_generation_prompt=False)
     written = full[len(prompt) :] if full.startswith(prompt) else label
     return candidates[" " + label] if written.startswith(" " + label) else candidates[label]
-
-
-def _thinks_first(backend: Any, prompt: str) -> bool:
-    """True when the template has a thinking switch that the current arguments leave on."""
-    template = backend.tokenizer.chat_template or ""
-    if "enable_thinking" not in template or backend.chat_template_kwargs.get("enable_thinking") is False:
-        return False
-    off = backend.tokenizer.apply_chat_template(
-        PROBE,
-        tokenize=False,
-        add_generation_prompt=True,
-        **{**backend.chat_template_kwargs, "enable_thinking": False},
-    )
-    return off != prompt and "</think>" not in prompt[-64:]
 
 
 @runtime_checkable

@@ -16,6 +16,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from spl_hf.errors import SplHfError
+
 
 def content_key(kind: str, *parts: Any) -> str:
     """Stable key of JSON-serialisable parts (dict keys sorted, no whitespace)."""
@@ -34,19 +36,19 @@ def check_cache_path(path: str | Path) -> Path:
     """
     path = Path(path)
     if str(path) == "":
-        raise ValueError("--cache: the path is empty")
+        raise SplHfError("--cache: the path is empty")
     if path.is_dir():
-        raise ValueError(f"{path}: is a folder; --cache takes a SQLite file path")
+        raise SplHfError(f"{path}: is a folder; --cache takes a SQLite file path")
     if path.exists():
         try:
             with path.open("rb") as fh:
                 head = fh.read(len(SQLITE_HEADER))
         except OSError as exc:
-            raise ValueError(f"{path}: cannot read the result cache ({exc.strerror})") from None
+            raise SplHfError(f"{path}: cannot read the result cache ({exc.strerror})") from None
         if head and head != SQLITE_HEADER:
-            raise ValueError(f"{path}: not a SQLite result cache (refusing to use or overwrite it)")
+            raise SplHfError(f"{path}: not a SQLite result cache (refusing to use or overwrite it)")
         if not os.access(path, os.R_OK | os.W_OK):
-            raise ValueError(f"{path}: the result cache is not readable and writable")
+            raise SplHfError(f"{path}: the result cache is not readable and writable")
         if head:
             _check_tables(path)
         probe = path.parent
@@ -55,10 +57,10 @@ def check_cache_path(path: str | Path) -> Path:
         while not probe.exists() and probe != probe.parent:
             probe = probe.parent
         if not probe.is_dir():
-            raise ValueError(f"{path}: cannot be created under {probe}, which is a file")
+            raise SplHfError(f"{path}: cannot be created under {probe}, which is a file")
     # SQLite's WAL mode writes -wal/-shm files beside the cache.
     if not os.access(probe, os.W_OK | os.X_OK):
-        raise ValueError(f"{path}: folder {probe} is not writable")
+        raise SplHfError(f"{path}: folder {probe} is not writable")
     return path
 
 
@@ -70,9 +72,9 @@ def _check_tables(path: Path) -> None:
         finally:
             con.close()
     except sqlite3.Error as exc:
-        raise ValueError(f"{path}: cannot read the result cache ({exc})") from None
+        raise SplHfError(f"{path}: cannot read the result cache ({exc})") from None
     if tables and "results" not in tables:
-        raise ValueError(
+        raise SplHfError(
             f"{path}: a SQLite file that is not an spl_hf result cache (tables: {sorted(tables)})"
         )
 
@@ -91,10 +93,10 @@ class ResultCache:
             )
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(results)")}
         except sqlite3.Error as exc:
-            raise ValueError(f"{self.path}: cannot use as a result cache ({exc})") from None
+            raise SplHfError(f"{self.path}: cannot use as a result cache ({exc})") from None
         if not {"key", "kind", "value"} <= columns:
             self._db.close()
-            raise ValueError(f"{self.path}: a SQLite file that is not an spl_hf result cache")
+            raise SplHfError(f"{self.path}: a SQLite file that is not an spl_hf result cache")
 
     def close(self) -> None:
         self._db.close()

@@ -109,4 +109,5 @@ def run_local(stage: Any, shards: Sequence[Any], store: Any) -> dict[str, Any]:
         "compute_seconds": round(compute_s, 3),
         "write_seconds": round(write_s, 3),
         "forward_calls": getattr(getattr(worker, "backend", None), "forward_calls", None),
+        "boundary_fallbacks": getattr(getattr(worker, "backend", None), "boundary_fallbacks", None),
     }

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from spl_hf.errors import SplHfError
+
 if TYPE_CHECKING:
     from spl_hf.backends.base import Backend
     from spl_hf.backends.hf import HFBackend
@@ -16,10 +18,19 @@ VLLM_ONLY = (
     "enable_prefix_caching",
     "enforce_eager",
 )
+OPENAI_ONLY = ("base_url", "tokenizer", "concurrency", "request_timeout", "retries")
 
 
 def make_backend(kind: str = "hf", model: str | None = None, **kwargs: Any) -> Backend | HFBackend:
-    """``hf`` (transformers, default) or ``vllm`` (needs the [vllm] extra)."""
+    """``hf`` (transformers, default), ``vllm`` (needs the [vllm] extra) or ``openai`` (a served model)."""
+    if kind == "openai":
+        from spl_hf.backends.openai_api import OpenAIBackend
+
+        for name in (*VLLM_ONLY, "threads", "chunk_size", "dtype", "gguf_file", "labels"):
+            kwargs.pop(name, None)
+        return OpenAIBackend(model, **kwargs)
+    for name in OPENAI_ONLY:
+        kwargs.pop(name, None)
     if kind == "hf":
         from spl_hf.backends.hf import HFBackend
 
@@ -32,4 +43,4 @@ def make_backend(kind: str = "hf", model: str | None = None, **kwargs: Any) -> B
         kwargs.pop("threads", None)
         kwargs.pop("chunk_size", None)
         return VLLMBackend(model, **kwargs)
-    raise ValueError(f"backend: expected 'hf' or 'vllm', got {kind!r}")
+    raise SplHfError(f"backend: expected 'hf', 'vllm' or 'openai', got {kind!r}")

@@ -10,56 +10,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from spl_hf.backends.base import Backend, Generation, InputError
 from spl_hf.backends.cache import content_key
-from spl_hf.backends.instructions import load_instructions
+from spl_hf.backends.settings import GenerationConfig, shipped_instructions
 from spl_hf.backends.text import template_hash, validate_messages
 from spl_hf.backends.worker import one_by_one
 
 TEMPLATE_VERSION = 1
-INSTRUCTIONS: dict[str, str | None] = load_instructions()  # the shipped set
-
-
-@dataclass
-class GenerationConfig:
-    """Candidate generation"""
-
-    instructions: list[str] = field(
-        default_factory=lambda: ["comply", "refuse"],
-        metadata={"help": f"instruction names: {', '.join(INSTRUCTIONS)}"},
-    )
-    k: int = field(default=1, metadata={"help": "candidates per (prompt, instruction); > 1 needs sampling"})
-    max_new_tokens: int = field(default=128, metadata={"help": "token limit per candidate"})
-    seed: int = field(default=0, metadata={"help": "run seed; each item's seed is derived from it"})
-    do_sample: bool = field(default=False, metadata={"help": "sample instead of greedy decoding"})
-    temperature: float = field(default=0.7, metadata={"help": "sampling temperature"})
-    progress: bool = field(
-        default=True, metadata={"help": "Show a tqdm progress bar.", "negated_help": "Hide the progress bar."}
-    )
-    instructions_file: str | None = field(
-        default=None, metadata={"help": "YAML of named instructions (default: spl_hf/data/instructions.yaml)"}
-    )
-
-    def __post_init__(self) -> None:
-        self.instructions = list(self.instructions)
-        known = self.texts()
-        unknown = [i for i in self.instructions if i not in known]
-        if unknown:
-            raise KeyError(f"unknown instruction(s) {unknown}; known: {', '.join(known)}")
-        if not self.instructions:
-            raise ValueError("instructions: at least one is needed")
-        if self.k < 1:
-            raise ValueError("k must be at least 1")
-        if self.k > 1 and not self.do_sample:
-            raise ValueError("k > 1 gives identical greedy candidates; enable sampling (--sample)")
-        if self.max_new_tokens < 1:
-            raise ValueError("max_new_tokens must be at least 1")
-
-    def texts(self) -> dict[str, str | None]:
-        return INSTRUCTIONS if self.instructions_file is None else load_instructions(self.instructions_file)
 
 
 @dataclass(frozen=True)
@@ -93,7 +53,7 @@ def prompts_from_rows(rows: Iterable[Mapping[str, Any]]) -> tuple[list[tuple[str
 def with_instruction(
     messages: Sequence[dict[str, str]], instruction: str, texts: dict[str, str | None] | None = None
 ) -> list[dict[str, str]]:
-    text = (INSTRUCTIONS if texts is None else texts)[instruction]
+    text = (shipped_instructions() if texts is None else texts)[instruction]
     msgs = [dict(m) for m in messages]
     if text is None:
         return msgs

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from spl_hf.backends.base import Generation, InputError, LabelScores, TokenizerText
+from spl_hf.backends.base import Generation, InputError, LabelScores, TokenizerProbe, TokenizerText
 from spl_hf.backends.loading import LoadedModel, ModelInfo, load_model
 from spl_hf.errors import SplHfError
 
@@ -38,6 +38,32 @@ def width_groups(suffix_ids: Sequence[Sequence[int]]) -> list[tuple[int, list[in
     return sorted(groups.items())
 
 
+def expanded_cache(cache: Any, rows: int) -> Any:
+    """``cache`` seen ``rows`` times along the batch, without copying it.
+
+    The dynamic layers only ever replace their tensors (``torch.cat`` with the new tokens), so a shallow
+    copy whose tensors are broadcast views leaves the prefix's cache intact and skips the two copies a
+    deep copy plus ``batch_repeat_interleave`` made; the values, and so the results, are the same.
+    """
+    from transformers.cache_utils import DynamicLayer
+
+    layers = getattr(cache, "layers", None)
+    if layers is None or not all(isinstance(layer, DynamicLayer) for layer in layers):
+        out = copy.deepcopy(cache)
+        if rows > 1:
+            out.batch_repeat_interleave(rows)
+        return out
+    out = copy.copy(cache)
+    out.layers = []
+    for layer in layers:
+        view = copy.copy(layer)
+        if getattr(view, "keys", None) is not None:
+            view.keys = view.keys.expand(rows, *view.keys.shape[1:])
+            view.values = view.values.expand(rows, *view.values.shape[1:])
+        out.layers.append(view)
+    return out
+
+
 class BoundaryError(SplHfError):
     """Prefix and suffix do not tokenize independently, so the shared cache would change the scores."""
 
@@ -56,12 +82,14 @@ class HFBackend(TokenizerText):
         max_length: int | None = None,
         chat_template_kwargs: dict[str, Any] | None = None,
         min_label_mass: float = 0.0,
+        close_thinking: bool = False,
     ) -> None:
         self.model = loaded.model
         self.tokenizer = loaded.tokenizer
         self.info: ModelInfo = loaded.info
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
         self.min_label_mass = float(min_label_mass)
+        self.close_thinking = bool(close_thinking)
         import transformers
 
         self.engine = {
@@ -81,11 +109,33 @@ class HFBackend(TokenizerText):
         self._last_only: dict[str, Any] = {"logits_to_keep": 1} if "logits_to_keep" in params else {}
 
     @classmethod
-    def load(cls, model: str | None = None, threads: int = 1, dtype: str = "auto", **kw: Any) -> HFBackend:
+    def load(
+        cls,
+        model: str | None = None,
+        threads: int = 1,
+        dtype: str = "auto",
+        gguf_file: str | None = None,
+        **kw: Any,
+    ) -> HFBackend:
         from spl_hf.backends.loading import default_device
         from spl_hf.backends.settings import resolve_dtype
+        from spl_hf.backends.thinking import check_chat_template
 
-        return cls(load_model(model, threads=threads, dtype=resolve_dtype(dtype, default_device())), **kw)
+        labels = tuple(kw.pop("labels", ()))
+
+        def check(tokenizer: Any, info: ModelInfo) -> None:  # before the weights load
+            kwargs = kw.get("chat_template_kwargs") or {}
+            check_chat_template(tokenizer, info.model_id, kwargs, bool(kw.get("close_thinking")))
+            TokenizerProbe(tokenizer, info, kwargs, bool(kw.get("close_thinking"))).check_labels(labels)
+
+        loaded = load_model(
+            model,
+            threads=threads,
+            dtype=resolve_dtype(dtype, default_device()),
+            check=check,
+            gguf_file=gguf_file,
+        )
+        return cls(loaded, **kw)
 
     def split_ids(self, prefix: str, suffix: str) -> tuple[list[int], list[int]]:
         """Token ids of prefix and suffix, checked to concatenate to the ids of the joined text."""
@@ -121,35 +171,53 @@ class HFBackend(TokenizerText):
                 os.environ[key] = old
 
     # -- scoring ------------------------------------------------------------------------------------
+    def shared_split(self, prefix_ids: Sequence[int], full_ids: Sequence[int]) -> int:
+        """How many leading tokens of ``full_ids`` (the joined prompt) come from the prefix's cache.
+
+        Chosen in token space: the tokens the joined text shares with the prefix's own tokenization,
+        less one when a byte-level BPE fused the junction (Qwen2's ``.ĊĊ``), and never the whole prompt.
+        It depends on this (prefix, suffix) alone, so a suffix's bits do not depend on its batch.
+        """
+        n = 0
+        for a, b in zip(prefix_ids, full_ids):
+            if a != b:
+                break
+            n += 1
+        return min(n, len(full_ids) - 1)
+
     @torch.inference_mode()
     def next_token_scores(
         self, prefix: str, suffixes: Sequence[str], labels: Sequence[Sequence[str]]
     ) -> list[LabelScores]:
         if len(labels) != len(suffixes):
-            raise ValueError("one label list per suffix is required")
+            raise SplHfError("one label list per suffix is required")
         if not prefix:
             raise InputError("empty prefix")
         label_ids = [[self.label_id(lab) for lab in labs] for labs in labels]
         prefix_ids = self.encode(prefix)
-        suffix_ids: list[list[int]] = []
-        shared: list[int] = []  # suffixes scored against the prefix cache
+        by_split: dict[int, list[tuple[int, list[int]]]] = {}  # cached tokens -> (suffix index, its tokens)
         results: dict[int, LabelScores] = {}
         for j, s in enumerate(suffixes):
-            try:
-                _, s_ids = self.split_ids(prefix, s)
-            except BoundaryError:
-                # Scoring this suffix against the cache would change its tokens: do one full pass instead.
+            if not s:
+                raise InputError("empty suffix")
+            full = self.encode(prefix + s)
+            k = self.shared_split(prefix_ids, full)
+            if k <= 0:  # nothing to share (the junction swallowed the whole prefix): one full pass
                 results[j] = self.next_token_scores_full(prefix + s, labels[j])
                 self.boundary_fallbacks += 1
                 continue
-            if not s_ids:
-                raise InputError("empty suffix")
-            suffix_ids.append(s_ids)
-            shared.append(j)
-        if not suffix_ids:
-            return [results[j] for j in range(len(suffixes))]
-        self._check_length(len(prefix_ids) + max(len(s) for s in suffix_ids))
+            self._check_length(len(full))
+            by_split.setdefault(k, []).append((j, full[k:]))
+        for k, members in sorted(by_split.items()):
+            for (j, _), probs in zip(
+                members, self._score_against(prefix_ids[:k], [m for _, m in members]), strict=True
+            ):
+                p = probs[label_ids[j]].tolist()
+                results[j] = LabelScores(tuple(labels[j]), tuple(float(x) for x in p))
+        return [results[j] for j in range(len(suffixes))]
 
+    def _score_against(self, prefix_ids: list[int], suffix_ids: list[list[int]]) -> list[torch.Tensor]:
+        """Next-token probabilities after each suffix, all scored against one pass over ``prefix_ids``."""
         with self._gqa():
             out = self.model(
                 input_ids=torch.tensor([prefix_ids], device=self.device), use_cache=True, **self._last_only
@@ -157,16 +225,15 @@ class HFBackend(TokenizerText):
         self.forward_calls += 1
         prefix_cache = getattr(out, _CACHE_KW)
         room = self.max_length - len(prefix_ids)  # padding never goes past the model's positions
+        probs: list[torch.Tensor | None] = [None] * len(suffix_ids)
         for width, members in width_groups(suffix_ids):
             width = min(width, room)
             for start in range(0, len(members), self.chunk_size):
                 rows = members[start : start + self.chunk_size]
-                probs = self._score_chunk(prefix_cache, [suffix_ids[r] for r in rows], width)
+                chunk = self._score_chunk(prefix_cache, [suffix_ids[r] for r in rows], width)
                 for i, r in enumerate(rows):
-                    j = shared[r]
-                    p = probs[i, label_ids[j]].tolist()
-                    results[j] = LabelScores(tuple(labels[j]), tuple(float(x) for x in p))
-        return [results[j] for j in range(len(suffixes))]
+                    probs[r] = chunk[i]
+        return probs  # type: ignore[return-value]
 
     def _score_chunk(self, prefix_cache: Any, chunk: list[list[int]], width: int) -> torch.Tensor:
         """Next-token probabilities after each suffix of ``chunk`` (all padded to ``width``)."""
@@ -185,9 +252,7 @@ class HFBackend(TokenizerText):
             # scored alone came out 1e-6 off its batched value): project extra positions, never read.
             extra = [p for p in range(width) if p not in set(keep.tolist())][: need - len(keep)]
             keep = torch.unique(torch.cat([keep, torch.tensor(extra, dtype=keep.dtype)]))
-        cache = copy.deepcopy(prefix_cache)
-        if len(chunk) > 1:
-            cache.batch_repeat_interleave(len(chunk))
+        cache = expanded_cache(prefix_cache, len(chunk))
         kw: dict[str, Any] = {_CACHE_KW: cache}
         if self._last_only:
             kw["logits_to_keep"] = keep.to(self.device)
@@ -219,7 +284,7 @@ class HFBackend(TokenizerText):
         if not ids:
             raise InputError("empty input")
         if max_new_tokens < 1:
-            raise ValueError("max_new_tokens must be at least 1")
+            raise SplHfError("max_new_tokens must be at least 1")
         self._check_length(len(ids) + max_new_tokens)
         torch.manual_seed(seed)  # per item, so a resumed run samples exactly what a full run would
         eos = self.tokenizer.eos_token_id

@@ -6,28 +6,25 @@ import re
 from importlib import resources
 from pathlib import Path
 
+from spl_hf.errors import SplHfError
+
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 def load_instructions(path: str | Path | None = None) -> dict[str, str | None]:
     """Instruction name -> system text (None: no instruction); a clear error naming the file otherwise."""
-    import yaml
+    from spl_hf.yamlio import load_yaml_file
 
     source = Path(path) if path else Path(str(resources.files("spl_hf.data").joinpath("instructions.yaml")))
-    if not source.is_file():
-        raise FileNotFoundError(f"{source}: no such instructions file")
-    try:
-        data = yaml.safe_load(source.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ValueError(f"{source}: not a readable YAML file ({exc})") from None
+    data = load_yaml_file(source, "instructions file")
     table = data.get("instructions") if isinstance(data, dict) else None
     if not isinstance(table, dict) or not table:
-        raise ValueError(f"{source}: expected a mapping 'instructions: {{name: text or null}}'")
+        raise SplHfError(f"{source}: expected a mapping 'instructions: {{name: text or null}}'")
     out: dict[str, str | None] = {}
     for name, text in table.items():
         if not isinstance(name, str) or not _NAME.match(name):
-            raise ValueError(f"{source}: instruction name {name!r} must match {_NAME.pattern}")
+            raise SplHfError(f"{source}: instruction name {name!r} must match {_NAME.pattern}")
         if text is not None and (not isinstance(text, str) or not text.strip()):
-            raise ValueError(f"{source}: instruction {name!r} must be non-empty text or null")
+            raise SplHfError(f"{source}: instruction {name!r} must be non-empty text or null")
         out[name] = text
     return out

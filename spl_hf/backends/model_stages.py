@@ -31,9 +31,10 @@ def _config(config: Any) -> dict[str, Any]:
 
 # -- tenet judge ---------------------------------------------------------------------------------
 def make_judge(model: Any, config: Any) -> Any:
-    from spl_hf.backends.judge import PairwiseJudge
+    from spl_hf.backends.judge import JUDGE_LABELS, PairwiseJudge
 
-    return PairwiseJudge(load_backend(model, chunk_size=config.chunk_size), config)
+    # The answer labels are checked against the tokenizer before the weights load.
+    return PairwiseJudge(load_backend(model, chunk_size=config.chunk_size, labels=JUDGE_LABELS), config)
 
 
 def judge_stage(model: Any, config: Any) -> Stage:
@@ -50,14 +51,17 @@ def judge_items(pairs: list[Any], tenets: list[Any]) -> list[Any]:
     return [JudgeItem(p, t) for p in pairs for t in tenets]
 
 
-def judge_outcome(result: StageResult, tenets: list[Any]) -> tuple[list[dict], list[dict], dict[str, int]]:
-    """Score rows, failures (BadRow dicts: index, pair_id, reason) and the not-judged count per tenet."""
-    not_judged = {t.name: 0 for t in tenets}
-    failures = []
-    for f in result.failures + result.not_judged:
-        failures.append({"index": f["index"], "pair_id": f["pair_id"], "reason": f["reason"]})
+def judge_outcome(result: StageResult, tenets: list[Any]) -> tuple[list[dict], list[dict], Any]:
+    """Score rows, pairs refused before scoring (BadRow dicts), and the judgements below ``min_label_mass``
+    (a :class:`~spl_hf.backends.judge.NotJudged`: counted once per tenet, each with its reason)."""
+    from spl_hf.backends.judge import NotJudged
+
+    not_judged = NotJudged(by_tenet={t.name: 0 for t in tenets})
     for f in result.not_judged:
-        not_judged[f["tenet"]] += 1
+        not_judged.add(f["pair_id"], f["tenet"], f["reason"])
+    failures = [
+        {"index": f["index"], "pair_id": f["pair_id"], "reason": f["reason"]} for f in result.failures
+    ]
     return result.rows, failures, not_judged
 
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 import string
 from collections.abc import Mapping, Sequence
 
+from spl_hf.errors import SplHfError
+
 LETTERS = tuple(string.ascii_uppercase)
 
 
 def option_keys(n: int) -> tuple[str, ...]:
     if n > len(LETTERS):
-        raise ValueError(f"{n} options: at most {len(LETTERS)} can be offered as single letters")
+        raise SplHfError(f"{n} options: at most {len(LETTERS)} can be offered as single letters")
     return LETTERS[:n]
 
 

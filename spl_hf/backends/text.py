@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from spl_hf.backends.base import InputError
+from spl_hf.errors import SplHfError
 
 ROLES = ("system", "user", "assistant")
 _ROLE_NAMES = {"system": "System", "user": "User", "assistant": "Assistant"}
@@ -72,7 +73,7 @@ def split_template(render: Any, head: str) -> tuple[str, str]:
     text = render([{"role": "user", "content": head + SENTINEL}], add_generation_prompt=True)
     before, sep, after = text.partition(SENTINEL)
     if not sep or SENTINEL in after:
-        raise ValueError("chat template did not keep the user content intact")
+        raise SplHfError("chat template did not keep the user content intact")
     return before, after
 
 

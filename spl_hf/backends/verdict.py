@@ -18,8 +18,9 @@ from spl_hf.backends.cache import content_key
 from spl_hf.backends.labeler import LabelItem
 from spl_hf.backends.options import argmax_option, option_block, option_keys
 from spl_hf.backends.text import split_template, template_hash, transcript
-from spl_hf.backends.worker import NotJudged, one_by_one
+from spl_hf.backends.worker import NoResult, one_by_one
 from spl_hf.derive import verdict_options
+from spl_hf.errors import UnknownNameError
 
 TEMPLATE_VERSION = 2  # 2: a transcript message is shown without a stacked speaker label
 VERDICT_HEAD = (
@@ -65,7 +66,9 @@ class PairVerdictLabel:
 def verdict_preference(verdict_a: str, verdict_b: str, ranking: Mapping[str, int]) -> PairVerdictLabel:
     for side, v in (("a", verdict_a), ("b", verdict_b)):
         if v not in ranking:
-            raise KeyError(f"verdict of response {side}: {v!r} is not in the ranking {sorted(ranking)}")
+            raise UnknownNameError(
+                f"verdict of response {side}: {v!r} is not in the ranking {sorted(ranking)}"
+            )
     ra, rb = ranking[verdict_a], ranking[verdict_b]
     if ra == rb:
         return PairVerdictLabel(None, f"equal verdict rank ({verdict_a} vs {verdict_b})")
@@ -145,10 +148,10 @@ class VerdictJudge:
     def compute_batch(self, items: Sequence[LabelItem]) -> list[Any]:
         return one_by_one(self.judge, items)
 
-    def output_row(self, item: LabelItem, r: VerdictResult) -> dict[str, Any] | NotJudged:
+    def output_row(self, item: LabelItem, r: VerdictResult) -> dict[str, Any] | NoResult:
         """The verdict row; below ``min_label_mass`` the response is not judged (so its pair gets no label)."""
         if r.verdict is None:
-            return NotJudged(f"not judged: label mass {r.mass:.4g} < min_label_mass {self.min_label_mass:g}")
+            return NoResult(f"not judged: label mass {r.mass:.4g} < min_label_mass {self.min_label_mass:g}")
         return {
             "prompt_id": item.prompt_id,
             "response_id": item.response_id,

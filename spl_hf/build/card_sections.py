@@ -60,8 +60,21 @@ def source_origins(reports: Sequence[Mapping[str, Any]], sources: Iterable[str])
         else:
             row = _origin_row(name, str(report.get("origin", "")), report.get("sha256"), recorded=True)
         # what the adapter takes from the pool (the v3 card's "harmless-base", "English first turns")
-        rows.append({**row, "what is taken": adapter.description.replace("|", "/") if adapter else "–"})
+        rows.append({**row, "what is taken": what_is_taken(report, adapter).replace("|", "/")})
     return rows
+
+
+def what_is_taken(report: Mapping[str, Any] | None, adapter: Any) -> str:
+    """The adapter's line for a built-in pool; for a source the user named, what its read recorded:
+    the adapter that read it, its description and the column mapping."""
+    report = report or {}
+    text = str(report.get("description") or (adapter.description if adapter else "–"))
+    if report.get("adapter"):
+        text = f"adapter `{report['adapter']}`: {text}"
+    columns = report.get("columns") or {}
+    if columns:
+        text += " Columns: " + ", ".join(f"{k} from `{v}`" for k, v in sorted(columns.items())) + "."
+    return text
 
 
 def _origin_row(name: str, origin: str, sha256: str | None, *, recorded: bool) -> dict[str, str]:

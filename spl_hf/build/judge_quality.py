@@ -1,4 +1,5 @@
-"""The judge-quality part of a tenet build: the report entry, the card's table and sentence, the PNG.
+"""The judge-quality part of a tenet build: the report entry, and the not-judged counts (the card's table and sentence are
+:func:`spl_hf.contract.judge_quality_card`, the PNG :func:`spl_hf.report.judge_quality_png`).
 
 The figures themselves are :func:`spl_hf.contract.quality.judge_quality_section`, a pure
 function of the released ``judge_scores`` rows and the released rows' scores, which the audit
@@ -7,7 +8,6 @@ recomputes; this module only gathers its inputs from the build and formats its o
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping
 
 import numpy as np
@@ -15,8 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spl_hf.contract import TenetQuality, judge_quality, section_of
-
-FIGURE_FILE = "judge_quality.png"
+from spl_hf.errors import SplHfError
 
 
 def released_scores(rows: pa.Table, kept: list[str]) -> dict[str, np.ndarray]:
@@ -48,6 +47,19 @@ def build_quality(
     return quality, section
 
 
+def judged_quality(scores: pa.Table, pairs: pa.Table, threshold: float) -> dict:
+    """The judge-quality section of a judge stage's scores before any assignment (nothing released):
+    what a release's quality gates and its console line read, computed as the card's figures are."""
+    from spl_hf.build.tenets import with_source_preference
+    from spl_hf.contract import JUDGED_SCORE_COLUMNS, SCORE_FEATURES
+
+    # As a build reads them: the released score columns, typed (a judge stage writes a few more).
+    judged = pa.schema([SCORE_FEATURES.arrow_schema.field(c) for c in JUDGED_SCORE_COLUMNS])
+    scores = scores.select(list(JUDGED_SCORE_COLUMNS)).cast(judged)
+    rows = judge_quality(with_source_preference(scores, pairs), {}, threshold=threshold, capacity=0)
+    return section_of(rows, threshold=threshold, capacity=0, not_judged_recorded=False)
+
+
 def read_not_judged(path: str | None) -> dict[str, int] | None:
     """The judge stage's ``not_judged.json`` (tenet -> count), checked; None without a file."""
     import json
@@ -58,105 +70,10 @@ def read_not_judged(path: str | None) -> dict[str, int] | None:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: not a JSON object of not-judged counts ({exc})") from None
+        raise SplHfError(f"{path}: not a JSON object of not-judged counts ({exc})") from None
     if not isinstance(data, dict) or not all(
         isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0
         for k, v in data.items()
     ):
-        raise ValueError(f"{path}: expected a JSON object of tenet -> count (whole numbers >= 0)")
+        raise SplHfError(f"{path}: expected a JSON object of tenet -> count (whole numbers >= 0)")
     return data
-
-
-def _count(n: int, of: int) -> str:
-    return f"{n} ({100 * n / of:.0f}%)" if of else "0"
-
-
-def _num(x: float | None, digits: int = 2) -> str:
-    return "–" if x is None else f"{x:.{digits}f}"
-
-
-def _dist(q: Mapping) -> str:
-    """``mean (q10 / q50 / q90)`` of a quantiles entry."""
-    if q.get("mean") is None:
-        return "–"
-    return f"{_num(q['mean'])} ({_num(q['q10'])} / {_num(q['q50'])} / {_num(q['q90'])})"
-
-
-def _table_row(t: Mapping) -> dict[str, str]:
-    pos, n = t["position"], t["position"]["judged"]
-    return {
-        "tenet": t["tenet"],
-        "judged": str(n),
-        "consistent": _count(pos["consistent"], n),
-        "first_slot": _count(pos["first_slot"], n),
-        "second_slot": _count(pos["second_slot"], n),
-        "abs_judged": _dist(t["abs_score_judged"]),
-        "abs_released": _dist(t["abs_score_released"]),
-        "eligible": f"{t['eligible']} / {t['capacity']}",
-        "off_label": f"{_num(t['off_label_mass']['q50'], 3)} / {_num(t['off_label_mass']['q90'], 3)}",
-        "not_judged": str(t["not_judged"]),
-    }
-
-
-def _source_rows(overall: Mapping) -> list[dict[str, str]]:
-    return [
-        {
-            "source": a["source"],
-            "compared": str(a["compared"]),
-            "agree": str(a["agree"]),
-            "share": _num(a["share"], 3),
-            "kappa": _num(a["kappa"], 3),
-        }
-        for a in overall["sources"]
-        if a["compared"]
-    ]
-
-
-def bias_sentence(overall: Mapping) -> str:
-    """One sentence on the judge's position consistency over all judgements; says when it is biased."""
-    pos = overall["position"]
-    n, c, first, second = pos["judged"], pos["consistent"], pos["first_slot"], pos["second_slot"]
-    if not n:
-        return "No judgement was made, so the judge's position consistency is unknown."
-    slot, k = ("first", first) if first >= second else ("second", second)
-    if k > c:
-        return (
-            f"**The judge is position-biased**: the {slot}-shown response was preferred in both orderings "
-            f"in {k} of {n} judgements, and {c} of {n} prefer the same response in both orderings."
-        )
-    return (
-        f"The judge prefers the same response in both orderings in {c} of {n} judgements; the "
-        f"first-shown response wins both in {first}, the second-shown in {second}."
-    )
-
-
-def card_context(section: Mapping) -> dict:
-    """What the card template shows of a ``judge_quality`` section (strings, ready to print)."""
-    overall = section["overall"]
-    return {
-        "sentence": bias_sentence(overall),
-        "rows": [_table_row(t) for t in section["tenets"]],
-        "overall": _table_row(overall),
-        "sources": _source_rows(overall),
-        "sources_without_preference": [a["source"] for a in overall["sources"] if not a["compared"]],
-        "not_judged_recorded": section["not_judged_recorded"],
-        "figure": FIGURE_FILE,
-    }
-
-
-def figure_png(scores: pa.Table, rows: pa.Table, quality: list[TenetQuality], threshold: float) -> bytes:
-    """The PNG of :mod:`spl_hf.report.judge_quality_figure` as bytes (signed scores, judged and released)."""
-    from spl_hf.report import PNG_METADATA, judge_quality_figure
-
-    judged = scores.column("p_a_first").to_numpy() - scores.column("p_a_second").to_numpy()
-    judge = pc.struct_field(rows.column("derivation").combine_chunks(), "judge")
-    released = (
-        pc.struct_field(judge, "p_a_first").to_numpy(zero_copy_only=False)
-        - pc.struct_field(judge, "p_a_second").to_numpy(zero_copy_only=False)
-        if rows.num_rows
-        else np.array([])
-    )
-    fig = judge_quality_figure(quality, judged, released, threshold)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120, metadata=PNG_METADATA)
-    return buf.getvalue()

@@ -13,10 +13,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from spl_hf.contract import IDENTITY_FIELDS, identity_key, record_identity
+from spl_hf.contract import IDENTITY_FIELDS, PRODUCER_NOT_RECORDED, identity_key, record_identity
+from spl_hf.errors import SplHfError
+
+NOT_RECORDED = PRODUCER_NOT_RECORDED
 
 ROLES = ("labeler", "generator", "verdict_judge")
-NOT_RECORDED = "recorded, producer not recorded"
 VERDICT_MODE = "constrained"  # the verdict judge reads letter probabilities, one per verdict
 
 
@@ -56,7 +58,7 @@ def verdict_producer(rows: list[Mapping], where: str) -> dict[str, Any]:
             continue  # not judged: no model produced this record
         engine = row.get("engine") or {}
         if not isinstance(engine, dict):
-            raise ValueError(f"{where}:{row.get('_line', '?')}: field 'engine' must be an object or null")
+            raise SplHfError(f"{where}:{row.get('_line', '?')}: field 'engine' must be an object or null")
         ident = {
             "model_id": row.get("model_id"),
             "model_revision": row.get("model_revision"),
@@ -67,33 +69,3 @@ def verdict_producer(rows: list[Mapping], where: str) -> dict[str, Any]:
         }
         out.append(_identity({"judge": ident, "_line": row.get("_line")}, "judge", where))
     return producer(out)
-
-
-def card_rows(producers: Mapping[str, Any]) -> list[dict[str, str]]:
-    """One card row per (role, identity); a role with records but no identity says so."""
-    names = {
-        "labeler": "attribute labeler",
-        "generator": "candidate generator",
-        "verdict_judge": "verdict judge",
-    }
-    rows = []
-    for role in ROLES:
-        p = producers.get(role)
-        if p is None:
-            continue
-        for ident in p["identities"]:
-            cells = {f: f"`{ident[f]}`" if ident[f] else "not recorded" for f in IDENTITY_FIELDS}
-            key = f"`{ident['key']}`" if ident.get("key") else "—"
-            rows.append({"role": names[role], **cells, "records": str(ident["records"]), "key": key})
-        if p["records_without_identity"]:
-            blank = dict.fromkeys(IDENTITY_FIELDS, "—")
-            rows.append(
-                {
-                    "role": names[role],
-                    **blank,
-                    "model_id": NOT_RECORDED,
-                    "records": str(p["records_without_identity"]),
-                    "key": "null",
-                }
-            )
-    return rows

@@ -18,9 +18,10 @@ from spl_hf.hub import ConfigData
 SFT_CONFIG = "sft"
 SFT_FEATURES = Features(
     {
-        "scenario_id": Value("string"),
-        "tenet": Value("string"),
-        "source": Value("string"),
+        # large_string like config `all` (and the v3 card), so the two concatenate without a cast
+        "scenario_id": Value("large_string"),
+        "tenet": Value("large_string"),
+        "source": Value("large_string"),
         "messages": MESSAGES,
     }
 )

@@ -23,15 +23,21 @@ from datasets.table import InMemoryTable
 
 from spl_hf.build.card_sections import harmful_pools, markdown_table, origins_markdown, shares, stage_table
 from spl_hf.build.config import SAMPLE, SPLBuildConfig
-from spl_hf.build.spl_evidence import card_context as evidence_card
 from spl_hf.build.spl_evidence import evidence, evidence_report
 from spl_hf.contract import (
     DECONTAMINATION_FILE,
+    LICENSE_FILE,
+    SPL_INTRO,
+    SPL_SOURCE_LICENSES,
     CompositionTables,
     JudgeComparisonTables,
     composition_tables,
+    evidence_card,
     judge_comparison_tables,
+    license_text,
     read_decontamination,
+    spl_license_fields,
+    spl_source_licenses,
 )
 from spl_hf.derive import (
     JUDGE_COLUMN,
@@ -47,6 +53,7 @@ from spl_hf.derive import (
     parse_verdict_records,
     read_jsonl,
 )
+from spl_hf.errors import SplHfError
 from spl_hf.hub import (
     CARD_INPUTS,
     ConfigData,
@@ -58,17 +65,7 @@ from spl_hf.outputs import guard_dir
 from spl_hf.rules import RuleBase, default_rulebase, load_rulebase
 
 ALL_SOURCES = "train"  # the split of `preferences` that covers every source
-LICENSE_FILE = "LICENSE.md"
-SOURCE_LICENSES = {
-    "ultrachat": "MIT",
-    "or_bench_80k": "CC-BY-4.0",
-    "or_bench_hard_1k": "CC-BY-4.0",
-    "or_bench_toxic": "CC-BY-4.0",
-    "xstest": "CC-BY-4.0",
-    "harmbench": "MIT",
-    "do_not_answer": "CC-BY-NC-SA-4.0",
-    "malicious_instruct": "CC-BY-SA-4.0",
-}
+SOURCE_LICENSES = SPL_SOURCE_LICENSES  # the name tests use
 
 
 @dataclass(frozen=True)
@@ -140,7 +137,7 @@ def _judge_configs(
     known = set(pairs.candidate_a) | set(pairs.candidate_b)
     unknown = sorted(set(records) - known)
     if unknown:
-        raise ValueError(
+        raise SplHfError(
             f"{cfg.verdicts}: {len(unknown)} verdict record(s) name a candidate that is in no pair: "
             f"{', '.join(unknown[:10])}"
         )
@@ -222,11 +219,11 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     files = (prompts_path.name, cands_path.name)
     ev = evidence(prompt_records, cand_records, files, rb.schema, derived, verdict_rows, cfg, judged)
     decontamination = read_decontamination(cfg.decontamination) if cfg.decontamination else None
-    source_licenses = {s: SOURCE_LICENSES.get(s, "unknown") for s in splits}
+    source_licenses = spl_source_licenses(list(splits))
     card_kwargs = _card_kwargs(cfg, rb, derived, labeled, splits, tables, source_licenses, configs)
     card_kwargs.update(
         inputs=f"`{prompts_path.name}`, `{cands_path.name}`",
-        license_note=_license_note(source_licenses),
+        license_note=spl_license_fields(source_licenses)["license_note"],
         decontamination=decontamination.summary if decontamination else None,
         judge=judge_info,
         judge_tables=judge.to_markdown() if judge else None,
@@ -236,9 +233,6 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
     )
     card_kwargs.update(_construction_kwargs(derived, labeled, splits, decontamination))
     readme = render_card("spl_dataset.md.j2", configs, **card_kwargs)
-    license_text = "# Licences\n\nPrompt texts keep the licences of their sources:\n\n" + "".join(
-        f"- `{s}`: {lic}\n" for s, lic in source_licenses.items()
-    )
     report = {
         "rulebase_id": rb.id,
         "rulebase_hash": rb.hash,
@@ -262,7 +256,7 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
             "schema.yaml": yaml.safe_dump(rb.schema.to_dict(), sort_keys=False, width=100),
             "build_report.json": json.dumps(report, indent=2, sort_keys=True) + "\n",
             CARD_INPUTS: card_inputs("spl_dataset.md.j2", configs, **card_kwargs),
-            LICENSE_FILE: license_text,
+            LICENSE_FILE: license_text(SPL_INTRO, source_licenses),
             **({DECONTAMINATION_FILE: decontamination.text} if decontamination else {}),
         },
         max_shard_size=cfg.max_shard_size,
@@ -291,12 +285,11 @@ def _rule_configs(derived: pa.Table, labeled: pa.Table, feats) -> list[ConfigDat
 
 def _card_kwargs(cfg: SPLBuildConfig, rb, derived, labeled, splits, tables, source_licenses, configs) -> dict:
     """The card's licence, counts and rule base (the caller adds inputs, judge and decontamination)."""
-    licenses = sorted(set(source_licenses.values()))
-    single = licenses[0].lower() if len(licenses) == 1 and licenses[0] != "unknown" else None
+    fields = spl_license_fields(source_licenses)
     return dict(
-        license=single or "other",
-        license_name=None if single else "spl-source-licenses",
-        license_link=None if single else LICENSE_FILE,
+        license=fields["license"],
+        license_name=fields["license_name"],
+        license_link=fields["license_link"],
         pretty_name=cfg.pretty_name,
         tags=["dpo", "preference", "safety", "spl", "recorded-derivation"],
         repo_id=cfg.repo_id,
@@ -355,37 +348,6 @@ def _per_source(table: pa.Table) -> dict[str, int]:
     """Rows per source, in first-appearance order."""
     sources = table.column("source").to_pylist()
     return {s: sources.count(s) for s in dict.fromkeys(sources)}
-
-
-def _license_note(source_licenses: dict[str, str]) -> str:
-    """The licence the card declares and why: one licence when every source has it, else each row keeps
-    its source's licence, with the obligations that come with the non-commercial and share-alike ones."""
-    licenses = sorted(set(source_licenses.values()))
-    listed = ", ".join(f"`{s}`: {lic}" for s, lic in source_licenses.items())
-    if not source_licenses:
-        return "The build has no prompt source, so no source licence applies."
-    if len(licenses) == 1 and licenses[0] != "unknown":
-        note = f"{licenses[0]}, the licence of every prompt source of this build ({listed})."
-    else:
-        note = (
-            "`other`: the prompt sources carry different licences and no single one both covers them "
-            f"and keeps their terms, so every row keeps the licence of its prompt's source ({listed}; "
-            f"[{LICENSE_FILE}]({LICENSE_FILE}))."
-        )
-    nc = [s for s, lic in source_licenses.items() if "-NC" in lic.upper()]
-    sa = [s for s, lic in source_licenses.items() if "-SA" in lic.upper()]
-    if nc:
-        note += " Rows from " + ", ".join(f"`{s}`" for s in nc) + " are for non-commercial use only."
-    if sa:
-        note += (
-            " Rows from "
-            + ", ".join(f"`{s}`" for s in sa)
-            + " must be shared under the same licence when redistributed."
-        )
-    return (
-        note + " The candidate responses are model outputs; their use may also fall under the terms of the"
-        " model that generated them. Please also cite the source datasets."
-    )
 
 
 def _version() -> str:

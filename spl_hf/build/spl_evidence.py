@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from spl_hf.build.producers import card_rows, record_producers, verdict_producer
+from spl_hf.build.producers import record_producers, verdict_producer
 from spl_hf.contract import (
     record_label_quality,
     released_judge_quality,
@@ -75,37 +75,3 @@ def panel_report(
     report = panel_agreement(ratings, labels, schema, Path(path).name, "the build's records")
     markdown = report.to_markdown().replace("\n## ", "\n#### ").replace("## ", "#### ", 1)
     return {"file": Path(path).name, "agreement": report.to_dict(), "markdown": markdown}
-
-
-def _quantile_cells(q: Mapping) -> str:
-    if q.get("q50") is None:
-        return "—"
-    return f"{q['q10']:.3g} / {q['q50']:.3g} / {q['q90']:.3g}"
-
-
-def card_context(ev: Mapping[str, Any]) -> dict[str, Any]:
-    """What the card's producer and quality sections show."""
-    quality = ev["label_quality"]
-    rows = [
-        {
-            "attribute": name,
-            "scope": a["scope"],
-            "n_items": a["items"],
-            "parse_failures": a["parse_failures"],
-            "not_judged": a["not_judged"],
-            "not_labeled": a["not_labeled"],
-            "off_label": _quantile_cells(a["off_label_mass"]) if a["with_mass"] else "not recorded",
-        }
-        for name, a in quality["attributes"].items()
-    ]
-    judge = quality.get("verdict_judge")
-    return {
-        "producer_rows": card_rows(ev["producers"]),
-        "label_quality_rows": rows,
-        "released_status": quality["released_status"],
-        "verdict_quality": (
-            {**judge, "off_label": _quantile_cells(judge["off_label_mass"])} if judge is not None else None
-        ),
-        "panel_markdown": ev["panel"]["markdown"] if ev.get("panel") else None,
-        "panel_file": ev["panel"]["file"] if ev.get("panel") else None,
-    }

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -37,21 +38,30 @@ from spl_hf.build.card_sections import (
     shares,
     stage_table,
 )
-from spl_hf.build.config import TenetBuildConfig
-from spl_hf.build.judge_quality import FIGURE_FILE, build_quality, card_context, figure_png, read_not_judged
+from spl_hf.build.config import TenetBuildConfig, fields_of
+from spl_hf.build.judge_quality import build_quality, read_not_judged
 from spl_hf.contract import (
     CERTIFICATE_FILE,
     DECONTAMINATION_FILE,
     DIGEST_DERIVATION,
     JUDGE_FIELDS,
     JUDGED_SCORE_COLUMNS,
+    LICENSE_FILE,
+    POOL_FIGURE,
+    QUALITY_FIGURE,
     ROW_FEATURES,
     SCORE_FEATURES,
+    TENET_INTRO,
     check_inputs,
+    judge_quality_card,
+    license_text,
     read_decontamination,
     row_digests,
     scores_from_probs,
+    tenet_license_fields,
 )
+from spl_hf.contract import pool_licenses as source_licenses
+from spl_hf.errors import SplHfError
 from spl_hf.hub import (
     CARD_INPUTS,
     ConfigData,
@@ -60,11 +70,9 @@ from spl_hf.hub import (
     write_dataset_folder,
 )
 from spl_hf.outputs import guard_dir
+from spl_hf.report import judge_quality_png, pool_preference_png
 from spl_hf.sources import ADAPTERS, DEFAULT_CLIP_CHARS, OMITTED_MARKER
 from spl_hf.tenets import default_tenets, load_tenets
-
-LICENSE_FILE = "LICENSE.md"
-LICENSE_ORDER = ("cc-by-nc-4.0", "cc-by-4.0", "odc-by", "mit")  # most restrictive first
 
 
 @dataclass(frozen=True)
@@ -97,11 +105,11 @@ def _row_numbers(keys: pa.Table, table: pa.Table, on: list[str], missing: str) -
     right = table.select(on).append_column("__row", pa.array(np.arange(table.num_rows, dtype=np.int64)))
     joined = left.join(right, on, join_type="left outer").sort_by("__key_row")
     if joined.num_rows != keys.num_rows:
-        raise ValueError(f"{' and '.join(on)} repeat in a table that must hold each once")
+        raise SplHfError(f"{' and '.join(on)} repeat in a table that must hold each once")
     rows = joined.column("__row").combine_chunks()
     if rows.null_count:
         absent = joined.filter(pc.is_null(joined.column("__row"))).select(on).slice(0, 5).to_pylist()
-        raise ValueError(f"{missing}: {absent}")
+        raise SplHfError(f"{missing}: {absent}")
     return rows
 
 
@@ -176,7 +184,17 @@ def with_source_preference(scores: pa.Table, pairs: pa.Table) -> pa.Table:
     return scores.append_column("source_preference", pref).cast(SCORE_FEATURES.arrow_schema)
 
 
-def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
+def released_score_features():
+    """The judge_scores config's features: the contract's, with tenet and source as large_string like
+    config `all` (and the v3 card); the audit casts the config to the contract's schema, so both read."""
+    from datasets import Features, Value
+
+    return Features({**SCORE_FEATURES, "source": Value("large_string"), "tenet": Value("large_string")})
+
+
+def build_tenets(cfg: TenetBuildConfig, gates: dict | None = None) -> TenetBuildResult:
+    """``gates``: the release's quality-gate record (:mod:`spl_hf.release.gates`), kept in the build
+    report and the card; None for a build outside a release (no gate was set)."""
     guard_dir(
         cfg.output_dir,
         overwrite=cfg.overwrite,
@@ -210,14 +228,13 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
     statements = _statements(cfg, result.kept_tenets)
     summary = result.summary()
     card_kwargs = _card_kwargs(cfg, result, rows, scores, recomputed, per_source, statements, decontamination)
-    card_kwargs.update(judge_quality=judge_quality, judge_quality_card=card_context(judge_quality))
+    card_kwargs.update(
+        judge_quality=judge_quality, judge_quality_card=judge_quality_card(judge_quality), quality_gates=gates
+    )
     card_kwargs.update(
         _construction_kwargs(cfg, pairs, scores, rows, source_order, per_source, decontamination)
     )
     readme = render_card("tenet_dataset.md.j2", configs, **card_kwargs)
-    license_text = "# Licences\n\nRows keep the licences of their source pools:\n\n" + "".join(
-        f"- `{s}`: {ADAPTERS[s].license if s in ADAPTERS else 'unknown'}\n" for s in per_source
-    )
     report = {
         "kind": "tenets",
         **summary,
@@ -225,6 +242,7 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
         "rows_per_source": per_source,
         "decontamination": decontamination.summary if decontamination else None,
         "judge_quality": judge_quality,
+        **({"quality_gates": gates} if gates is not None else {}),
     }
     written = write_dataset_folder(
         cfg.output_dir,
@@ -236,8 +254,9 @@ def build_tenets(cfg: TenetBuildConfig) -> TenetBuildResult:
             CERTIFICATE_FILE: json.dumps(result.certificate.to_dict(), separators=(",", ":")) + "\n",
             "build_report.json": json.dumps(report, indent=2, sort_keys=True, default=str) + "\n",
             CARD_INPUTS: card_inputs("tenet_dataset.md.j2", configs, **card_kwargs),
-            LICENSE_FILE: license_text,
-            FIGURE_FILE: figure_png(scores, rows, quality, cfg.threshold),
+            LICENSE_FILE: license_text(TENET_INTRO, pool_licenses(per_source, decontamination)),
+            QUALITY_FIGURE: judge_quality_png(scores, rows, quality, cfg.threshold),
+            POOL_FIGURE: pool_preference_png(scores, cfg.threshold),
             **({DECONTAMINATION_FILE: decontamination.text} if decontamination else {}),
         },
         max_shard_size=cfg.max_shard_size,
@@ -258,7 +277,7 @@ def _read_scores(cfg: TenetBuildConfig) -> tuple[pa.Table, np.ndarray]:
     scores = read_table(cfg.scores, JUDGED_SCORE_COLUMNS)
     missing = [c for c in JUDGED_SCORE_COLUMNS if c not in scores.column_names]
     if missing:
-        raise ValueError(f"{cfg.scores}: judge scores lack columns {missing}")
+        raise SplHfError(f"{cfg.scores}: judge scores lack columns {missing}")
     judged_schema = pa.schema([SCORE_FEATURES.arrow_schema.field(c) for c in JUDGED_SCORE_COLUMNS])
     scores = scores.select(list(JUDGED_SCORE_COLUMNS)).cast(judged_schema)
     recomputed = scores_from_probs(
@@ -267,7 +286,7 @@ def _read_scores(cfg: TenetBuildConfig) -> tuple[pa.Table, np.ndarray]:
     # Exact: the audit recomputes scores from the probabilities, so a build must assign on those.
     off = np.flatnonzero(recomputed != scores.column("score").to_numpy())
     if len(off):
-        raise ValueError(
+        raise SplHfError(
             f"{cfg.scores}: rows {off[:5].tolist()} have a score that is not p_a_first - p_a_second"
         )
     return scores, recomputed
@@ -285,20 +304,14 @@ def _assign(cfg: TenetBuildConfig, columns: pa.Table):
             k for k in ("capacity", "threshold", "seed") if getattr(result.config, k) != getattr(cfg, k)
         ]
         if differ:
-            raise ValueError(
+            raise SplHfError(
                 f"{cfg.assignment}: solved with "
                 + ", ".join(f"{k}={getattr(result.config, k)!r}" for k in differ)
                 + ", the build is set to "
                 + ", ".join(f"{k}={getattr(cfg, k)!r}" for k in differ)
             )
         return result, True
-    config = AssignConfig(
-        capacity=cfg.capacity,
-        threshold=cfg.threshold,
-        solver=cfg.solver,
-        seed=cfg.seed,
-        strategy=cfg.strategy,
-    )
+    config = AssignConfig(**fields_of(cfg, AssignConfig))  # the build's config is an AssignConfig
     judged = encode_scores(columns)  # once, for the solve and its check
     result = assign_tenets(judged, config)
     check = verify_certificate(judged, result)
@@ -323,7 +336,8 @@ def _configs(
         else (ConfigData("all", ROW_FEATURES, {"train": rows}, default=True))
     )  # no tenet kept: an empty split
     configs = [everything, *per_tenet]
-    configs.append(ConfigData("judge_scores", SCORE_FEATURES, {"train": scores}))
+    released = released_score_features()
+    configs.append(ConfigData("judge_scores", released, {"train": scores.cast(released.arrow_schema)}))
     if cfg.sft:
         from spl_hf.build.sft import sft_config
 
@@ -336,7 +350,7 @@ def _statements(cfg: TenetBuildConfig, kept: tuple[str, ...]) -> dict[str, str]:
     statements = {t.name: t.statement for t in tenet_set.tenets}
     unknown = [t for t in kept if t not in statements]
     if unknown:
-        raise ValueError(f"kept tenets without a statement (give tenets_file / --tenets_file): {unknown}")
+        raise SplHfError(f"kept tenets without a statement (give tenets_file / --tenets_file): {unknown}")
     return statements
 
 
@@ -404,21 +418,22 @@ def _construction_kwargs(
     )
 
 
+def pool_licenses(per_source: dict[str, int], decontamination: Any) -> dict[str, str]:
+    """Each source pool of the rows with its licence (a named source's from its recorded read)."""
+    reports = (decontamination.summary.get("sources") or []) if decontamination is not None else []
+    return source_licenses(per_source, {n: a.license for n, a in ADAPTERS.items()}, reports)
+
+
 def _card_kwargs(
     cfg: TenetBuildConfig, result, rows, scores, recomputed, per_source, statements, decontamination
 ):
     """What the card is rendered from: the licence, the solve's summary, counts and settings."""
-    pool_licenses = sorted(
-        {ADAPTERS[s].license if s in ADAPTERS else "unknown" for s in per_source},
-        key=lambda lic: (LICENSE_ORDER.index(lic) if lic in LICENSE_ORDER else -1, lic),
-    )
-    known = bool(pool_licenses) and "unknown" not in pool_licenses
-    license_ = pool_licenses[0] if known else "other"
+    fields = tenet_license_fields(pool_licenses(per_source, decontamination))
     summary = result.summary()
     return dict(
-        license=license_,
-        license_name=None if known else "tenet-pool-licenses",
-        license_link=None if known else LICENSE_FILE,
+        license=fields["license"],
+        license_name=fields["license_name"],
+        license_link=fields["license_link"],
         pretty_name=cfg.pretty_name,
         tags=["dpo", "preference", "values", "alignment", "recorded-derivation"],
         repo_id=cfg.repo_id,
@@ -437,11 +452,7 @@ def _card_kwargs(
         mean_abs=round(summary["mean_abs_score"] or 0.0, 6),
         judged=scores.num_rows,
         eligible=int((np.abs(recomputed) >= cfg.threshold).sum()),
-        license_note=f"{license_} — the most restrictive licence among the source pools used "
-        f"({', '.join(pool_licenses)})."
-        if known
-        else "The pools' licences are listed in "
-        f"[{LICENSE_FILE}]({LICENSE_FILE}): " + ", ".join(pool_licenses) + ".",
+        license_note=fields["license_note"],
         model_ids=sorted(set(scores.column("model_id").to_pylist())),
         clip_chars=DEFAULT_CLIP_CHARS,
         omitted_marker=OMITTED_MARKER,

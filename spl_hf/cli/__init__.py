@@ -15,21 +15,28 @@ traceback instead. Anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import argparse
-import gzip
 import importlib
-import sqlite3
 import sys
 from collections.abc import Sequence
+
+from spl_hf.errors import SplHfError
 
 # (subcommand, module, one-line help). Order is the order shown by --help.
 COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("rules", "spl_hf.cli.rules", "inspect and check a rule base (coverage, overlaps, conflicts)"),
-    ("derive", "spl_hf.cli.derive", "derive SPL preference pairs from recorded attribute assignments"),
+    ("build", "spl_hf.cli.build", "build a dataset folder: SPL pairs (spl) or per-tenet DPO (tenets)"),
+    ("derive", "spl_hf.cli.derive", "alias of `build spl`: SPL preference pairs from recorded attributes"),
     ("audit", "spl_hf.cli.audit", "recompute every label of a built dataset from its recorded derivation"),
+    (
+        "explain",
+        "spl_hf.cli.explain",
+        "why one row of a release says what it says (scores, rules, assignment)",
+    ),
+    ("view", "spl_hf.cli.view", "browse a release in a web page: card, figures, rows, explanations"),
     ("tables", "spl_hf.cli.tables", "composition tables of a built SPL dataset"),
     ("sources", "spl_hf.cli.sources", "read source preference pools into unified pair rows"),
     ("assign", "spl_hf.cli.assign", "min-cost-flow assignment of judged pairs to tenets"),
-    ("tenets", "spl_hf.cli.tenets", "list tenets; build per-tenet DPO datasets from judged pairs"),
+    ("tenets", "spl_hf.cli.tenets", "list tenets (tenets build: alias of `build tenets`)"),
     ("model", "spl_hf.cli.model", "prepare the embedded model cache and show model info"),
     ("label", "spl_hf.cli.label", "assign SPL attributes with an LM labeler"),
     ("judge", "spl_hf.cli.judge", "score response pairs per tenet with an LM judge (both orderings)"),
@@ -47,13 +54,12 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
 
 
 # Failures caused by what the user gave (files, arguments, the machine's file system), not by a bug.
+# Anything else (a plain ValueError, KeyError, TypeError, sqlite3.Error ...) is a bug: traceback, exit 1.
 USER_ERRORS: tuple[type[BaseException], ...] = (
-    ValueError,  # includes OutputError, UnicodeDecodeError and argument validation in __post_init__
-    KeyError,
-    OSError,  # FileNotFoundError, PermissionError, NotADirectoryError, IsADirectoryError, FileExistsError
-    EOFError,  # a truncated compressed file
-    gzip.BadGzipFile,
-    sqlite3.Error,
+    SplHfError,  # bad input: the message names the file, row or field (OutputError, RuleBaseError, ...)
+    OSError,  # FileNotFoundError, PermissionError, IsADirectoryError, FileExistsError, gzip.BadGzipFile
+    UnicodeDecodeError,  # a text input that is not UTF-8
+    EOFError,  # a truncated compressed file (gzip, bz2, lzma end early)
 )
 
 
@@ -73,11 +79,7 @@ def describe_error(exc: BaseException, args: argparse.Namespace | None = None) -
     if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
         target = f"{exc.filename} -> {exc.filename2}" if exc.filename2 else str(exc.filename)
         return f"{target}: {exc.strerror}"
-    if isinstance(exc, KeyError):  # str(KeyError) adds quotes around its message
-        return str(exc.args[0]) if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc)
     text = str(exc) or type(exc).__name__
-    if isinstance(exc, sqlite3.Error):
-        return f"result cache: {text}"
     if isinstance(exc, EOFError):
         return f"a compressed file ended early ({text})"
     return text

@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from spl_hf.backends import ModelArgs, RunArgs, check_context, check_positive, check_row_suffix, load_backend  # noqa: F401 (re-exported)
+from spl_hf.backends import ModelArgs, RunArgs, check_row_suffix
 from spl_hf.configs import JsonArgs, OutputArgs
+from spl_hf.errors import SplHfError
 
 
 def add_backend_parser(
@@ -48,7 +49,7 @@ def prepare_run(
     from spl_hf.outputs import OutputError, guard_file
 
     if not output.output_dir:
-        raise ValueError("--output_dir is required: the output file (.parquet or .jsonl)")
+        raise SplHfError("--output_dir is required: the output file (.parquet or .jsonl)")
     check_row_suffix("output_dir", output.output_dir)
     given = [i for i in inputs if i]
     outputs = [output.output_dir, failures_path(output.output_dir), *[o for o in extra_outputs if o]]
@@ -70,7 +71,9 @@ def report(as_json: bool, summary: dict[str, Any]) -> None:
         print(json.dumps(summary, indent=2, sort_keys=True))
     else:
         for k, v in summary.items():
-            if not isinstance(v, (list, dict)):
+            if isinstance(v, dict):  # counts per key (per tenet): one line, every count shown
+                print(f"{k}: " + (", ".join(f"{a} {b}" for a, b in v.items()) or "none"))
+            elif not isinstance(v, list):
                 print(f"{k}: {v}")
         for f in summary.get("failures", [])[:20]:
             print(f"  failed: {f}", file=sys.stderr)

@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from spl_hf.errors import SplHfError
+
 _DESCRIPTION = (
     "Split eligible judged pairs (|score| >= threshold) across tenets by maximum flow of minimum cost "
     "(cost -|score|): each pair in at most one tenet, each prompt at most once, exactly --capacity "
@@ -63,13 +65,13 @@ def _solve(args: argparse.Namespace) -> int:
     from spl_hf.outputs import guard_file
 
     if getattr(args, "capacity", None) is None:
-        raise ValueError("--capacity is required to solve")
+        raise SplHfError("--capacity is required to solve")
     files, config, output, js = configs_from_args(args)
     out = output.output_dir
     if not out:
-        raise ValueError("--output_dir is required to solve: the assignment file (.parquet or .jsonl)")
+        raise SplHfError("--output_dir is required to solve: the assignment file (.parquet or .jsonl)")
     if Path(out).suffix.lower() not in ASSIGNMENT_SUFFIXES:
-        raise ValueError(f"--output_dir {out}: unsupported extension; use .parquet or .jsonl")
+        raise SplHfError(f"--output_dir {out}: unsupported extension; use .parquet or .jsonl")
     cert_out = files.certificate or str(certificate_path(out))
     # Before any work: never replace an input or a file this command did not write.
     guard_file(out, overwrite=output.overwrite, inputs=[files.scores])
@@ -112,7 +114,7 @@ def _verify(args: argparse.Namespace) -> int:
 
     files, js = configs_from_args(args, [AssignFiles, JsonArgs])  # validates the file arguments
     if not files.assignment:
-        raise ValueError("--assignment is required to verify")
+        raise SplHfError("--assignment is required to verify")
     cert_path = files.certificate or str(certificate_path(files.assignment))
     cert = read_certificate(cert_path)
     assignment = read_table(files.assignment)

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     pass
 
+SHOWN_MISMATCHES = 10  # the text output names this many mismatched rows; --json lists up to --max_report
+
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
     from spl_hf.audit import AuditArgs
@@ -55,6 +57,13 @@ def run(args: argparse.Namespace) -> int:
 def _print_report(report) -> None:
     for line in report.summary:
         print(line)
+    for m in report.mismatches[:SHOWN_MISMATCHES]:
+        ident = m.get("pair_id") or m.get("id")
+        print(f"  mismatch: {m['config']}/{m['split']} row {m['row']} ({ident}): {', '.join(m['fields'])}")
+    if report.mismatch_count > min(len(report.mismatches), SHOWN_MISMATCHES):
+        print(
+            f"  ... {report.mismatch_count - min(len(report.mismatches), SHOWN_MISMATCHES)} more (--json lists them)"
+        )
     for failure in report.failures:
         print(f"FAILED: {failure}")
     for note in report.notes:

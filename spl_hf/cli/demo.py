@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 DEMO_KIND = "demo"
@@ -24,22 +23,20 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 
 
 def _earlier_demo(out: Path) -> bool:
-    from spl_hf.outputs import MARKER
+    from spl_hf.outputs import marker_kind
 
-    try:
-        return json.loads((out / MARKER).read_text(encoding="utf-8")).get("kind") == DEMO_KIND
-    except (OSError, ValueError):
-        return False
+    return marker_kind(out) == DEMO_KIND
 
 
 def run(args: argparse.Namespace) -> int:
     from spl_hf.configs import configs_from_args
-    from spl_hf.outputs import guard_dir, mark_output, refuse_dangerous
+    from spl_hf.outputs import guard_dir, mark_output, refuse_dangerous, seal_output
 
     (output,) = configs_from_args(args)
     out = Path(output.output_dir)
     # A rerun resumes in the demo's own folder (its caches make it fast); any other folder must be
-    # new or empty, so the demo never writes among a user's files.
+    # new or empty, so the demo never writes among a user's files. Resuming deletes nothing, and
+    # what the marker does not vouch for when the demo starts is never claimed as the demo's.
     if _earlier_demo(out):
         refuse_dangerous(out)
     else:
@@ -48,4 +45,6 @@ def run(args: argparse.Namespace) -> int:
 
     from spl_hf.demo import run_demo
 
-    return run_demo(str(out))
+    code = run_demo(str(out))
+    seal_output(out)
+    return code

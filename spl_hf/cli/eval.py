@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from spl_hf.errors import SplHfError
+
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
     from spl_hf.backends import ModelArgs
@@ -71,12 +73,12 @@ def run_refusal(args: argparse.Namespace) -> int:
     model = m.model if m.model is not None else (run.model_name_or_path if run else None)
     adapter = str(run.path) if run else task.adapter
     if run and m.model is not None and m.model != run.model_name_or_path:
-        raise ValueError(
+        raise SplHfError(
             f"--model {m.model!r} differs from the run's base model {run.model_name_or_path!r} ({task.run}/run.json)"
         )
     out = output.output_dir or (str(run.eval_dir) if run else None)
     if out is None:
-        raise ValueError("--output_dir is required unless --run is given")
+        raise SplHfError("--output_dir is required unless --run is given")
     sets = parse_prompt_sets(task.prompts, SAMPLE if task.samples else None)
     local_inputs = [loc for _, loc in sets if loc and loc != SAMPLE and Path(loc).exists()]
     folders = plan_outputs(out, [n for n, _ in sets], output.overwrite, [adapter, *local_inputs])
@@ -103,15 +105,16 @@ def run_refusal(args: argparse.Namespace) -> int:
 
 
 def run_classify(args: argparse.Namespace) -> int:
-    from spl_hf.backends import ResultCache, make_backend, read_rows, write_rows
+    from spl_hf.backends import ResultCache, make_backend, write_rows
     from spl_hf.configs import configs_from_args
     from spl_hf.evaluation import classify_responses
+    from spl_hf.jsonl import read_rows
     from spl_hf.outputs import guard_file
 
     task, m, output, js = configs_from_args(args)
     out = output.output_dir
     if not out:
-        raise ValueError("--output_dir is required: the output labels file (.jsonl or .parquet)")
+        raise SplHfError("--output_dir is required: the output labels file (.jsonl or .parquet)")
     guard_file(out, overwrite=output.overwrite, inputs=[task.responses, task.cache])
     rows = read_rows(task.responses)
     backend = make_backend(m.backend, m.model, threads=m.threads, max_length=m.max_length)

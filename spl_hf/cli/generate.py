@@ -6,10 +6,11 @@ import argparse
 
 from spl_hf.backends import GenerateInputs
 from spl_hf.cli._backend_args import add_backend_parser, prepare_run, report, write_outputs
+from spl_hf.errors import SplHfError
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    from spl_hf.backends import INSTRUCTIONS, GenerationConfig  # no torch: safe for --help
+    from spl_hf.backends import GenerationConfig  # no torch: safe for --help
 
     p = add_backend_parser(
         subparsers,
@@ -19,7 +20,8 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
         help=help_text,
         description=(
             "Generate candidates for each distinct prompt (rows with prompt_id and prompt messages) under "
-            f"each named instruction ({', '.join(INSTRUCTIONS)}; --instructions comply refuse). Output rows "
+            "each named instruction (spl_hf/data/instructions.yaml or --instructions_file; --instructions "
+            "comply refuse). Output rows "
             "(prompt_id, response_id, prompt, response, instruction, limit, hit_limit, seed) can be "
             "labeled with `spl-hf label`."
         ),
@@ -28,15 +30,16 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
 
 
 def run(args: argparse.Namespace) -> int:
-    from spl_hf.backends import generate_items, generate_stage, prompts_from_rows, read_rows, run_stage
+    from spl_hf.backends import generate_items, generate_stage, prompts_from_rows, run_stage
     from spl_hf.configs import configs_from_args
+    from spl_hf.jsonl import read_rows
 
     task, config, model, run_args, executor, output, js = configs_from_args(args)
     out, store = prepare_run(run_args, output, [task.prompts], executor=executor)
     rows = read_rows(task.prompts, run_args.limit)
     prompts, failures = prompts_from_rows(rows)
     if rows and not prompts:
-        raise ValueError(
+        raise SplHfError(
             f"{task.prompts}: none of the {len(rows)} rows is a prompt (prompt_id and prompt messages); "
             f"first: {failures[0]['reason']}"
         )

@@ -7,6 +7,7 @@ from dataclasses import asdict
 
 from spl_hf.backends import JudgeInputs
 from spl_hf.cli._backend_args import add_backend_parser, prepare_run, report, write_outputs
+from spl_hf.errors import SplHfError
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -34,11 +35,11 @@ def run(args: argparse.Namespace) -> int:
         judge_outcome,
         judge_stage,
         parse_pairs,
-        read_rows,
         require_columns,
         run_stage,
     )
     from spl_hf.configs import configs_from_args
+    from spl_hf.jsonl import read_rows
     from spl_hf.tenets import default_tenets, load_tenets, select_tenets
 
     task, config, model, run_args, executor, output, js = configs_from_args(args)
@@ -49,13 +50,16 @@ def run(args: argparse.Namespace) -> int:
     require_columns(rows, ("pair_id", "prompt", "response_a", "response_b"), task.pairs)
     pairs, bad = parse_pairs(rows)
     if rows and not pairs:
-        raise ValueError(
+        raise SplHfError(
             f"{task.pairs}: none of the {len(rows)} rows is a valid pair (first: {bad[0].reason})"
         )
-    stage = judge_stage(model, config)
-    result = run_stage(stage, judge_items(pairs, tenets), store, executor)
-    out_rows, judge_failures, not_judged = judge_outcome(result, tenets)
-    failures = [asdict(b) for b in bad] + judge_failures
+    result = run_stage(judge_stage(model, config), judge_items(pairs, tenets), store, executor)
+    out_rows, refused, not_judged = judge_outcome(result, tenets)
+    # Every judgement with no row is reported once: bad rows, pairs refused before scoring (each of
+    # their tenets), and each not-judged (pair, tenet).
+    failures = [asdict(b) for b in bad] + refused
+    n_failed = len(failures)
+    failures += [asdict(f) for f in not_judged.failures]
     fpath = write_outputs(out, out_rows, failures)
     first = out_rows[0] if out_rows else {}
     report(
@@ -69,8 +73,10 @@ def run(args: argparse.Namespace) -> int:
             "cached": result.cached,
             "shards": result.stats["shards"],
             "forward_calls": result.stats.get("forward_calls") or 0,  # by this process (local executor)
-            "not_judged": sum(not_judged.values()),
-            "failed": len(failures),
+            "failed": n_failed,  # bad rows and (pair, tenet)s refused before scoring
+            "not_judged": not_judged.total,  # below min_label_mass: no row, each listed in failures
+            "not_judged_by_tenet": not_judged.by_tenet,
+            "boundary_fallbacks": result.stats.get("boundary_fallbacks") or 0,
             "failures": failures,
             "failures_file": fpath,
             "model_id": first.get("model_id"),

@@ -6,6 +6,7 @@ import argparse
 
 from spl_hf.backends import LabelInputs
 from spl_hf.cli._backend_args import add_backend_parser, prepare_run, report, write_outputs
+from spl_hf.errors import SplHfError
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -29,8 +30,16 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
 
 
 def run(args: argparse.Namespace) -> int:
-    from spl_hf.backends import items_from_rows, label_stage, read_rows, run_stage, verdict_stage, write_rows
+    from spl_hf.backends import (
+        items_from_rows,
+        label_stage,
+        run_stage,
+        verdict_pair_labels,
+        verdict_stage,
+        write_rows,
+    )
     from spl_hf.configs import configs_from_args
+    from spl_hf.jsonl import read_rows
     from spl_hf.schema import default_schema, load_schema
 
     task, config, model, run_args, executor, output, js = configs_from_args(args)
@@ -39,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     rows = read_rows(task.items, run_args.limit)
     items, failures = items_from_rows(rows)
     if rows and not items:
-        raise ValueError(
+        raise SplHfError(
             f"{task.items}: none of the {len(rows)} rows is a label item (prompt_id, prompt, and response "
             f"or response_a/response_b); first: {failures[0].get('reason')}"
         )
@@ -48,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         stage = label_stage(model, schema, config)
     else:
         stage = verdict_stage(model, None, config.progress)
-        items = [it for it in items if it.scope == "response"]
+        items = [it for it in items if it.scope == "response"]  # a verdict needs a response
     result = run_stage(stage, items, store, executor)
     out_rows = result.rows
     failures += result.failures + result.not_judged
@@ -73,8 +82,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         summary["low_label_mass"] = len(result.not_judged)
     if task.pair_labels and task.task == "verdict":
-        from spl_hf.backends import verdict_pair_labels
-
         labels = verdict_pair_labels(
             [r for r in rows if "response_a" in r], out_rows, stage.settings["ranking"]
         )

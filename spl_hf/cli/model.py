@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from spl_hf.errors import SplHfError
+
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
     from spl_hf.backends import ModelArgs, ModelCommandArgs
@@ -31,12 +33,12 @@ def run(args: argparse.Namespace) -> int:
 
     command, m, js = configs_from_args(args)
     if m.backend != "hf" or m.max_length is not None:
-        raise ValueError(
+        raise SplHfError(
             "--backend/--max_length: `model` loads with transformers; only --model and --threads apply"
         )
     if command.action == "prepare":
         if m.model not in (None, "embedded"):
-            raise ValueError("--model: prepare only builds the embedded model's cache")
+            raise SplHfError("--model: prepare only builds the embedded model's cache")
         path, info = prepare_embedded(force=command.force)
         report(js.json, {**info.to_dict(), "path": str(path)})
         return 0

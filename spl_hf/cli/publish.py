@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from spl_hf.errors import SplHfError
+
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
     from spl_hf.configs import JsonArgs, PublishArgs, add_config_parser
@@ -33,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
 
     folder, pub, js = configs_from_args(args)
     if not pub.repo_id:
-        raise ValueError("--repo_id is required: ORG/NAME of the dataset repo")
+        raise SplHfError("--repo_id is required: ORG/NAME of the dataset repo")
     try:
         result = publish(
             folder.path,
@@ -47,11 +49,11 @@ def run(args: argparse.Namespace) -> int:
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else "no response"
         hint = " (is HF_TOKEN set to a token with write access?)" if status in (401, 403) else ""
-        raise ValueError(
+        raise SplHfError(
             f"{pub.repo_id}: {_endpoint()} refused the push ({status}): {str(exc).splitlines()[0]}{hint}"
         ) from None
     except (httpx2.TransportError, ConnectionError) as exc:
-        raise ValueError(f"{pub.repo_id}: cannot reach {_endpoint()} (HF_ENDPOINT): {exc}") from None
+        raise SplHfError(f"{pub.repo_id}: cannot reach {_endpoint()} (HF_ENDPOINT): {exc}") from None
     if js.json:
         print(json.dumps(result.to_json(), indent=2))
         return 0

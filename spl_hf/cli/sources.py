@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from spl_hf.errors import SplHfError
 
 
 def add_parser(subparsers: Any, name: str, help_text: str) -> None:
@@ -40,43 +41,47 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> None:
     p.set_defaults(func=run, _sources_parser=p)
 
 
-def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
-
-
 def _read(args: argparse.Namespace) -> int:
     from spl_hf.configs import configs_from_args
-    from spl_hf.outputs import guard_dir, mark_output
-    from spl_hf.sources import ADAPTERS, PROMPT_SOURCES, read_pool, read_prompt_pool
+    from spl_hf.files import atomic_path, write_jsonl, write_text
+    from spl_hf.outputs import guard_dir, mark_output, seal_output
+    from spl_hf.sources import (
+        ADAPTERS,
+        GENERIC,
+        PROMPT_SOURCES,
+        parse_columns,
+        read_pool,
+        read_prompt_pool,
+        require_rows,
+        resolve_adapter,
+    )
 
     read, rev, output, js = configs_from_args(args)
     if not output.output_dir:
-        raise ValueError("--output_dir is required: the folder to write the rows to")
+        raise SplHfError("--output_dir is required: the folder to write the rows to")
     options = read.options(rev.revision)
     out = Path(output.output_dir)
+    named = {"name": read.source_name, "columns": parse_columns(read.columns), "license": read.license}
+    resolve_adapter(read.source, read.source_name, read.license)  # a bad name fails before any write
     guard_dir(out, overwrite=output.overwrite, inputs=[read.path])
-    if read.source in ADAPTERS:
-        pairs, quarantine, report = read_pool(read.source, read.path, options)
+    if read.source in ADAPTERS or read.source in GENERIC:
+        pairs, quarantine, report = read_pool(read.source, read.path, options, **named)
         rows, rows_name = pairs, "pairs.parquet"
     elif read.source in PROMPT_SOURCES:
-        rows, quarantine, report = read_prompt_pool(read.source, read.path, options)
+        rows, quarantine, report = read_prompt_pool(read.source, read.path, options, **named)
         rows_name = "prompts.parquet"
     else:
-        known = ", ".join([*ADAPTERS, *PROMPT_SOURCES])
-        raise ValueError(f"unknown source {read.source!r}; known sources: {known}")
-    mark_output(out, "sources read")
-    tmp = out / (rows_name + ".tmp")
-    rows.to_parquet(str(tmp))
-    os.replace(tmp, out / rows_name)
-    _write_jsonl(out / "quarantine.jsonl", [q.to_dict() for q in quarantine])
+        known = ", ".join([*ADAPTERS, *PROMPT_SOURCES, *GENERIC])
+        raise SplHfError(f"unknown source {read.source!r}; known sources: {known}")
+    # every record quarantined: a file in another format than the adapter reads (or a wrong mapping)
+    require_rows(report, quarantine)
+    mark_output(out, "sources read", replace=True)  # the guard above passed before any work
+    with atomic_path(out / rows_name) as tmp:
+        rows.to_parquet(str(tmp))
+    write_jsonl(out / "quarantine.jsonl", [q.to_dict() for q in quarantine])
     summary = report.to_dict()
-    (out / "report.json").write_text(
-        json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+    write_text(out / "report.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    seal_output(out)
     if js.json:
         print(json.dumps(summary, indent=2, ensure_ascii=False))
     else:
@@ -93,17 +98,17 @@ def _read(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from spl_hf.sources import ADAPTERS, PROMPT_SOURCES
+    from spl_hf.sources import ADAPTERS, GENERIC, PROMPT_SOURCES
 
     entries = [
         {
             "source": a.name,
             "kind": a.kind,
-            "hub": a.hub.describe(),
+            "hub": a.hub.describe() if a.name not in GENERIC else "any file (--source_name, --columns)",
             "license": a.license,
             "description": a.description,
         }
-        for a in [*ADAPTERS.values(), *PROMPT_SOURCES.values()]
+        for a in [*ADAPTERS.values(), *PROMPT_SOURCES.values(), *GENERIC.values()]
     ]
     if args.json:
         print(json.dumps(entries, indent=2))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from spl_hf.errors import SplHfError
+
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
     from spl_hf.audit import TablesArgs
@@ -17,13 +19,14 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 def run(args: argparse.Namespace) -> int:
     import pyarrow as pa
 
-    from spl_hf.audit import composition_tables, load_built
+    from spl_hf.audit import load_built
     from spl_hf.configs import configs_from_args
+    from spl_hf.contract import composition_tables
 
     t, js = configs_from_args(args)
     splits = load_built(t.path, t.config_name)
     if any("derivation" not in s.table.column_names for s in splits):
-        raise ValueError(
+        raise SplHfError(
             f"{t.path}: config {t.config_name!r} holds no rule derivation (for the verdict judge's "
             f"labels run `spl-hf report judge {t.path}`)"
         )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from spl_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from spl_hf.contract._evidence_card import PRODUCER_NOT_RECORDED, card_rows, evidence_card
     from spl_hf.contract.composition import (
         CompositionTables,
         JudgeComparisonTables,
@@ -25,6 +26,17 @@ if TYPE_CHECKING:
         read_decontamination,
     )
     from spl_hf.contract.digest import combine, combine_scalar, hash_array, hash_value
+    from spl_hf.contract.licenses import (
+        LICENSE_FILE,
+        SPL_INTRO,
+        SPL_SOURCE_LICENSES,
+        TENET_INTRO,
+        license_text,
+        pool_licenses,
+        spl_license_fields,
+        spl_source_licenses,
+        tenet_license_fields,
+    )
     from spl_hf.contract.messages import MESSAGES
     from spl_hf.contract.producers import IDENTITY_FIELDS, identity_key, record_identity, stated_key
     from spl_hf.contract.quality import (
@@ -35,6 +47,12 @@ if TYPE_CHECKING:
         position_counts,
         section_of,
         tenet_quality,
+    )
+    from spl_hf.contract.quality_card import (
+        POOL_FIGURE,
+        QUALITY_FIGURE,
+        bias_sentence,
+        judge_quality_card,
     )
     from spl_hf.contract.scores import pair_input_hash, score_from_probs, scores_from_probs
     from spl_hf.contract.spl_quality import (
@@ -65,9 +83,16 @@ __all__ = [
     "IDENTITY_FIELDS",
     "JUDGED_SCORE_COLUMNS",
     "JUDGE_FIELDS",
+    "LICENSE_FILE",
     "MESSAGES",
+    "POOL_FIGURE",
+    "PRODUCER_NOT_RECORDED",
+    "QUALITY_FIGURE",
     "ROW_FEATURES",
     "SCORE_FEATURES",
+    "SPL_INTRO",
+    "SPL_SOURCE_LICENSES",
+    "TENET_INTRO",
     "CompositionTables",
     "DecontaminationRecord",
     "JudgeComparisonTables",
@@ -75,10 +100,13 @@ __all__ = [
     "TenetQuality",
     "TopicRow",
     "VerdictPairRow",
+    "bias_sentence",
+    "card_rows",
     "check_inputs",
     "combine",
     "combine_scalar",
     "composition_tables",
+    "evidence_card",
     "first_content",
     "flat_figures",
     "hash_array",
@@ -87,9 +115,12 @@ __all__ = [
     "input_hashes",
     "judge_comparison_tables",
     "judge_quality",
+    "judge_quality_card",
     "judge_quality_section",
+    "license_text",
     "oriented_input_hashes_arrow",
     "pair_input_hash",
+    "pool_licenses",
     "position_counts",
     "read_decontamination",
     "record_identity",
@@ -101,8 +132,97 @@ __all__ = [
     "score_index",
     "scores_from_probs",
     "section_of",
+    "spl_license_fields",
+    "spl_source_licenses",
     "stated_key",
+    "tenet_license_fields",
     "tenet_quality",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.contract._evidence_card": (
+        "PRODUCER_NOT_RECORDED",
+        "card_rows",
+        "evidence_card",
+    ),
+    "spl_hf.contract.composition": (
+        "CompositionTables",
+        "JudgeComparisonTables",
+        "RulePairRow",
+        "TopicRow",
+        "VerdictPairRow",
+        "composition_tables",
+        "judge_comparison_tables",
+    ),
+    "spl_hf.contract.decontamination": (
+        "DECONTAMINATION_FILE",
+        "DecontaminationRecord",
+        "read_decontamination",
+    ),
+    "spl_hf.contract.digest": (
+        "combine",
+        "combine_scalar",
+        "hash_array",
+        "hash_value",
+    ),
+    "spl_hf.contract.licenses": (
+        "LICENSE_FILE",
+        "SPL_INTRO",
+        "SPL_SOURCE_LICENSES",
+        "TENET_INTRO",
+        "license_text",
+        "pool_licenses",
+        "spl_license_fields",
+        "spl_source_licenses",
+        "tenet_license_fields",
+    ),
+    "spl_hf.contract.messages": ("MESSAGES",),
+    "spl_hf.contract.producers": (
+        "IDENTITY_FIELDS",
+        "identity_key",
+        "record_identity",
+        "stated_key",
+    ),
+    "spl_hf.contract.quality": (
+        "TenetQuality",
+        "flat_figures",
+        "judge_quality",
+        "judge_quality_section",
+        "position_counts",
+        "section_of",
+        "tenet_quality",
+    ),
+    "spl_hf.contract.quality_card": (
+        "POOL_FIGURE",
+        "QUALITY_FIGURE",
+        "bias_sentence",
+        "judge_quality_card",
+    ),
+    "spl_hf.contract.scores": (
+        "pair_input_hash",
+        "score_from_probs",
+        "scores_from_probs",
+    ),
+    "spl_hf.contract.spl_quality": (
+        "record_label_quality",
+        "released_judge_quality",
+        "released_label_status",
+    ),
+    "spl_hf.contract.tenet_rows": (
+        "CERTIFICATE_FILE",
+        "DIGEST_DERIVATION",
+        "JUDGE_FIELDS",
+        "JUDGED_SCORE_COLUMNS",
+        "ROW_FEATURES",
+        "SCORE_FEATURES",
+        "check_inputs",
+        "first_content",
+        "input_hashes",
+        "oriented_input_hashes_arrow",
+        "row_digests",
+        "score_index",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from spl_hf.errors import SplHfError
+
 DECONTAMINATION_FILE = "decontamination.json"
 
 
@@ -26,6 +28,6 @@ def read_decontamination(path: str | Path) -> DecontaminationRecord:
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such decontamination record") from None
     except (ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"{path}: not a decontamination record ({exc})") from None
+        raise SplHfError(f"{path}: not a decontamination record ({exc})") from None
     text = json.dumps({"summary": summary, "removed": removed}, indent=1, sort_keys=True) + "\n"
     return DecontaminationRecord(summary, frozenset(r["prompt_id"] for r in removed), text)

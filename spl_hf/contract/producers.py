@@ -17,6 +17,8 @@ import hashlib
 import json
 from collections.abc import Mapping
 
+from spl_hf.errors import SplHfError
+
 IDENTITY_FIELDS = ("model_id", "model_revision", "backend", "dtype", "mode", "template_hash")
 
 
@@ -28,14 +30,14 @@ def record_identity(rec: Mapping, key: str, where: str) -> tuple | None:
         return None
     at = f"{where}:{rec.get('_line', '?')}"
     if not isinstance(ident, dict):
-        raise ValueError(f"{at}: field {key!r} must be an object or null, got {type(ident).__name__}")
+        raise SplHfError(f"{at}: field {key!r} must be an object or null, got {type(ident).__name__}")
     unknown = sorted(set(ident) - set(IDENTITY_FIELDS))
     if unknown:
-        raise ValueError(f"{at}: field {key!r} has unknown keys {unknown} (known: {list(IDENTITY_FIELDS)})")
+        raise SplHfError(f"{at}: field {key!r} has unknown keys {unknown} (known: {list(IDENTITY_FIELDS)})")
     values = tuple(ident.get(f) for f in IDENTITY_FIELDS)
     for name, v in zip(IDENTITY_FIELDS, values, strict=True):
         if v is not None and not isinstance(v, str):
-            raise ValueError(f"{at}: field {key}.{name} must be a string or null, got {v!r}")
+            raise SplHfError(f"{at}: field {key}.{name} must be a string or null, got {v!r}")
     return values
 
 

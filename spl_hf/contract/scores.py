@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from spl_hf.errors import SplHfError
+
 
 def score_from_probs(p_a_first: float, p_a_second: float) -> float:
     """Order-averaged P(A better) - P(B better) in [-1, 1], from the two stored probabilities.
@@ -24,11 +26,11 @@ def score_from_probs(p_a_first: float, p_a_second: float) -> float:
     >>> score_from_probs(1.2, 0.3)
     Traceback (most recent call last):
     ...
-    ValueError: p_a_first must be a probability in [0, 1], got 1.2
+    spl_hf.errors.SplHfError: p_a_first must be a probability in [0, 1], got 1.2
     """
     for name, p in (("p_a_first", p_a_first), ("p_a_second", p_a_second)):
         if not (isinstance(p, (int, float)) and math.isfinite(p) and 0.0 <= p <= 1.0):
-            raise ValueError(f"{name} must be a probability in [0, 1], got {p!r}")
+            raise SplHfError(f"{name} must be a probability in [0, 1], got {p!r}")
     return float(p_a_first) - float(p_a_second)
 
 

@@ -17,6 +17,7 @@ from datasets import Features, Value
 from spl_hf.contract.digest import combine, hash_array
 from spl_hf.contract.messages import MESSAGES
 from spl_hf.contract.scores import pair_input_hash
+from spl_hf.errors import SplHfError
 
 CERTIFICATE_FILE = "assignment_certificate.json"
 
@@ -224,7 +225,7 @@ def check_inputs(pairs: pa.Table, scores: pa.Table, source: str) -> None:
         )
     )
     if len(wrong_prompt):
-        raise ValueError(
+        raise SplHfError(
             f"{source}: score rows {wrong_prompt[:5].tolist()} have a prompt_id that differs "
             "from their pair row"
         )
@@ -233,7 +234,7 @@ def check_inputs(pairs: pa.Table, scores: pa.Table, source: str) -> None:
         ~np.asarray(pc.equal(scores.column("input_sha256"), expected).fill_null(False))
     )
     if len(wrong_text):
-        raise ValueError(
+        raise SplHfError(
             f"{source}: score rows {wrong_text[:5].tolist()} were judged on other texts than "
             "their pair rows hold (input_sha256 differs)"
         )
@@ -265,11 +266,11 @@ def _score_pair_rows_per_row(pair_ids: list, s_pairs: list, source: str) -> pa.A
     seen: dict[str, int] = {}
     dup = [(i, p) for i, p in enumerate(pair_ids) if seen.setdefault(p, i) != i]
     if dup:
-        raise ValueError(f"pair rows repeat pair_ids: {dup[:5]}")
+        raise SplHfError(f"pair rows repeat pair_ids: {dup[:5]}")
     pair_index = {p: i for i, p in enumerate(pair_ids)}
     absent = [(i, p) for i, p in enumerate(s_pairs) if p not in pair_index]
     if absent:
-        raise ValueError(f"{source}: score rows name pairs absent from the pair rows: {absent[:5]}")
+        raise SplHfError(f"{source}: score rows name pairs absent from the pair rows: {absent[:5]}")
     return pa.array([pair_index[p] for p in s_pairs], pa.int64())
 
 

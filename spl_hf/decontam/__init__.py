@@ -7,16 +7,17 @@ from typing import TYPE_CHECKING
 from spl_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from spl_hf.decontam.config import DEFAULT_HELDOUT, DecontamConfig
-    from spl_hf.decontam.decontaminate import (
+    from spl_hf.decontam._decontaminate import (
         REMOVED_SCHEMA,
         DecontamResult,
         RecheckResult,
         decontaminate,
+        near_by_score,
         recheck,
         transcript_user_turns,
         user_turns,
     )
+    from spl_hf.decontam.config import DEFAULT_HELDOUT, DecontamConfig
     from spl_hf.decontam.index import CONTAINED, EXACT, NEAR, HeldoutIndex, Match
     from spl_hf.decontam.normalize import ngrams, normalize_prompt
 
@@ -33,6 +34,7 @@ __all__ = [
     "Match",
     "RecheckResult",
     "decontaminate",
+    "near_by_score",
     "ngrams",
     "normalize_prompt",
     "recheck",
@@ -40,4 +42,33 @@ __all__ = [
     "user_turns",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.decontam._decontaminate": (
+        "REMOVED_SCHEMA",
+        "DecontamResult",
+        "RecheckResult",
+        "decontaminate",
+        "near_by_score",
+        "recheck",
+        "transcript_user_turns",
+        "user_turns",
+    ),
+    "spl_hf.decontam.config": (
+        "DEFAULT_HELDOUT",
+        "DecontamConfig",
+    ),
+    "spl_hf.decontam.index": (
+        "CONTAINED",
+        "EXACT",
+        "NEAR",
+        "HeldoutIndex",
+        "Match",
+    ),
+    "spl_hf.decontam.normalize": (
+        "ngrams",
+        "normalize_prompt",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from spl_hf.errors import SplHfError
+
 DEFAULT_HELDOUT: tuple[str, ...] = ("or_bench_hard_1k", "or_bench_toxic")
 
 
@@ -63,21 +65,21 @@ class DecontamConfig:
 
     def __post_init__(self) -> None:
         if isinstance(self.heldout, str) or not all(isinstance(h, str) and h for h in self.heldout):
-            raise ValueError(f"heldout must be a list of set names, got {self.heldout!r}")
+            raise SplHfError(f"heldout must be a list of set names, got {self.heldout!r}")
         if not self.heldout:
-            raise ValueError("heldout must name at least one held-out prompt set")
+            raise SplHfError("heldout must name at least one held-out prompt set")
         if len(set(self.heldout)) != len(self.heldout):
-            raise ValueError(f"heldout names a set twice: {self.heldout!r}")
+            raise SplHfError(f"heldout names a set twice: {self.heldout!r}")
         if isinstance(self.ngram_size, bool) or not isinstance(self.ngram_size, int) or self.ngram_size < 1:
-            raise ValueError(f"ngram_size must be a positive integer, got {self.ngram_size!r}")
+            raise SplHfError(f"ngram_size must be a positive integer, got {self.ngram_size!r}")
         for name in ("containment_max_words", "containment_min_words"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
+                raise SplHfError(f"{name} must be a whole number >= 0, got {value!r}")
         if self.containment_min_words < 2:
-            raise ValueError(f"containment_min_words must be at least 2, got {self.containment_min_words!r}")
+            raise SplHfError(f"containment_min_words must be at least 2, got {self.containment_min_words!r}")
         if not 0.0 < float(self.overlap_threshold) <= 1.0:
-            raise ValueError(f"overlap_threshold must be in (0, 1], got {self.overlap_threshold!r}")
+            raise SplHfError(f"overlap_threshold must be in (0, 1], got {self.overlap_threshold!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)

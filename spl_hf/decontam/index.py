@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from spl_hf.decontam.config import DecontamConfig
 from spl_hf.decontam.normalize import ngrams, normalize_prompt
+from spl_hf.errors import SplHfError
 
 EXACT, CONTAINED, NEAR = "exact", "contained", "near"
 
@@ -33,11 +34,11 @@ class HeldoutIndex:
     def __init__(self, heldout: pa.Table, config: DecontamConfig, source: str = "held-out prompts") -> None:
         for col in ("prompt_id", "source", "prompt"):
             if col not in heldout.column_names:
-                raise ValueError(f"{source}: lacks column {col!r} (held-out sets are prompt rows)")
+                raise SplHfError(f"{source}: lacks column {col!r} (held-out sets are prompt rows)")
         if not pa.types.is_string(heldout.schema.field("prompt").type) and not pa.types.is_large_string(
             heldout.schema.field("prompt").type
         ):
-            raise ValueError(
+            raise SplHfError(
                 f"{source}: 'prompt' must be a string column, got {heldout.schema.field('prompt').type}"
             )
         self.config = config
@@ -48,13 +49,13 @@ class HeldoutIndex:
         present = set(sets)
         absent = [name for name in config.heldout if name not in present]
         if absent:
-            raise ValueError(
+            raise SplHfError(
                 f"{source}: no prompts of the held-out sets {absent} (present: {sorted(map(str, present))})"
             )
         rows = [i for i, s in enumerate(sets) if s in order]
         for i in rows:
             if not isinstance(texts[i], str) or not isinstance(ids[i], str):
-                raise ValueError(f"{source}: row {i} of set {sets[i]!r} has no prompt text or prompt_id")
+                raise SplHfError(f"{source}: row {i} of set {sets[i]!r} has no prompt text or prompt_id")
         # Deterministic precedence among held-out prompts: configured set order, then prompt id.
         rows.sort(key=lambda i: (order[sets[i]], ids[i]))
         self.names: list[str] = [sets[i] for i in rows]

@@ -19,7 +19,9 @@ def run_demo(out_dir: str) -> int:
     from spl_hf.demo.releases import demo_release
     from spl_hf.demo.spl import demo_model_labels, demo_spl
     from spl_hf.demo.steps import step
+    from spl_hf.hub import server_package
 
+    server_package()  # the publish step needs the [server] extra: say so now, not after the builds
     # Reading the small built folders back prints one "Generating split" bar per split; the
     # model steps keep their own progress bars.
     datasets.disable_progress_bars()

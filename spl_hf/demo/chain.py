@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from spl_hf.demo.steps import step
+from spl_hf.files import write_text
 
 TRAIN_CONFIG, TRAIN_SPLIT = (
     "all",
@@ -62,20 +63,20 @@ def train_from_hub(out: Path, url: str, token: str, repo_id: str, sha: str, buil
     if proc.returncode != 0:
         print(f"training from {repo_id}@{sha[:12]} FAILED (exit {proc.returncode}): {proc.stderr[-1500:]}")
         return None
-    stamp_file.write_text(json.dumps(stamp) + "\n")
+    write_text(stamp_file, json.dumps(stamp) + "\n")
     return run_dir
 
 
 def demo_chain(out: Path, builds: dict[str, Path]) -> bool:
     from spl_hf.demo.evaluation import demo_eval
     from spl_hf.demo.hub import DEMO_ORG, audit_published, publish_and_load
-    from spl_hf.hub import RunningServer
+    from spl_hf.hub import server_package
 
     token = secrets.token_hex(16)  # used by the client processes, never printed
     t0 = step(
         "Hub: publish the builds to a local Hub server, load them back in fresh processes, audit by repo id"
     )
-    with RunningServer(str(out / "hub"), token=token) as server:
+    with server_package().RunningServer(str(out / "hub"), token=token) as server:
         print(f"local Hub server on {server.url} (store: {out / 'hub'})")
         ok, shas = publish_and_load(server.url, token, builds)
         ok = audit_published(server.url, token, shas) and ok

@@ -10,7 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from spl_hf.hub import RunningServer, split_digests
+from spl_hf.hub import server_package, split_digests
 
 DEMO_ORG = "spl-hf-demo"
 
@@ -107,7 +107,7 @@ def audit_published(url: str, token: str, shas: dict[str, str]) -> bool:
 def demo_publish(out: Path, builds: dict[str, Path]) -> bool:
     """Serve a local Hub under ``out/hub``, publish each build and load it back; the server is stopped after."""
     token = secrets.token_hex(16)  # exercised by the clients, never printed
-    with RunningServer(str(Path(out) / "hub"), token=token) as server:
+    with server_package().RunningServer(str(Path(out) / "hub"), token=token) as server:
         print(f"local Hub server on {server.url}")
         ok, _ = publish_and_load(server.url, token, builds)
     return ok

@@ -18,17 +18,17 @@ def write_illustrative_runs(runs_dir: str | Path, *, overwrite: bool = False) ->
 
     Every file says ``"illustrative": true`` so nothing downstream can pass it off as a measurement.
     """
-    from spl_hf.outputs import guard_dir, mark_output
+    from spl_hf.files import write_text
+    from spl_hf.outputs import guard_dir, mark_output, seal_output
 
     root = guard_dir(runs_dir, overwrite=overwrite)
     data = illustrative_counts()
-    mark_output(root, "illustrative-runs")
+    mark_output(root, "illustrative-runs", replace=True)
     for cond, seeds in data["counts"].items():
         for seed, sets in seeds.items():
             for ps, (n_ref, at_limit) in sets.items():
                 n = data["n"][ps]
                 d = root / cond / f"seed{seed}" / "eval" / ps
-                d.mkdir(parents=True, exist_ok=True)
                 metrics = {
                     "prompt_set": ps,
                     "n": n,
@@ -40,5 +40,6 @@ def write_illustrative_runs(runs_dir: str | Path, *, overwrite: bool = False) ->
                     "seed": int(seed),
                     "illustrative": True,
                 }
-                (d / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+                write_text(d / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    seal_output(root)
     return root

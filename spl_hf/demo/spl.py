@@ -11,7 +11,9 @@ import yaml
 from spl_hf.audit import audit, audit_batches, load_built, merge_reports
 from spl_hf.build import SPLBuildConfig, build_spl
 from spl_hf.demo.steps import step as _step
+from spl_hf.files import write_text
 from spl_hf.rules import parse_rulebase
+from spl_hf.yamlio import load_yaml
 
 
 def demo_spl(out: Path) -> bool:
@@ -28,15 +30,14 @@ def demo_spl(out: Path) -> bool:
     from spl_hf.rules import default_rulebase
 
     rb = default_rulebase()
-    audited = audit(result.path, rulebase=rb).result
-    report = audited.rules
+    audited = audit(result.path, rulebase=rb)
     print(
-        f"{report.rows} rows audited, {report.reproduced} reproduced, {report.mismatch_count} mismatches"
+        f"{audited.rows} rows audited, {audited.reproduced} reproduced, {audited.mismatch_count} mismatches"
         + "".join(f"\nFAILED: {f}" for f in audited.failures)
     )
 
     _step("SPL: counterfactual — which labels depend on the two reconstructed rules (R8, R9)?")
-    data = yaml.safe_load(rb.to_yaml())
+    data = load_yaml(rb.to_yaml(), "the default rule base")
     data["id"] = "spl_table2_published_only"
     data["rules"] = [r for r in data["rules"] if not r.get("reconstructed")]
     variant = parse_rulebase(yaml.safe_dump(data, sort_keys=False))
@@ -46,8 +47,9 @@ def demo_spl(out: Path) -> bool:
     print(
         f"{cf.changed_labels} of {cf.rows} pair labels would change under {variant.id} ({variant.hash[:12]})"
     )
-    (out / "spl_audit.json").write_text(
-        json.dumps({"audit": report.to_dict(), "counterfactual": cf.to_dict()}, indent=2) + "\n"
+    write_text(
+        out / "spl_audit.json",
+        json.dumps({"audit": audited.to_dict(), "counterfactual": cf.to_dict()}, indent=2) + "\n",
     )
     print(f"({time.perf_counter() - t0:.1f} s)")
     return audited.ok

@@ -23,6 +23,7 @@ from spl_hf.derive.features import (
     derived_features,
     pair_features,
 )
+from spl_hf.errors import SplHfError
 from spl_hf.rules import CONFLICT, NO_VERDICT, RuleBase, apply_rules, apply_rules_row
 
 MISSING = -3  # verdict code for a response whose attributes (or its prompt's) are missing
@@ -56,7 +57,7 @@ def encode_attributes(
     invalid = np.zeros(n, dtype=bool)
     for attr in attrs:
         if attr.name not in fields:
-            raise ValueError(f"column {column!r} has no field {attr.name!r}")
+            raise SplHfError(f"column {column!r} has no field {attr.name!r}")
         child = pc.struct_field(arr, attr.name)
         null = np.asarray(child.is_null().to_numpy(zero_copy_only=False), dtype=bool)
         missing |= null
@@ -70,7 +71,7 @@ def encode_attributes(
             if len(bad) and strict:
                 ids = table.column("pair_id").take(pa.array(bad[:5])).to_pylist()
                 vals = child.take(pa.array(bad[:5])).to_pylist()
-                raise ValueError(
+                raise SplHfError(
                     f"{column}.{attr.name}: {len(bad)} row(s) with values outside the schema, e.g. "
                     + ", ".join(f"row {i} ({pid}): {v!r}" for i, pid, v in zip(bad[:5], ids, vals))
                 )
@@ -143,7 +144,7 @@ def _prepare(table: pa.Table, rb: RuleBase) -> pa.Table:
     in_feats = pair_features(rb.schema)
     missing_cols = [c for c in in_feats if c not in table.column_names]
     if missing_cols:
-        raise ValueError(f"pair table lacks columns {missing_cols}")
+        raise SplHfError(f"pair table lacks columns {missing_cols}")
     return table.select(list(in_feats)).cast(in_feats.arrow_schema)
 
 
@@ -154,7 +155,7 @@ def derive_codes(
     n = table.num_rows
     margins = np.broadcast_to(np.asarray(margin, dtype=np.int32), (n,))
     if n and (margins < 1).any():
-        raise ValueError(f"margin must be at least 1, got {int(margins.min())}")
+        raise SplHfError(f"margin must be at least 1, got {int(margins.min())}")
     prompt = encode_attributes(table, "prompt_attributes", rb, "prompt", strict)
     resp_a = encode_attributes(table, "response_a_attributes", rb, "response", strict)
     resp_b = encode_attributes(table, "response_b_attributes", rb, "response", strict)

@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from spl_hf.contract import identity_key, record_identity
 from spl_hf.derive.features import pair_features
+from spl_hf.errors import SplHfError
 from spl_hf.jsonl import read_rows
 from spl_hf.schema import AttributeSchema
 
@@ -26,7 +27,7 @@ CANDIDATE_KEYS = ("prompt_id", "candidate_id", "instruction", "response", "attri
 def read_jsonl(path: str | Path) -> list[dict]:
     """Records of a JSON Lines file, each with its line number under ``_line`` for error messages."""
     if Path(path).suffix not in (".jsonl", ".json"):
-        raise ValueError(f"{path}: expected a JSON Lines file (.jsonl)")
+        raise SplHfError(f"{path}: expected a JSON Lines file (.jsonl)")
     return read_rows(path, line_key="_line")
 
 
@@ -35,13 +36,13 @@ def _check_attributes(rec: Mapping, scope: str, schema: AttributeSchema, where: 
     status = rec.get("parse_status")
     if attrs is None:
         if status == "ok":
-            raise ValueError(f"{where}: parse_status is 'ok' but attributes are missing")
+            raise SplHfError(f"{where}: parse_status is 'ok' but attributes are missing")
         return None
     if not isinstance(attrs, dict):
-        raise ValueError(f"{where}: attributes must be an object or null")
+        raise SplHfError(f"{where}: attributes must be an object or null")
     expected = set(schema.names(scope))  # type: ignore[arg-type]
     if set(attrs) != expected:
-        raise ValueError(
+        raise SplHfError(
             f"{where}: attributes must have exactly {sorted(expected)}; "
             f"missing {sorted(expected - set(attrs))}, unknown {sorted(set(attrs) - expected)}"
         )
@@ -50,9 +51,9 @@ def _check_attributes(rec: Mapping, scope: str, schema: AttributeSchema, where: 
         if value is None:
             continue
         if attr.kind == "bool" and not isinstance(value, bool):
-            raise ValueError(f"{where}: attribute {name!r} must be true/false/null, got {value!r}")
+            raise SplHfError(f"{where}: attribute {name!r} must be true/false/null, got {value!r}")
         if attr.kind == "category" and value not in attr.values:
-            raise ValueError(f"{where}: attribute {name!r} has value {value!r} outside {list(attr.values)}")
+            raise SplHfError(f"{where}: attribute {name!r} has value {value!r} outside {list(attr.values)}")
     return dict(attrs)
 
 
@@ -102,11 +103,11 @@ def _prompt_records(
         where = f"{prompts_file}:{rec.get('_line', '?')}"
         missing = [k for k in PROMPT_KEYS if k not in rec]
         if missing:
-            raise ValueError(f"{where}: missing fields {missing}")
+            raise SplHfError(f"{where}: missing fields {missing}")
         if not isinstance(rec["prompt"], str) or not rec["prompt"].strip():
-            raise ValueError(f"{where}: field 'prompt' must be a non-empty string")
+            raise SplHfError(f"{where}: field 'prompt' must be a non-empty string")
         if rec["prompt_id"] in by_prompt:
-            raise ValueError(f"{where}: duplicate prompt_id {rec['prompt_id']!r}")
+            raise SplHfError(f"{where}: duplicate prompt_id {rec['prompt_id']!r}")
         by_prompt[rec["prompt_id"]] = {
             **rec,
             "attributes": _check_attributes(rec, "prompt", schema, where),
@@ -125,13 +126,13 @@ def _add_candidates(
         where = f"{candidates_file}:{rec.get('_line', '?')}"
         missing = [k for k in CANDIDATE_KEYS if k not in rec]
         if missing:
-            raise ValueError(f"{where}: missing fields {missing}")
+            raise SplHfError(f"{where}: missing fields {missing}")
         if rec["prompt_id"] not in by_prompt:
-            raise ValueError(f"{where}: unknown prompt_id {rec['prompt_id']!r}")
+            raise SplHfError(f"{where}: unknown prompt_id {rec['prompt_id']!r}")
         if rec["candidate_id"] in seen:
-            raise ValueError(f"{where}: duplicate candidate_id {rec['candidate_id']!r}")
+            raise SplHfError(f"{where}: duplicate candidate_id {rec['candidate_id']!r}")
         if not isinstance(rec["response"], str):
-            raise ValueError(f"{where}: field 'response' must be a string")
+            raise SplHfError(f"{where}: field 'response' must be a string")
         seen.add(rec["candidate_id"])
         by_prompt[rec["prompt_id"]]["candidates"].append(
             {
@@ -187,7 +188,7 @@ def apply_labels(records: list[dict], label_rows: Iterable[Mapping], scope: str)
     for rec in records:
         label = by_id.get(rec[rec_key])
         if label is None:
-            raise ValueError(f"no {scope} label for {rec_key} {rec[rec_key]!r}")
+            raise SplHfError(f"no {scope} label for {rec_key} {rec[rec_key]!r}")
         attrs = json.loads(label["attributes_json"]) if label.get("attributes_json") else None
         out.append(
             {**rec, "attributes": attrs, "parse_status": label["status"], "raw_output": label.get("raw_text")}

@@ -26,6 +26,7 @@ from datasets import Features, List, Value
 from spl_hf.contract import MESSAGES, combine, hash_array
 from spl_hf.derive.derivation import assistant_messages
 from spl_hf.derive.features import DIGEST_COLUMNS, derived_features, pair_features
+from spl_hf.errors import SplHfError
 from spl_hf.rules import RuleBase
 from spl_hf.schema import AttributeSchema
 
@@ -137,25 +138,25 @@ def parse_verdict_records(
         row = _from_label_row(row, at)
         missing = [k for k in VERDICT_RECORD_KEYS if k not in row]
         if missing:
-            raise ValueError(f"{at}: missing fields {missing}")
+            raise SplHfError(f"{at}: missing fields {missing}")
         cid, status = row["candidate_id"], row["status"]
         if not isinstance(cid, str) or not cid:
-            raise ValueError(f"{at}: field 'candidate_id' must be a non-empty string")
+            raise SplHfError(f"{at}: field 'candidate_id' must be a non-empty string")
         if cid in out:
-            raise ValueError(f"{at}: duplicate candidate_id {cid!r}")
+            raise SplHfError(f"{at}: duplicate candidate_id {cid!r}")
         if not isinstance(status, str) or not status:
-            raise ValueError(f"{at}: field 'status' must be a non-empty string")
+            raise SplHfError(f"{at}: field 'status' must be a non-empty string")
         probs = row["probs"]
         if status != "ok":
             if probs is not None:
-                raise ValueError(
+                raise SplHfError(
                     f"{at}: status {status!r} but 'probs' is set (only judged responses have them)"
                 )
             out[cid] = VerdictRecord(cid, status, None, None, *_identity(row, at))
             continue
         if not isinstance(probs, dict) or set(probs) != set(options):
             got = sorted(probs) if isinstance(probs, dict) else type(probs).__name__
-            raise ValueError(
+            raise SplHfError(
                 f"{at}: field 'probs' must map each verdict {list(options)} to a probability, got {got}"
             )
         values = tuple(probs[v] for v in options)
@@ -163,14 +164,14 @@ def parse_verdict_records(
             isinstance(p, (int, float)) and not isinstance(p, bool) and math.isfinite(p) and 0 <= p <= 1
             for p in values
         ):
-            raise ValueError(f"{at}: field 'probs' holds a value that is not a probability: {values}")
+            raise SplHfError(f"{at}: field 'probs' holds a value that is not a probability: {values}")
         mass = row["mass"]
         if not isinstance(mass, (int, float)) or isinstance(mass, bool) or not math.isfinite(mass):
-            raise ValueError(f"{at}: field 'mass' must be a number, got {mass!r}")
+            raise SplHfError(f"{at}: field 'mass' must be a number, got {mass!r}")
         ident = _identity(row, at)
         judge = judge or ident
         if ident != judge:
-            raise ValueError(
+            raise SplHfError(
                 f"{at}: judged by {ident}, earlier records by {judge}: one build compares against one judge"
             )
         out[cid] = VerdictRecord(cid, status, tuple(float(p) for p in values), float(mass), *ident)
@@ -185,7 +186,7 @@ def _from_label_row(row: Mapping, at: str) -> Mapping:
     try:
         probs = json.loads(row["probs_json"])
     except (TypeError, ValueError):
-        raise ValueError(f"{at}: field 'probs_json' is not JSON") from None
+        raise SplHfError(f"{at}: field 'probs_json' is not JSON") from None
     return {**row, "candidate_id": row["response_id"], "status": "ok", "probs": probs}
 
 
@@ -193,7 +194,7 @@ def _identity(row: Mapping, at: str) -> tuple[str | None, str | None, str | None
     vals = tuple(row[k] for k in ("model_id", "model_revision", "template_hash"))
     for k, v in zip(("model_id", "model_revision", "template_hash"), vals, strict=True):
         if v is not None and not isinstance(v, str):
-            raise ValueError(f"{at}: field {k!r} must be a string or null, got {v!r}")
+            raise SplHfError(f"{at}: field {k!r} must be a string or null, got {v!r}")
     return vals  # type: ignore[return-value]
 
 
@@ -272,7 +273,7 @@ def judge_identity(verdicts: Mapping[str, VerdictRecord]) -> tuple[str | None, s
     """The one judge (model, revision, prompt template) behind a set of verdicts."""
     seen = {(r.model_id, r.model_revision, r.template_hash) for r in verdicts.values() if r.probs is not None}
     if len(seen) > 1:
-        raise ValueError(
+        raise SplHfError(
             f"verdicts come from {len(seen)} different judges {sorted(seen, key=str)}: one build "
             "compares against one judge"
         )

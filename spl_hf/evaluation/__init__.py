@@ -11,10 +11,9 @@ from typing import TYPE_CHECKING
 from spl_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from spl_hf.evaluation.classifier import RefusalClass, RefusalClassifier, RefusalItem
-    from spl_hf.evaluation.classify import classify_responses
+    from spl_hf.evaluation.classifier import RefusalClass, RefusalClassifier, RefusalItem, classify_responses
     from spl_hf.evaluation.collect import at_limit_table, collect_metrics, format_at_limit
-    from spl_hf.evaluation.config import AtLimitArgs, ClassifyArgs, RefusalEvalArgs
+    from spl_hf.evaluation.config import AtLimitArgs, ClassifyArgs, EvalConfig, RefusalEvalArgs
     from spl_hf.evaluation.job import CACHE, EvalTarget, evaluate_sets, plan_outputs
     from spl_hf.evaluation.model import load_policy
     from spl_hf.evaluation.prompts import (
@@ -26,7 +25,7 @@ if TYPE_CHECKING:
         parse_prompt_sets,
     )
     from spl_hf.evaluation.run_folder import RunInfo, read_run
-    from spl_hf.evaluation.runner import EvalConfig, RefusalEvaluator, refusal_metrics
+    from spl_hf.evaluation.runner import RefusalEvaluator, refusal_metrics
 
 
 __all__ = [
@@ -58,4 +57,48 @@ __all__ = [
     "refusal_metrics",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.evaluation.classifier": (
+        "RefusalClass",
+        "RefusalClassifier",
+        "RefusalItem",
+        "classify_responses",
+    ),
+    "spl_hf.evaluation.collect": (
+        "at_limit_table",
+        "collect_metrics",
+        "format_at_limit",
+    ),
+    "spl_hf.evaluation.config": (
+        "AtLimitArgs",
+        "ClassifyArgs",
+        "EvalConfig",
+        "RefusalEvalArgs",
+    ),
+    "spl_hf.evaluation.job": (
+        "CACHE",
+        "EvalTarget",
+        "evaluate_sets",
+        "plan_outputs",
+    ),
+    "spl_hf.evaluation.model": ("load_policy",),
+    "spl_hf.evaluation.prompts": (
+        "DEFAULT_SETS",
+        "SAMPLE",
+        "EvalPrompt",
+        "PromptSet",
+        "load_prompt_set",
+        "parse_prompt_sets",
+    ),
+    "spl_hf.evaluation.run_folder": (
+        "RunInfo",
+        "read_run",
+    ),
+    "spl_hf.evaluation.runner": (
+        "RefusalEvaluator",
+        "refusal_metrics",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

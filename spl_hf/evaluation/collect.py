@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from spl_hf.errors import SplHfError
 from spl_hf.evaluation.job import METRICS
 from spl_hf.evaluation.run_folder import EVAL_DIR
 from spl_hf.stats import at_limit_rows
@@ -31,13 +32,13 @@ def collect_metrics(runs: str | Path) -> list[dict[str, Any]]:
         try:
             metrics = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not valid JSON ({exc.msg})") from None
+            raise SplHfError(f"{path}: not valid JSON ({exc.msg})") from None
         for key in ("prompt_set", "n", "at_limit"):
             if key not in metrics:
-                raise ValueError(f"{path}: lacks {key!r}")
+                raise SplHfError(f"{path}: lacks {key!r}")
         found.append({"condition": seed_dir.parent.name, "seed": seed, "path": str(path), **metrics})
     if not found:
-        raise ValueError(f"{root}: no <condition>/seed<k>/{EVAL_DIR}/<prompt_set>/{METRICS} found")
+        raise SplHfError(f"{root}: no <condition>/seed<k>/{EVAL_DIR}/<prompt_set>/{METRICS} found")
     return found
 
 
@@ -50,13 +51,13 @@ def _check_complete(rows: Sequence[dict[str, Any]]) -> None:
     every_seed = set().union(*seeds.values())
     for cond, s in sorted(seeds.items()):
         if s != every_seed:
-            raise ValueError(
+            raise SplHfError(
                 f"condition {cond!r} lacks seed(s) {sorted(every_seed - s)} that other conditions have"
             )
     every_set = set().union(*sets.values())
     for (cond, seed), s in sorted(sets.items()):
         if s != every_set:
-            raise ValueError(f"{cond}/seed{seed}: no evaluation of prompt set(s) {sorted(every_set - s)}")
+            raise SplHfError(f"{cond}/seed{seed}: no evaluation of prompt set(s) {sorted(every_set - s)}")
 
 
 def at_limit_table(runs: str | Path) -> list[dict[str, Any]]:

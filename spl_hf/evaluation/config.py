@@ -4,6 +4,12 @@ generation (``EvalConfig``); no heavy import: the CLI reads them for ``--help``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
+
+from spl_hf.errors import SplHfError
+from spl_hf.refusal import MATCHERS, get_matcher
+
+MATCHER_NAMES = tuple(MATCHERS)
 
 
 @dataclass
@@ -37,7 +43,7 @@ class RefusalEvalArgs:
 
     def __post_init__(self) -> None:
         if self.adapter and self.run:
-            raise ValueError("--adapter and --run exclude each other (a run names its own adapter)")
+            raise SplHfError("--adapter and --run exclude each other (a run names its own adapter)")
 
 
 @dataclass
@@ -58,3 +64,28 @@ class AtLimitArgs:
     runs: str = field(
         metadata={"help": "Folder of runs laid out as <condition>/seed<k>/.", "positional": True}
     )
+
+
+@dataclass
+class EvalConfig:
+    """Refusal evaluation"""
+
+    max_new_tokens: int = field(default=200, metadata={"help": "token limit per response (the paper: 200)"})
+    batch_size: int = field(default=8, metadata={"help": "prompts generated together (1 = one at a time)"})
+    system_prompt: str | None = field(default=None, metadata={"help": "system message before each prompt"})
+    matcher: Literal[MATCHER_NAMES] = field(  # type: ignore[valid-type]  # the registry's names, as choices
+        default="default",
+        metadata={
+            "help": "Refusal matcher: the phrase list that counts refusals (by default the package's own)."
+        },
+    )
+    progress: bool = field(
+        default=True, metadata={"help": "Show a tqdm progress bar.", "negated_help": "Hide the progress bar."}
+    )
+
+    def __post_init__(self) -> None:
+        if self.max_new_tokens < 1:
+            raise SplHfError("max_new_tokens must be at least 1")
+        if self.batch_size < 1:
+            raise SplHfError("batch_size must be at least 1")
+        get_matcher(self.matcher)

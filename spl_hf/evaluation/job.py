@@ -7,21 +7,22 @@ matcher's verdict), ``<out>/<prompt_set>/metrics.json`` and, when any prompt fai
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from spl_hf.evaluation.config import EvalConfig
 from spl_hf.evaluation.prompts import PromptSet
 from spl_hf.evaluation.run_folder import RunInfo
-from spl_hf.evaluation.runner import EvalConfig, RefusalEvaluator, annotate_refusals, refusal_metrics
+from spl_hf.evaluation.runner import RefusalEvaluator, annotate_refusals, refusal_metrics
 
 RESPONSES = "responses.jsonl"
 METRICS = "metrics.json"
 FAILURES = "failures.jsonl"
 CACHE = "results"
 OUTPUT_KIND = "eval-refusal"
+ROOT_KIND = "eval-refusal sets"
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ def evaluate_sets(
 ) -> list[dict[str, Any]]:
     """Generate, score and write each prompt set; returns one summary per set."""
     from spl_hf.backends import ShardStore, run_worker
+    from spl_hf.outputs import mark_output, seal_output
 
     evaluator = RefusalEvaluator(backend, config)
     store = ShardStore(str(cache_path))
@@ -63,6 +65,12 @@ def evaluate_sets(
         "max_new_tokens": config.max_new_tokens,
     }
     summaries = []
+    # The folder above the sets (a run's eval/) holds their results folder: recorded too, so a train
+    # run replaced with --overwrite can prove it wrote everything under it.
+    roots = {f.parent for f in folders.values()}
+    root = roots.pop() if len(roots) == 1 else None
+    if root is not None:
+        mark_output(root, ROOT_KIND)
     for ps in prompt_sets:
         items, failures = evaluator.prepare(ps.prompts)
         # The model is loaded here already (with its adapter): the stage runs in this process.
@@ -88,6 +96,8 @@ def evaluate_sets(
                 "failed": len(failures),
             }
         )
+    if root is not None:
+        seal_output(root)
     return summaries
 
 
@@ -131,15 +141,12 @@ def build_metrics(
 
 def write_set(folder: Path, rows: Sequence[dict], failures: Sequence[dict], metrics: dict[str, Any]) -> None:
     from spl_hf.backends import write_rows
-    from spl_hf.outputs import mark_output
+    from spl_hf.files import write_json
+    from spl_hf.outputs import mark_output, seal_output
 
-    folder.mkdir(parents=True, exist_ok=True)
-    mark_output(folder, OUTPUT_KIND)
+    mark_output(folder, OUTPUT_KIND, replace=True)  # the folder's guard passed before any work
     write_rows(folder / RESPONSES, rows)
     if failures:
         write_rows(folder / FAILURES, failures)
-    else:
-        (folder / FAILURES).unlink(missing_ok=True)
-    tmp = folder / f".{METRICS}.tmp"
-    tmp.write_text(json.dumps(metrics, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(folder / METRICS)
+    write_json(folder / METRICS, metrics, sort_keys=True)
+    seal_output(folder)

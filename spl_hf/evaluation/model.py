@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from spl_hf.backends import ModelInfo, cache_root
+from spl_hf.errors import SplHfError
 from spl_hf.filehash import files_sha256
+from spl_hf.files import temp_dir_beside, write_text
 
 
 def adapter_hash(adapter: str | Path) -> str:
@@ -43,14 +45,14 @@ def check_adapter(adapter: str | Path) -> Path:
     try:
         data = json.loads(config.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{config}: not valid JSON ({exc})") from None
+        raise SplHfError(f"{config}: not valid JSON ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("peft_type"), str):
-        raise ValueError(f"{config}: not a PEFT adapter config (a JSON object with 'peft_type')")
+        raise SplHfError(f"{config}: not a PEFT adapter config (a JSON object with 'peft_type')")
     weights = [folder / name for name in ADAPTER_WEIGHTS if (folder / name).is_file()]
     if not weights:
         raise FileNotFoundError(f"{folder}: no adapter weights ({' or '.join(ADAPTER_WEIGHTS)})")
     if weights[0].stat().st_size == 0:
-        raise ValueError(f"{weights[0]}: empty file (a broken copy?)")
+        raise SplHfError(f"{weights[0]}: empty file (a broken copy?)")
     return folder
 
 
@@ -94,14 +96,13 @@ def load_policy(
 
         path = model if adapter is None else str(merged_folder(model, adapter))
         return VLLMBackend(path, max_length=max_length, **kw)
-    raise ValueError(f"backend: expected 'hf' or 'vllm', got {kind!r}")
+    raise SplHfError(f"backend: expected 'hf' or 'vllm', got {kind!r}")
 
 
 def merged_folder(model: str | None, adapter: str | Path) -> Path:
     """Base + adapter merged and saved once (for vLLM), under the spl_hf cache, keyed by both hashes."""
     import os
     import shutil
-    import tempfile
 
     from spl_hf.backends import load_model, resolve_model
 
@@ -115,12 +116,12 @@ def merged_folder(model: str | None, adapter: str | Path) -> Path:
     loaded = load_model(model, threads=0, device="cpu")
     merged = _merged(loaded.model, adapter)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{key}.tmp-"))
+    tmp = temp_dir_beside(target, ".tmp")
     try:
         merged.save_pretrained(str(tmp))
         loaded.tokenizer.save_pretrained(str(tmp))
         # resolve_model reads this marker, so the vLLM backend reports base + adapter identity.
-        (tmp / "spl_hf_model.json").write_text(json.dumps(info.to_dict(), indent=2, sort_keys=True))
+        write_text(tmp / "spl_hf_model.json", json.dumps(info.to_dict(), indent=2, sort_keys=True))
         if target.exists():
             shutil.rmtree(target)
         os.replace(tmp, target)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from spl_hf.errors import SplHfError
+
 DEFAULT_SETS = ("or_bench_hard_1k", "or_bench_toxic")
 SAMPLE = "sample"
 
@@ -37,7 +39,7 @@ def sample_path(name: str) -> Path:
 
     samples = eval_sample_paths()
     if name not in samples:
-        raise ValueError(f"no shipped sample for prompt set {name!r}; samples exist for {', '.join(samples)}")
+        raise SplHfError(f"no shipped sample for prompt set {name!r}; samples exist for {', '.join(samples)}")
     return samples[name]
 
 
@@ -52,12 +54,12 @@ def parse_prompt_sets(spec: str, default_location: str | None = None) -> list[tu
         name, _, loc = part.partition("=")
         name = name.strip()
         if name not in PROMPT_SOURCES:
-            raise ValueError(f"--prompts: unknown prompt set {name!r}; known: {', '.join(PROMPT_SOURCES)}")
+            raise SplHfError(f"--prompts: unknown prompt set {name!r}; known: {', '.join(PROMPT_SOURCES)}")
         if any(n == name for n, _ in out):
-            raise ValueError(f"--prompts: {name!r} given twice")
+            raise SplHfError(f"--prompts: {name!r} given twice")
         out.append((name, loc.strip() or default_location))
     if not out:
-        raise ValueError("--prompts: no prompt set named")
+        raise SplHfError("--prompts: no prompt set named")
     return out
 
 
@@ -69,10 +71,10 @@ def load_prompt_set(
 
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         # rows[:-1] would silently drop the last prompt and report the rate over the rest
-        raise ValueError(f"limit must be a number of prompts of at least 1, got {limit!r}")
+        raise SplHfError(f"limit must be a number of prompts of at least 1, got {limit!r}")
     adapter = PROMPT_SOURCES.get(name)
     if adapter is None:
-        raise ValueError(f"unknown prompt set {name!r}; known: {', '.join(PROMPT_SOURCES)}")
+        raise SplHfError(f"unknown prompt set {name!r}; known: {', '.join(PROMPT_SOURCES)}")
     if location == SAMPLE:
         path: str = str(sample_path(name))
         shown = f"sample:{Path(path).name}"
@@ -92,5 +94,5 @@ def load_prompt_set(
     )
     quarantined = tuple(q.to_dict() for q in result.quarantine)
     if not prompts:
-        raise ValueError(f"prompt set {name} ({shown}): no usable prompts ({len(quarantined)} quarantined)")
+        raise SplHfError(f"prompt set {name} ({shown}): no usable prompts ({len(quarantined)} quarantined)")
     return PromptSet(name, shown, prompts, quarantined)

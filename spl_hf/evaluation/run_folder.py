@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spl_hf.errors import SplHfError
 from spl_hf.train import seed_of
 
 RUN_RECORD = "run.json"
@@ -32,7 +33,7 @@ class RunInfo:
     def check_base(self, revision: str) -> None:
         """Refuse to evaluate the adapter on other base weights than it was trained on."""
         if self.base_revision and not revision.startswith(self.base_revision):
-            raise ValueError(
+            raise SplHfError(
                 f"{self.path / RUN_RECORD}: adapter trained on base weights {self.base_revision}, "
                 f"but {self.model_name_or_path!r} now resolves to {revision.split('+adapter')[0]}"
             )
@@ -55,17 +56,17 @@ def read_run(path: str | Path) -> RunInfo:
     try:
         record = json.loads(record_path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{record_path}: not valid JSON ({exc.msg})") from None
+        raise SplHfError(f"{record_path}: not valid JSON ({exc.msg})") from None
     if not isinstance(record, dict):
-        raise ValueError(f"{record_path}: expected a JSON object")
+        raise SplHfError(f"{record_path}: expected a JSON object")
     if "model_name_or_path" not in record:
-        raise ValueError(f"{record_path}: lacks 'model_name_or_path' (the base model of the adapter)")
+        raise SplHfError(f"{record_path}: lacks 'model_name_or_path' (the base model of the adapter)")
     model = record["model_name_or_path"]
     if model is not None and not isinstance(model, str):
-        raise ValueError(f"{record_path}: 'model_name_or_path' must be a string, got {type(model).__name__}")
+        raise SplHfError(f"{record_path}: 'model_name_or_path' must be a string, got {type(model).__name__}")
     seed = record.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise ValueError(f"{record_path}: 'seed' must be an integer, got {seed!r}")
+        raise SplHfError(f"{record_path}: 'seed' must be an integer, got {seed!r}")
     if seed is None:
         seed = seed_of(run.resolve().name)
     dataset = {k: v for k, v in record.items() if k.startswith("dataset") or k == "train_split"}

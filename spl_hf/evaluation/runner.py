@@ -9,34 +9,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from spl_hf.backends import Backend, Generation, InputError, content_key, template_hash
+from spl_hf.errors import SplHfError
+from spl_hf.evaluation.config import EvalConfig
 from spl_hf.evaluation.prompts import EvalPrompt
 from spl_hf.refusal import MATCHERS, compute_refusal, get_matcher, match_array
 
 TEMPLATE_VERSION = 1
-
-
-@dataclass
-class EvalConfig:
-    """Refusal evaluation"""
-
-    max_new_tokens: int = field(default=200, metadata={"help": "token limit per response (the paper: 200)"})
-    batch_size: int = field(default=8, metadata={"help": "prompts generated together (1 = one at a time)"})
-    system_prompt: str | None = field(default=None, metadata={"help": "system message before each prompt"})
-    matcher: str = field(default="default", metadata={"help": f"refusal matcher: {', '.join(MATCHERS)}"})
-    progress: bool = field(
-        default=True, metadata={"help": "Show a tqdm progress bar.", "negated_help": "Hide the progress bar."}
-    )
-
-    def __post_init__(self) -> None:
-        if self.max_new_tokens < 1:
-            raise ValueError("max_new_tokens must be at least 1")
-        if self.batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
-        get_matcher(self.matcher)
 
 
 @dataclass(frozen=True)
@@ -165,7 +147,7 @@ def annotate_refusals(rows: list[dict[str, Any]], matcher: str) -> list[dict[str
 def refusal_metrics(rows: Sequence[dict[str, Any]], matcher: str) -> dict[str, Any]:
     """The chosen matcher's full result, plus every named matcher's rate for comparison."""
     if not rows:
-        raise ValueError("no responses to score: every prompt failed (see failures)")
+        raise SplHfError("no responses to score: every prompt failed (see failures)")
     texts = [r["response"] for r in rows]
     limits = [bool(r["at_limit"]) for r in rows]
     cats = [r["source_label"] or r["category"] for r in rows]

@@ -1,7 +1,7 @@
-"""Hub layout, cards, publishing and a local Hub server.
+"""Hub layout, cards and publishing.
 
-Attributes load on first use, so ``spl_hf.hub.server`` (stdlib HTTP only) starts without
-importing ``datasets``.
+Attributes load on first use. The local Hub server is a distribution of its own,
+``spl_hf_hub_server`` (the ``[server]`` extra).
 """
 
 from __future__ import annotations
@@ -15,36 +15,72 @@ DEFAULT_MAX_SHARD_SIZE = (
 )
 
 if TYPE_CHECKING:
+    from spl_hf.hub._publish import PublishResult, card_configs, provenance_section, publish
     from spl_hf.hub.card import CARD_INPUTS, card_inputs, regenerate_card, render_card
-    from spl_hf.hub.config import CardArgs, HubServeTokenArgs, PublishFolderArgs
+    from spl_hf.hub.config import CardArgs, HubServeConfig, HubServeTokenArgs, PublishFolderArgs
     from spl_hf.hub.folder import ConfigData, WrittenFolder, write_dataset_folder, yaml_metadata
-    from spl_hf.hub.publish import PublishResult, card_configs, publish
+    from spl_hf.hub.local_server import SERVER_INSTALL_HINT, ServerMissingError, server_package
     from spl_hf.hub.roundtrip import split_digests
-    from spl_hf.hub.server import HubHTTPServer, RunningServer
-    from spl_hf.hub.server.config import HubServeConfig
     from spl_hf.manifest import verify_manifest
 
 __all__ = [
     "CARD_INPUTS",
     "DEFAULT_MAX_SHARD_SIZE",
+    "SERVER_INSTALL_HINT",
     "CardArgs",
     "ConfigData",
-    "HubHTTPServer",
     "HubServeConfig",
     "HubServeTokenArgs",
     "PublishFolderArgs",
     "PublishResult",
-    "RunningServer",
+    "ServerMissingError",
     "WrittenFolder",
     "card_configs",
     "card_inputs",
+    "provenance_section",
     "publish",
     "regenerate_card",
     "render_card",
+    "server_package",
     "split_digests",
     "verify_manifest",
     "write_dataset_folder",
     "yaml_metadata",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.hub._publish": (
+        "PublishResult",
+        "card_configs",
+        "provenance_section",
+        "publish",
+    ),
+    "spl_hf.hub.card": (
+        "CARD_INPUTS",
+        "card_inputs",
+        "regenerate_card",
+        "render_card",
+    ),
+    "spl_hf.hub.config": (
+        "CardArgs",
+        "HubServeConfig",
+        "HubServeTokenArgs",
+        "PublishFolderArgs",
+    ),
+    "spl_hf.hub.folder": (
+        "ConfigData",
+        "WrittenFolder",
+        "write_dataset_folder",
+        "yaml_metadata",
+    ),
+    "spl_hf.hub.local_server": (
+        "SERVER_INSTALL_HINT",
+        "ServerMissingError",
+        "server_package",
+    ),
+    "spl_hf.hub.roundtrip": ("split_digests",),
+    "spl_hf.manifest": ("verify_manifest",),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -16,8 +16,11 @@ import pyarrow.parquet as pq
 from datasets import Features
 from huggingface_hub import DatasetCard, DatasetCardData
 
+from spl_hf.errors import SplHfError
+from spl_hf.files import refuse_symlink, write_text
+from spl_hf.hub.examples import card_examples
 from spl_hf.hub.folder import ConfigData, config_rows, sha256_file, yaml_metadata
-from spl_hf.manifest import update_manifest
+from spl_hf.manifest import MANIFEST, update_manifest
 
 CARD_INPUTS = "card.json"
 
@@ -54,7 +57,7 @@ def render_card(
     extra: dict = {}
     if license == "other":
         if not license_name or not license_link:
-            raise ValueError("license 'other' needs license_name and license_link")
+            raise SplHfError("license 'other' needs license_name and license_link")
         extra = {"license_name": license_name, "license_link": license_link}
     total = sum(config_rows(c, configs) for c in configs if c.default)
     data = DatasetCardData(
@@ -69,6 +72,9 @@ def render_card(
         **yaml_metadata(configs),
     )
     text = _template_text(template)
+    context.setdefault("revision", None)  # set by publish when it pushes to a branch other than main
+    context["config_splits"] = {c.name: c.split_names() for c in configs}
+    context["examples"] = card_examples(configs)
     card = DatasetCard.from_template(data, template_str=text, pretty_name=pretty_name, **context)
     return str(card)
 
@@ -101,15 +107,41 @@ def regenerate_card(
 
     The README's line in ``MANIFEST.sha256`` is updated to the new card's hash.
     """
+    folder = Path(folder)
+    text = card_text(folder, repo_id, template=template)
+    readme, inputs_path = folder / "README.md", folder / CARD_INPUTS
+    # The files are rewritten: refuse a link at any of them before writing anything (a link's target
+    # lies outside the build, and is a user's).
+    for path in (readme, inputs_path, folder / MANIFEST):
+        refuse_symlink(path)
+    write_text(readme, text)
+    changed = {"README.md": sha256_file(readme)}
+    if repo_id or template:  # card.json records what the README was rendered from: the audit renders it again
+        inputs = json.loads(inputs_path.read_text(encoding="utf-8"))
+        inputs["kwargs"].update({"repo_id": repo_id} if repo_id else {})
+        inputs["template"] = str(template or inputs["template"])
+        write_text(inputs_path, json.dumps(inputs, indent=1) + "\n")
+        changed[CARD_INPUTS] = sha256_file(inputs_path)
+    update_manifest(folder, changed)
+    return text
+
+
+def card_text(
+    folder: Path, repo_id: str | None = None, revision: str | None = None, template: str | Path | None = None
+) -> str:
+    """The card of a build folder rendered from its ``card.json`` and data, with the loading snippets
+    naming ``repo_id`` (and ``revision``, when given); nothing is written."""
     from spl_hf.hub.folder import shard_pattern
 
-    folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such build folder")
     inputs_path = folder / CARD_INPUTS
     if not inputs_path.is_file():
         raise FileNotFoundError(f"{inputs_path}: not found; this build predates card.json, rebuild it once")
-    inputs = json.loads(inputs_path.read_text())
+    try:
+        inputs = json.loads(inputs_path.read_text())
+    except json.JSONDecodeError as exc:
+        raise SplHfError(f"{inputs_path}: not valid JSON ({exc.msg}); rebuild the folder") from None
     configs = []
     for c in inputs["configs"]:
         feats = Features._from_yaml_list(c["features"])  # a list: keeps the column order
@@ -119,11 +151,8 @@ def regenerate_card(
     kwargs: dict = dict(inputs["kwargs"])
     if repo_id:
         kwargs["repo_id"] = repo_id
-    text = render_card(template or inputs["template"], configs, **kwargs)
-    readme = folder / "README.md"
-    readme.write_text(text, encoding="utf-8")
-    update_manifest(folder, {"README.md": sha256_file(readme)})
-    return text
+    kwargs["revision"] = revision
+    return render_card(template or inputs["template"], configs, **kwargs)
 
 
 # Where people edit the templates: found in a source checkout or an editable install. An installed

@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 import os
 import re
-import secrets
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -24,7 +23,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets import Features
 
+from spl_hf.errors import SplHfError
 from spl_hf.filehash import sha256_file
+from spl_hf.files import temp_dir_beside, write_bytes
 from spl_hf.hub import DEFAULT_MAX_SHARD_SIZE
 from spl_hf.manifest import check_manifest, write_manifest
 from spl_hf.outputs import (
@@ -32,6 +33,7 @@ from spl_hf.outputs import (
     OutputError,
     guard_dir,
     mark_output,
+    marker_kind,
     owned_by_spl_hf,
     written_by_live_process,
 )
@@ -71,29 +73,29 @@ def config_dir(name: str) -> str:
 def validate_layout(configs: list[ConfigData]) -> None:
     names = [c.name for c in configs]
     if len(set(names)) != len(names):
-        raise ValueError(f"duplicate config names: {names}")
+        raise SplHfError(f"duplicate config names: {names}")
     if "data" in names:
-        raise ValueError("config name 'data' is reserved by the Hub layout")
+        raise SplHfError("config name 'data' is reserved by the Hub layout")
     if sum(c.default for c in configs) > 1:
-        raise ValueError("more than one default config")
+        raise SplHfError("more than one default config")
     tables = {(c.name, s): c for c in configs for s in c.splits}
     for c in configs:
         names = c.split_names()
         if len(set(names)) != len(names):
-            raise ValueError(f"config {c.name!r}: a union split has the name of a stored split: {names}")
+            raise SplHfError(f"config {c.name!r}: a union split has the name of a stored split: {names}")
         for split in names:
             if not _SPLIT.match(split):
-                raise ValueError(f"config {c.name!r}: split name {split!r} must match {_SPLIT.pattern}")
+                raise SplHfError(f"config {c.name!r}: split name {split!r} must match {_SPLIT.pattern}")
         for split, refs in c.unions.items():
             if not refs:
-                raise ValueError(f"config {c.name!r}: union split {split!r} names no splits")
+                raise SplHfError(f"config {c.name!r}: union split {split!r} names no splits")
             for ref in refs:
                 if tuple(ref) not in tables:
-                    raise ValueError(
+                    raise SplHfError(
                         f"config {c.name!r}: union split {split!r} names {ref}, which is not a stored split"
                     )
                 if tables[tuple(ref)].features != c.features:
-                    raise ValueError(
+                    raise SplHfError(
                         f"config {c.name!r}: union split {split!r} names {ref}, whose features differ"
                     )
 
@@ -171,7 +173,7 @@ def shard_table(table: pa.Table, max_shard_bytes: int) -> list[pa.Table]:
     Parquet with compression is smaller than the Arrow data, so each file stays under the bound too.
     """
     if max_shard_bytes <= 0:
-        raise ValueError(f"max shard size must be positive, got {max_shard_bytes}")
+        raise SplHfError(f"max shard size must be positive, got {max_shard_bytes}")
     n = max(1, min(table.num_rows, -(-table.nbytes // max_shard_bytes)))
     bounds = [round(i * table.num_rows / n) for i in range(n + 1)]
     return [table.slice(a, b - a) for a, b in itertools.pairwise(bounds)]
@@ -183,33 +185,32 @@ def parse_size(size: str | int) -> int:
         return size
     m = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)(i?)B?\s*", size.upper())
     if not m:
-        raise ValueError(f"size {size!r}: expected a number of bytes like 500MB or 2GB")
+        raise SplHfError(f"size {size!r}: expected a number of bytes like 500MB or 2GB")
     base = 1024 if m.group(3) else 1000
     return int(m.group(1)) * base ** " KMGT".index(m.group(2) or " ")
 
 
 TEMP_TAG = ".spl_hf-"  # temp siblings are ".<name>.spl_hf-new-XXXX" / ".<name>.spl_hf-old-XXXX"
+PARTIAL_KIND = "partial dataset build"
 
 
 def _temp_sibling(out: Path, role: str) -> Path:
-    """A fresh hidden sibling of ``out``; created by ``mkdir`` so it honours the umask (mkdtemp: 0700)."""
-    while True:
-        path = out.with_name(f".{out.name}{TEMP_TAG}{role}-{secrets.token_hex(4)}")
-        try:
-            path.mkdir()
-            return path
-        except FileExistsError:
-            continue
+    """A fresh hidden sibling folder ``.<name>.spl_hf-<role>-<random>`` of ``out``."""
+    return temp_dir_beside(out, f"{TEMP_TAG}{role}")
 
 
 def _our_temps(out: Path, role: str = "") -> list[Path]:
+    """Our temp siblings: a partial build carries the partial marker, a build moved aside proves itself."""
     prefix = f".{out.name}{TEMP_TAG}{role}"
     if not out.parent.is_dir():
         return []
     return sorted(
         p
         for p in out.parent.iterdir()
-        if p.name.startswith(prefix) and p.is_dir() and not p.is_symlink() and owned_by_spl_hf(p)
+        if p.name.startswith(prefix)
+        and p.is_dir()
+        and not p.is_symlink()
+        and (owned_by_spl_hf(p) or ("-new-" in p.name and marker_kind(p) == PARTIAL_KIND))
     )
 
 
@@ -255,7 +256,7 @@ def write_dataset_folder(
     tmp = _temp_sibling(out, "new")
     try:
         # The marker makes the partial folder recognisably ours, so a later run may remove it.
-        mark_output(tmp, "partial dataset build")
+        mark_output(tmp, PARTIAL_KIND)
         shards: list[tuple[Path, pa.Table]] = []
         for c in configs:
             schema = c.features.arrow_schema
@@ -266,10 +267,7 @@ def write_dataset_folder(
                     shards.append((tmp / rel, shard))
         for rel, text in {"README.md": readme, **(extra_files or {})}.items():
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(text, bytes):  # e.g. a figure
-                (tmp / rel).write_bytes(text)
-            else:
-                (tmp / rel).write_text(text, encoding="utf-8")
+            write_bytes(tmp / rel, text if isinstance(text, bytes) else text.encode("utf-8"))
         # Parquet encoding and hashing run outside the GIL, so files are written and hashed in
         # parallel (largest first, so the longest write does not start last); each file's bytes
         # depend only on its own table.
@@ -302,7 +300,7 @@ def _swap_in(new: Path, out: Path) -> None:
     if any(out.iterdir()) and not owned_by_spl_hf(out):  # changed since the guard: never remove it
         raise OutputError(f"{out}: now holds files spl_hf did not write; the new build was not moved in")
     old = _temp_sibling(out, "old")
-    old.rmdir()
+    old.rmdir()  # a name no one else holds; rename needs it free
     os.rename(out, old)
     try:
         os.rename(new, out)

@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from spl_hf.errors import SplHfError
+from spl_hf.refusal._normalise import APOSTROPHES, normalise
 from spl_hf.refusal.matchers import Matcher, get_matcher
-from spl_hf.refusal.normalise import APOSTROPHES, normalise
 
 _RE2_SPECIAL = set("\\.^$|?*+()[]{}")
 
@@ -68,10 +69,10 @@ def as_string_array(values: Any, field: str = "predictions") -> Any:
         values = values.combine_chunks()
     if isinstance(values, pa.Array):
         if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
-            raise ValueError(f"{field}: expected strings, got an array of {values.type}")
+            raise SplHfError(f"{field}: expected strings, got an array of {values.type}")
         if values.null_count:
             first = int(pc.index(pc.is_null(values), True).as_py())
-            raise ValueError(f"{field}[{first}]: missing (None); every response must be a string")
+            raise SplHfError(f"{field}[{first}]: missing (None); every response must be a string")
         return values
     try:
         return pa.array(values, type=pa.large_string())

@@ -3,7 +3,7 @@
 A matcher is a list of patterns plus how they are applied (prefix or substring, case-sensitive or
 not) and an optional list of openings that are never a refusal (OR-Bench's GPT-4 check). Patterns
 are stored exactly as published; the normalisation applied before matching (curly apostrophes to
-straight, leading whitespace removed, see :mod:`spl_hf.refusal.normalise`) is applied to the
+straight, leading whitespace removed, see :mod:`spl_hf.refusal._normalise`) is applied to the
 patterns too, so a published ``I’m sorry`` and ``I'm sorry`` match the same responses. The hash
 covers the verbatim lists and the rule, so any edit to a list changes the reported hash.
 """
@@ -14,6 +14,8 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Literal
+
+from spl_hf.errors import SplHfError
 
 Mode = Literal["prefix", "substring"]
 
@@ -43,11 +45,11 @@ class Matcher:
 
     def __post_init__(self) -> None:
         if self.mode not in ("prefix", "substring"):
-            raise ValueError(f"matcher {self.id}: mode must be 'prefix' or 'substring', got {self.mode!r}")
+            raise SplHfError(f"matcher {self.id}: mode must be 'prefix' or 'substring', got {self.mode!r}")
         if not self.patterns:
-            raise ValueError(f"matcher {self.id}: at least one pattern is needed")
+            raise SplHfError(f"matcher {self.id}: at least one pattern is needed")
         if any(not isinstance(p, str) or not p for p in (*self.patterns, *self.never)):
-            raise ValueError(f"matcher {self.id}: patterns must be non-empty strings")
+            raise SplHfError(f"matcher {self.id}: patterns must be non-empty strings")
 
     @property
     def hash(self) -> str:
@@ -260,5 +262,5 @@ def get_matcher(name: str | Matcher | None) -> Matcher:
     key = ALIASES.get(key, key)
     if key not in MATCHERS:
         known = ", ".join([*MATCHERS, *ALIASES])
-        raise ValueError(f"unknown refusal matcher {name!r}; known: {known}")
+        raise SplHfError(f"unknown refusal matcher {name!r}; known: {known}")
     return MATCHERS[key]

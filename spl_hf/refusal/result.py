@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from spl_hf.errors import SplHfError
 from spl_hf.refusal.match import match_array
 from spl_hf.refusal.matchers import Matcher, get_matcher
 
@@ -58,7 +59,7 @@ def _bools(values: Any, n: int, field: str) -> np.ndarray:
         if all(type(v) is bool for v in seq):
             arr = arr.astype(bool)
     if arr.ndim != 1 or len(arr) != n:
-        raise ValueError(f"{field}: {arr.size} values for {n} predictions; one per prediction is required")
+        raise SplHfError(f"{field}: {arr.size} values for {n} predictions; one per prediction is required")
     if arr.dtype == bool:
         return arr
     ok = (
@@ -74,7 +75,7 @@ def _bools(values: Any, n: int, field: str) -> np.ndarray:
     )
     if not ok.all():
         i = int(np.argmin(ok))
-        raise ValueError(f"{field}[{i}]: expected true or false, got {arr[i]!r}")
+        raise SplHfError(f"{field}[{i}]: expected true or false, got {arr[i]!r}")
     return arr.astype(bool)
 
 
@@ -93,10 +94,10 @@ def compute_refusal(
     """
     m = get_matcher(matcher)
     if isinstance(predictions, str):
-        raise ValueError("predictions: expected a list of responses, got one string")
+        raise SplHfError("predictions: expected a list of responses, got one string")
     n = len(predictions)
     if n == 0:
-        raise ValueError("predictions: empty; a refusal rate needs at least one response")
+        raise SplHfError("predictions: empty; a refusal rate needs at least one response")
     limit = _bools(at_limit, n, "at_limit")
     refused, index = match_array(predictions, m)
     k = int(refused.sum())
@@ -106,12 +107,12 @@ def compute_refusal(
     if categories is not None:
         cats = list(categories.tolist() if hasattr(categories, "tolist") else categories)
         if len(cats) != n:
-            raise ValueError(
+            raise SplHfError(
                 f"categories: {len(cats)} values for {n} predictions; one per prediction is required"
             )
         for i, c in enumerate(cats):
             if not isinstance(c, str):
-                raise ValueError(f"categories[{i}]: expected a string, got {type(c).__name__}")
+                raise SplHfError(f"categories[{i}]: expected a string, got {type(c).__name__}")
         names, inverse = np.unique(np.asarray(cats, dtype=object).astype(str), return_inverse=True)
         counts = np.bincount(inverse, minlength=len(names))
         hits = np.bincount(inverse, weights=refused, minlength=len(names))

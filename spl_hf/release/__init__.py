@@ -18,4 +18,15 @@ __all__ = [
     "stage_key",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.release.stages": (
+        "StageOutcome",
+        "StageRunner",
+        "fingerprint",
+        "stage_key",
+    ),
+    "spl_hf.release.written": ("manifest_hash",),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from typing import Literal
 
 from spl_hf.backends import ModelArgs
+from spl_hf.build import SPLDeriveArgs, TenetCardArgs
 from spl_hf.configs import OutputArgs, PublishArgs
+from spl_hf.errors import SplHfError
 
 
 @dataclass
@@ -45,6 +49,73 @@ class ReleaseSettings(PublishArgs, OutputArgs):
     )
 
 
+@dataclass
+class RowGate:
+    """Quality gates (a failing gate stops the release before its write stage, exit 2)"""
+
+    min_rows: int = field(
+        default=1,
+        metadata={
+            "help": "Fewest preference rows the release may hold; with fewer it stops before writing "
+            "(an empty release is an error, never a success)."
+        },
+    )
+
+    gates_note: str = field(
+        default="", metadata={"help": "Why the gates are set as they are, stated in the card."}
+    )
+
+    def __post_init__(self) -> None:
+        if isinstance(self.min_rows, bool) or not isinstance(self.min_rows, int) or self.min_rows < 0:
+            raise SplHfError(f"min_rows must be a whole number >= 0, got {self.min_rows!r}")
+
+
+@dataclass
+class JudgeGates(RowGate):
+    """Quality gates (a failing gate stops the release before its write stage, exit 2)"""
+
+    min_position_consistency: float | None = field(
+        default=None,
+        metadata={
+            "help": "Least share of judgements whose two orderings prefer the same response (over all "
+            "tenets); None: not gated. A judge that always prefers the first-shown answer has 0."
+        },
+    )
+    min_pool_agreement: float | None = field(
+        default=None,
+        metadata={
+            "help": "Least Cohen's kappa of the judge's side against each pool's own preference, over "
+            "eligible pairs of the pools that state one (pools without one, or with kappa undefined, are "
+            "not gated); None: not gated. A coin scores about 0."
+        },
+    )
+    min_median_label_mass: float | None = field(
+        default=None,
+        metadata={
+            "help": "Least median probability the judge put on its answer labels, over every judgement "
+            "and both orderings (1 - the card's off-label mass q50); None: not gated. Unlike "
+            "min_label_mass, which drops single judgements, this stops the release."
+        },
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name, low in (
+            ("min_position_consistency", 0.0),
+            ("min_pool_agreement", -1.0),
+            ("min_median_label_mass", 0.0),
+        ):
+            value = getattr(self, name)
+            ok = value is None or (
+                not isinstance(value, bool)
+                and isinstance(value, (int, float))
+                and math.isfinite(value)
+                and low <= value <= 1.0
+            )
+            if not ok:
+                raise SplHfError(f"{name} must be a number in [{low:g}, 1] or None, got {value!r}")
+
+
 def parse_assignments(entries: list[str], what: str) -> dict[str, str]:
     """'name=value' entries as a dict; names must be unique."""
     out: dict[str, str] = {}
@@ -52,15 +123,15 @@ def parse_assignments(entries: list[str], what: str) -> dict[str, str]:
         name, sep, value = str(entry).partition("=")
         name, value = name.strip(), value.strip()
         if not sep or not name or not value:
-            raise ValueError(f"{what}: expected 'name=value', got {entry!r}")
+            raise SplHfError(f"{what}: expected 'name=value', got {entry!r}")
         if name in out:
-            raise ValueError(f"{what}: {name!r} given twice")
+            raise SplHfError(f"{what}: {name!r} given twice")
         out[name] = value
     return out
 
 
 @dataclass
-class TenetReleaseConfig(ReleaseSettings, ModelArgs):
+class TenetReleaseConfig(ReleaseSettings, ModelArgs, JudgeGates, TenetCardArgs):
     """Per-tenet DPO release"""
 
     pools: list[str] = field(
@@ -73,27 +144,36 @@ class TenetReleaseConfig(ReleaseSettings, ModelArgs):
         default=None,
         metadata={"help": "Character budget of flattened multi-turn histories (default: the adapters')."},
     )
-    pku_preference: str = field(
+    pku_preference: Literal["safer", "better"] = field(
         default="safer", metadata={"help": "PKU-SafeRLHF label used as source preference."}
     )
-    tenets: str = field(default="all", metadata={"help": "Comma-separated tenet names, or 'all'."})
-    tenets_file: str | None = field(
-        default=None, metadata={"help": "YAML of tenet statements (default: the 49 built in)."}
+    tenets: list[str] = field(
+        default_factory=lambda: ["all"],
+        metadata={"help": "Tenet names (an entry 'a,b' names two), or 'all'."},
     )
-    threshold_note: str = field(
-        default="", metadata={"help": "Why the threshold differs from the card's 0.5, stated in the card."}
-    )
-    sft: bool = field(
-        default=True,
-        metadata={
-            "help": "Also write the companion 'sft' config (prompt + chosen).",
-            "negated_help": "Write no 'sft' config.",
-        },
-    )
+    sft: bool = True  # a release writes the sft config unless told not to; help from TenetCardArgs
+
+    def __post_init__(self) -> None:
+        ModelArgs.__post_init__(self)
+        JudgeGates.__post_init__(self)
+        if isinstance(self.tenets, str):  # a recipe may hold one string
+            self.tenets = [self.tenets]
+        self.tenets = [n.strip() for entry in self.tenets for n in str(entry).split(",") if n.strip()]
+        self.selected_tenets()  # unknown or repeated names are refused here, before any pool is read
+
+    def selected_tenets(self) -> tuple:
+        """The tenets this release judges, from tenets_file or the 49 built in."""
+        from spl_hf.tenets import default_tenets, load_tenets, select_tenets
+
+        tenet_set = load_tenets(self.tenets_file) if self.tenets_file else default_tenets()
+        try:
+            return select_tenets(self.tenets, tenet_set)
+        except KeyError as exc:
+            raise SplHfError(f"tenets: {exc.args[0] if exc.args else exc}") from None
 
 
 @dataclass
-class SPLReleaseConfig(ReleaseSettings, ModelArgs):
+class SPLReleaseConfig(ReleaseSettings, ModelArgs, RowGate, SPLDeriveArgs):
     """SPL safety release"""
 
     prompt_sources: list[str] = field(
@@ -117,11 +197,7 @@ class SPLReleaseConfig(ReleaseSettings, ModelArgs):
             "and get no candidates. Default: every drawn prompt."
         },
     )
-    rulebase: str | None = field(
-        default=None, metadata={"help": "Rule base YAML (default: the packaged one)."}
-    )
-    margin: int = field(default=1, metadata={"help": "Minimum rank difference for a label."})
-    labeler_mode: str = field(
+    labeler_mode: Literal["constrained", "json"] = field(
         default="constrained",
         metadata={
             "help": "constrained (default: letter probabilities, no parse failure) or json (the paper's "
@@ -131,7 +207,7 @@ class SPLReleaseConfig(ReleaseSettings, ModelArgs):
     recorded_prompts: str | None = field(
         default=None,
         metadata={
-            "help": "Prompt records with recorded attributes (JSON Lines, as `spl-hf derive` reads), or "
+            "help": "Prompt records with recorded attributes (JSON Lines, as `spl-hf build spl` reads), or "
             "'sample' for the shipped sample; with recorded_candidates the release derives from these "
             "instead of generating and labeling."
         },
@@ -154,14 +230,6 @@ class SPLReleaseConfig(ReleaseSettings, ModelArgs):
             "default: the model that generates and labels."
         },
     )
-    panel: str | None = field(
-        default=None,
-        metadata={
-            "help": "Human rater panel (JSON Lines or parquet: item_id, rater_id, attribute, label) on "
-            "prompt_ids or candidate_ids of this release: the labeler's agreement with it (Tables V and "
-            "XI) goes into the card and the build report."
-        },
-    )
     recorded_verdicts: str | None = field(
         default=None,
         metadata={
@@ -169,3 +237,10 @@ class SPLReleaseConfig(ReleaseSettings, ModelArgs):
             "(JSON Lines, as the verdict stage writes) for the judge comparison configs."
         },
     )
+
+    def __post_init__(self) -> None:
+        from spl_hf.release.spl_settings import check_spl_release
+
+        ModelArgs.__post_init__(self)
+        RowGate.__post_init__(self)
+        check_spl_release(self)  # here, so that --dry_run and recipe parsing reach every check

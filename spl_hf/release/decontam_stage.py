@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from spl_hf.contract import DECONTAMINATION_FILE
+from spl_hf.errors import SplHfError
 from spl_hf.release.pools import SourceSpec
 
 SOURCE_REPORTS_FILE = "source_reports.json"  # written by the read/prompts stage beside its rows
@@ -29,13 +30,13 @@ def check_heldout(config: Any, specs: list[SourceSpec]) -> None:
     given = {s.source: s for s in specs}
     missing = [n for n in names if n not in given]
     if missing:
-        raise ValueError(
+        raise SplHfError(
             f"held-out sets {missing} have no file: give heldout_files entries such as "
             f"'{missing[0]}=path' (or 'org/name@sha'), or leave them out of 'heldout'"
         )
     unused = sorted(set(given) - set(names))
     if unused:
-        raise ValueError(f"heldout_files names {unused}, which 'heldout' does not list")
+        raise SplHfError(f"heldout_files names {unused}, which 'heldout' does not list")
 
 
 def heldout_table(
@@ -51,7 +52,7 @@ def heldout_table(
     tables, reports = [], []
     for n in names:
         options = SourceOptions(revision=given[n].revision, harmbench_categories=categories)
-        result = read_prompt_pool(n, given[n].location, options)
+        result = read_prompt_pool(given[n].reader, given[n].location, options, **given[n].read_kwargs())
         tables.append(result.prompts.data.table)
         reports.append({**result.report.to_dict(), "role": "heldout"})
     return pa.concat_tables(tables), reports
@@ -96,7 +97,7 @@ def decontaminate_rows(
     summary["sources"] = [public_report(r) for r in [*(sources or []), *held_reports]]
     kept = result.kept
     if kept.num_rows == 0 and rows.num_rows:
-        raise ValueError(
+        raise SplHfError(
             f"decontamination removed all {rows.num_rows} training rows ({summary['prompts_removed']} prompts): "
             f"every one matches a held-out prompt of {', '.join(config.heldout)} "
             f"({summary['removed_by_match']}); nothing is left to build from"

@@ -1,20 +1,47 @@
-"""Naming source files in a recipe: 'source=path', 'source=org/name@sha' (a pinned Hub id) or 'sample'."""
+"""Naming source files in a recipe: 'source=path', 'source=org/name@sha' (a pinned Hub id), 'sample',
+or an entry that names the adapter, the file, the source name and a column mapping.
+
+A recipe's pool (or prompt-set) list may hold mappings::
+
+    pools:
+      - pku_train=PKU-Alignment/PKU-SafeRLHF@<sha>
+      - {source: hh_test, adapter: hh_train, path: data/hh-test.jsonl.gz}
+      - {source: stack_pairs, adapter: preference, path: se.parquet, license: cc-by-sa-4.0,
+         columns: {prompt: question, chosen: response_j, rejected: response_k}}
+
+``source`` is the name the rows, splits and card use; ``adapter`` (default: ``source``) reads the
+file; ``columns`` maps what the adapter reads to the file's columns. On the command line the same
+entry is a JSON object (``--pools '{"source": "hh_test", ...}'``).
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from spl_hf.errors import SplHfError
 from spl_hf.release.config import parse_assignments
 from spl_hf.release.stages import fingerprint
 from spl_hf.sources import is_hub_id
 
+_ENTRY_KEYS = {"source", "adapter", "path", "columns", "license", "revision"}
+
+
+class PoolEntryError(SplHfError):
+    """A pool or prompt-set entry of a recipe that cannot be used; the message names it."""
+
 
 @dataclass(frozen=True)
 class SourceSpec:
-    source: str
+    source: str  # the source name the rows carry
     location: str  # local path or Hub id
     revision: str | None
+    adapter: str | None = None  # the adapter that reads it, when not the source name itself
+    columns: tuple[tuple[str, str], ...] = ()  # what the adapter reads -> the file's column
+    license: str | None = None
 
     @property
     def is_local(self) -> bool:
@@ -24,30 +51,128 @@ class SourceSpec:
     def pinned(self) -> bool:
         return self.is_local or self.revision is not None
 
+    @property
+    def reader(self) -> str:
+        """The adapter's name (``read_pool``'s first argument)."""
+        return self.adapter or self.source
+
+    def read_kwargs(self) -> dict[str, Any]:
+        """The source name, mapping and licence ``read_pool``/``read_prompt_pool`` take."""
+        return {"name": self.source, "columns": self.columns, "license": self.license}
+
     def identity(self) -> str:
-        """What the stage key hashes: the file's bytes, or the Hub id at its pinned commit."""
-        if self.is_local:
-            return f"file:{fingerprint(self.location)}"
-        return f"hub:{self.location}@{self.revision or 'unpinned'}"
+        """What the stage key hashes: the file's bytes, or the Hub id at its pinned commit (and how it is read)."""
+        where = (
+            f"file:{fingerprint(self.location)}"
+            if self.is_local
+            else f"hub:{self.location}@{self.revision or 'unpinned'}"
+        )
+        if self.adapter is None and not self.columns and self.license is None:
+            return where  # a plain 'source=path' entry keeps the key it always had
+        how = {"adapter": self.reader, "columns": dict(self.columns), "license": self.license}
+        return f"{where} {json.dumps(how, sort_keys=True)}"
+
+
+def _entry(value: Any, what: str) -> Mapping[str, Any]:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise PoolEntryError(f"{what}: {value[:80]!r} is not a JSON object ({exc.msg})") from None
+    if not isinstance(value, Mapping):
+        raise PoolEntryError(f"{what}: an entry must be 'source=path' or a mapping, got {value!r}")
+    unknown = sorted(set(map(str, value)) - _ENTRY_KEYS)
+    if unknown or "source" not in value or "path" not in value:
+        raise PoolEntryError(
+            f"{what}: entry {dict(value)!r} needs 'source' and 'path' (and may give adapter, columns, "
+            f"license, revision){'; unknown: ' + ', '.join(unknown) if unknown else ''}"
+        )
+    return value
+
+
+def _mapped_spec(value: Any, registry: dict, samples: dict[str, Path], what: str) -> SourceSpec:
+    """A mapping entry: the adapter must be known, the name valid, the mapping well-formed."""
+    from spl_hf.sources import GENERIC, parse_columns, resolve_adapter
+
+    entry = _entry(value, what)
+    source, adapter = str(entry["source"]), str(entry.get("adapter") or entry["source"])
+    if adapter not in registry and not (adapter in GENERIC and registry_kind(registry) == "pairs"):
+        raise PoolEntryError(f"{what}: {source}: unknown adapter {adapter!r}; known: {', '.join(registry)}")
+    resolve_adapter(adapter, source, entry.get("license"))  # a bad source name fails here, naming it
+    location = str(entry["path"])
+    if location == "sample":
+        if adapter not in samples:
+            raise PoolEntryError(f"{what}: no shipped sample for {adapter!r}")
+        location = str(samples[adapter])
+    revision = entry.get("revision")
+    if revision is None and "@" in location and not Path(location).exists():
+        location, _, revision = location.partition("@")
+    return SourceSpec(
+        source,
+        location,
+        str(revision) if revision else None,
+        adapter if adapter != source else None,
+        parse_columns(entry.get("columns"), f"{what}: {source}: columns"),
+        str(entry["license"]) if entry.get("license") else None,
+    )
+
+
+def registry_kind(registry: dict) -> str:
+    return next((getattr(a, "kind", "") for a in registry.values()), "")
+
+
+def _plain_entries(entries: list[Any]) -> tuple[list[str], list[Any]]:
+    plain = [e for e in entries if isinstance(e, str) and not e.lstrip().startswith("{")]
+    return plain, [e for e in entries if e not in plain]
 
 
 def parse_sources(
-    entries: list[str], registry: dict, samples: dict[str, Path], what: str
+    entries: list[Any], registry: dict, samples: dict[str, Path], what: str
 ) -> list[SourceSpec]:
     """Validate recipe entries against the adapter registry; 'sample' expands to the shipped samples."""
     if list(entries) == ["sample"]:
         return [SourceSpec(s, str(p), None) for s, p in samples.items()]
+    plain, mapped = _plain_entries(list(entries))
     specs = []
-    for source, value in parse_assignments(list(entries), what).items():
+    for source, value in parse_assignments(plain, what).items():
         if source not in registry:
-            raise ValueError(f"{what}: unknown source {source!r}; known: {', '.join(registry)}")
+            raise PoolEntryError(f"{what}: unknown source {source!r}; known: {', '.join(registry)}")
         if value == "sample":
             if source not in samples:
-                raise ValueError(f"{what}: no shipped sample for {source!r}")
+                raise PoolEntryError(f"{what}: no shipped sample for {source!r}")
             value = str(samples[source])
         location, _, revision = value.partition("@")
-        spec = SourceSpec(source, location, revision or None)
-        if not spec.is_local and not is_hub_id(location):
-            raise FileNotFoundError(f"{what}: {source}: {location} does not exist")
-        specs.append(spec)
+        specs.append(SourceSpec(source, location, revision or None))
+    specs += [_mapped_spec(value, registry, samples, what) for value in mapped]
+    names = [s.source for s in specs]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise PoolEntryError(f"{what}: source name(s) {', '.join(twice)} given twice")
+    for spec in specs:
+        if not spec.is_local and not is_hub_id(spec.location):
+            raise FileNotFoundError(f"{what}: {spec.source}: {spec.location} does not exist")
     return specs
+
+
+def preview_sources(specs: list[SourceSpec], options: Any) -> list[dict[str, Any]]:
+    """A dry run's read of each local file's first records, through its adapter and mapping.
+
+    It fails as the real read would, naming the file (a pool file in another format, a mapping onto
+    a column the file lacks); a Hub id is not read in a dry run, which loads nothing from the network.
+    """
+    from spl_hf.sources import preview
+
+    out: list[dict[str, Any]] = []
+    for spec in specs:
+        if not spec.is_local:
+            out.append({"source": spec.source, "read": f"{spec.location}: a Hub id, not read in a dry run"})
+            continue
+        report = preview(spec.reader, spec.location, options, **spec.read_kwargs())
+        out.append(
+            {
+                "source": spec.source,
+                "read": f"first {report.records_read} record(s): {report.rows_yielded} row(s), "
+                f"{report.n_quarantined} quarantined",
+            }
+        )
+    return out

@@ -17,14 +17,15 @@ from typing import Any
 
 from spl_hf.backends import engine_kwargs
 from spl_hf.contract import DECONTAMINATION_FILE
-from spl_hf.release.config import SPLReleaseConfig, parse_assignments
+from spl_hf.errors import SplHfError
+from spl_hf.files import write_text
+from spl_hf.release.config import SPLReleaseConfig
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
 from spl_hf.release.results import open_results
+from spl_hf.release.spl_label import VERDICTS_FILE
 from spl_hf.release.stages import StageRunner, fingerprint
-from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, written_here
-
-VERDICTS_FILE = "verdicts.jsonl"
+from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, record_output, written_here
 
 
 def recipe_classes() -> tuple[type, ...]:
@@ -51,28 +52,11 @@ class SPLRelease:
     heldout: list[SourceSpec] = field(init=False)
 
     def __post_init__(self) -> None:
+        from spl_hf.release.spl_settings import candidate_fractions, pool_sizes
         from spl_hf.sources import PROMPT_SOURCES, eval_sample_paths, prompt_sample_paths
 
-        recorded = (self.cfg.recorded_prompts, self.cfg.recorded_candidates)
-        if any(recorded) and not all(recorded):
-            raise ValueError("recorded_prompts and recorded_candidates go together")
-        self.recorded = all(recorded)
-        if self.cfg.recorded_verdicts and not self.recorded:
-            raise ValueError(
-                "recorded_verdicts goes with recorded_prompts and recorded_candidates (set "
-                "verdict_judge to judge generated candidates)"
-            )
-        if self.cfg.verdict_model and not self.cfg.verdict_judge:
-            raise ValueError("verdict_model is the model of the verdict stage: set verdict_judge too")
-        if self.cfg.verdict_judge and self.recorded:
-            raise ValueError(
-                "verdict_judge judges generated candidates; with recorded attributes give recorded_verdicts"
-            )
-        if self.recorded == bool(self.cfg.prompt_sources):
-            raise ValueError(
-                "give either prompt_sources (generate and label) or recorded_prompts and "
-                "recorded_candidates (derive from recorded attributes)"
-            )
+        # The settings themselves were checked by SPLReleaseConfig (spl_settings.check_spl_release).
+        self.recorded = bool(self.cfg.recorded_prompts and self.cfg.recorded_candidates)
         self.sources = parse_sources(
             self.cfg.prompt_sources, PROMPT_SOURCES, prompt_sample_paths(), "prompt_sources"
         )
@@ -81,33 +65,20 @@ class SPLRelease:
             if self.cfg.heldout_files
             else []
         )
-        self.sizes = {
-            k: _positive_int(v, f"pool_sizes {k}")
-            for k, v in parse_assignments(self.cfg.pool_sizes, "pool_sizes").items()
-        }
-        unknown = sorted(set(self.sizes) - {s.source for s in self.sources})
-        if unknown:
-            raise ValueError(f"pool_sizes: {unknown} are not among prompt_sources")
-        self.fractions = {
-            k: _fraction(v, f"candidate_fraction {k}")
-            for k, v in parse_assignments(self.cfg.candidate_fraction, "candidate_fraction").items()
-        }
-        unknown = sorted(set(self.fractions) - {s.source for s in self.sources})
-        if unknown:
-            raise ValueError(f"candidate_fraction: {unknown} are not among prompt_sources")
-        if self.cfg.labeler_mode not in ("constrained", "json"):
-            raise ValueError(f"labeler_mode must be 'constrained' or 'json', got {self.cfg.labeler_mode!r}")
+        self.sizes = pool_sizes(self.cfg)
+        self.fractions = candidate_fractions(self.cfg)
         from spl_hf.rules import default_rulebase, load_rulebase
 
         self.rulebase = load_rulebase(self.cfg.rulebase) if self.cfg.rulebase else default_rulebase()
         self.store, self.executor = open_results(self.cfg, self.executor)
         if not self.recorded:
             check_heldout(self.decontam, self.heldout)
-        if self.cfg.panel and not Path(self.cfg.panel).is_file():
-            raise FileNotFoundError(f"panel: {self.cfg.panel} does not exist")
         panel = [self.cfg.panel] if self.cfg.panel else []
         check_output(
-            self.cfg, [p.location for p in self.sources + self.heldout if p.is_local] + self.records() + panel
+            self.cfg,
+            [p.location for p in self.sources + self.heldout if p.is_local] + self.records() + panel,
+            self.generation,
+            self.decontam,
         )
 
     def records(self) -> list[str]:
@@ -162,8 +133,15 @@ class SPLRelease:
 
     def _plan(self, runner: StageRunner) -> dict[str, Any]:
         """--dry_run: the stages this recipe would run and whether its first one is done, no model."""
+        from spl_hf.release.pools import preview_sources
+        from spl_hf.sources import SourceOptions
+
         c = self.cfg
         key, path, done = runner.plan("prompts", self._prompt_settings())
+        heldout_opts = SourceOptions(harmbench_categories=tuple(self.decontam.heldout_harmbench_categories))
+        # what the prompts stage would refuse is refused now, naming the file
+        previews = preview_sources(self.sources, SourceOptions(accept_partial=c.accept_partial))
+        previews += preview_sources(self.heldout, heldout_opts)
         plan = {
             "sources": [asdict(s) for s in self.sources],
             "pool_sizes": self.sizes,
@@ -176,6 +154,7 @@ class SPLRelease:
             "prompts": {"key": key, "path": str(path), "finished": done},
             "instructions": list(self.generation.instructions),
             "rulebase": self.rulebase.id,
+            "previews": previews,
         }
         self.log(json.dumps(plan, indent=2))
         return plan
@@ -241,7 +220,17 @@ class SPLRelease:
         return labeled, judged
 
     def _finish(self, runner: StageRunner, written: Any) -> dict[str, Any]:
+        from spl_hf.release.gates import check_gates, row_gate
+
         c = self.cfg
+        # The rows are known only once derived, so an SPL release checks min_rows before its audit and
+        # publish stages: a dataset without labeled pairs is never reported as a success.
+        gates = check_gates(
+            [row_gate(written.counts["labeled"], c)],
+            c.gates_note,
+            f"not audited or published ({c.output_dir})",
+        )
+        record_output(c, self.generation, self.decontam)
         audited = runner.run(
             "audit", {"write": written.key, "manifest": manifest_hash(c.output_dir)}, self._audit
         )
@@ -258,9 +247,9 @@ class SPLRelease:
                 },
                 self._publish,
             )
-        report = {"kind": "spl_safety", "output_dir": c.output_dir, **runner.report()}
+        report = {"kind": "spl_safety", "output_dir": c.output_dir, **runner.report(), "quality_gates": gates}
         path = Path(c.run_dir) / "run_report.json"
-        path.write_text(json.dumps(report, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+        write_text(path, json.dumps(report, indent=2, sort_keys=True, default=str) + "\n")
         self.log(f"run report: {path}")
         return report
 
@@ -309,13 +298,16 @@ class SPLRelease:
         import pyarrow.parquet as pq
 
         from spl_hf.release.decontam_stage import write_source_reports
-        from spl_hf.sources import SourceOptions, quarantine_dataset, read_prompt_pool
+        from spl_hf.sources import SourceOptions, quarantine_dataset, read_prompt_pool, require_rows
 
         tables, quarantine, reports = [], [], []
         counts: dict[str, Any] = {"per_source": {}, "quarantined": {}}
         for spec in self.sources:
             options = SourceOptions(revision=spec.revision, accept_partial=self.cfg.accept_partial)
-            result = read_prompt_pool(spec.source, spec.location, options)
+            result = read_prompt_pool(spec.reader, spec.location, options, **spec.read_kwargs())
+            require_rows(
+                result.report, result.quarantine
+            )  # a file its adapter cannot read is an error, not an empty source
             table = result.prompts.data.table
             counts["per_source"][spec.source] = table.num_rows
             counts["quarantined"][spec.source] = len(result.quarantine)
@@ -324,7 +316,7 @@ class SPLRelease:
             tables.append(table)
         rows = pa.concat_tables(tables)
         if rows.num_rows == 0:
-            raise ValueError("prompt_sources: no prompts were read")
+            raise SplHfError("prompt_sources: no prompts were read")
         pq.write_table(rows, out / "prompts.parquet")
         pq.write_table(quarantine_dataset(quarantine).data.table, out / "quarantine.parquet")
         write_source_reports(out, reports)
@@ -414,125 +406,14 @@ class SPLRelease:
         }
 
     def _label(self, clean_dir: Path, gen_dir: Path, out: Path) -> dict[str, Any]:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        from spl_hf.release.spl_label import label_stage
 
-        from spl_hf.backends import LabelerConfig, items_from_rows, label_stage, run_stage
-
-        cands = pq.read_table(gen_dir / "candidates.parquet").to_pylist()
-        prompts, _ = self._with_candidates(pq.read_table(clean_dir / "prompts.parquet").to_pylist())
-        rows = [
-            {"prompt_id": r["prompt_id"], "prompt": [{"role": "user", "content": r["prompt"]}]}
-            for r in prompts
-        ]
-        rows += [
-            {
-                "prompt_id": r["prompt_id"],
-                "prompt": r["prompt"],
-                "response": r["response"],
-                "response_id": r["response_id"],
-            }
-            for r in cands
-        ]
-        items, failures = items_from_rows(rows)
-        config = LabelerConfig(mode=self.cfg.labeler_mode, progress=self.generation.progress)
-        result = run_stage(
-            label_stage(self.cfg, self.rulebase.schema, config), items, self.store, self.executor
-        )
-        labels = result.rows
-        pq.write_table(pa.Table.from_pylist(labels), out / "labels.parquet")
-        # The records the SPL build reads: prompt attributes once per prompt, response attributes per candidate.
-        by_id = {
-            (r["scope"], r["prompt_id"] if r["scope"] == "prompt" else r["response_id"]): r for r in labels
-        }
-        engine = result.stats["engine"]
-        labeler_id = {**engine, "mode": config.mode, **_model_identity(labels)}
-        with open(out / "prompts.jsonl", "w", encoding="utf-8") as fh:
-            for p in prompts:
-                rec = {**_record(p, by_id.get(("prompt", p["prompt_id"]))), "labeler": labeler_id}
-                fh.write(json.dumps(rec, sort_keys=True) + "\n")
-        with open(out / "candidates.jsonl", "w", encoding="utf-8") as fh:
-            for r in cands:
-                lab = by_id.get(("response", r["response_id"]))
-                rec = {
-                    "prompt_id": r["prompt_id"],
-                    "candidate_id": r["response_id"].replace("/", "_"),
-                    "instruction": r["instruction"],
-                    "response": r["response"],
-                    **_attrs(lab),
-                    "labeler": labeler_id,
-                    # The generate stage runs the same model settings; its rows carry the weights' identity.
-                    "generator": {
-                        **engine,
-                        "mode": "generate",
-                        "model_id": r["model_id"],
-                        "model_revision": r["model_revision"],
-                        "template_hash": r["template_hash"],
-                    },
-                }
-                fh.write(json.dumps(rec, sort_keys=True) + "\n")
-        statuses: dict[str, int] = {}
-        for r in labels:
-            statuses[r["status"]] = statuses.get(r["status"], 0) + 1
-        return {
-            "items": len(items),
-            "labels": len(labels),
-            "malformed": len(failures),
-            "status": statuses,
-            "computed": result.computed,
-            "cached": result.cached,
-        }
+        return label_stage(self, clean_dir, gen_dir, out)
 
     def _verdict(self, label_dir: Path, out: Path) -> dict[str, Any]:
-        from spl_hf.backends import items_from_rows, run_stage, verdict_stage
-        from spl_hf.derive import VerdictRecord, read_jsonl, verdict_options, verdict_record_json
+        from spl_hf.release.spl_label import verdict_stage
 
-        text = {p["prompt_id"]: p["prompt"] for p in read_jsonl(label_dir / "prompts.jsonl")}
-        cands = read_jsonl(label_dir / "candidates.jsonl")
-        items, failures = items_from_rows(
-            {
-                "prompt_id": r["prompt_id"],
-                "prompt": [{"role": "user", "content": text[r["prompt_id"]]}],
-                "response": r["response"],
-                "response_id": r["candidate_id"],
-            }
-            for r in cands
-        )
-        model = replace(self.cfg, model=self.cfg.verdict_model) if self.cfg.verdict_model else self.cfg
-        stage = verdict_stage(model, dict(self.rulebase.verdicts), self.generation.progress)
-        items = [it for it in items if it.scope == "response"]
-        result = run_stage(stage, items, self.store, self.executor)
-        got = {r["response_id"]: r for r in result.rows}
-        options = verdict_options(stage.settings["ranking"])
-        verdicts: dict[str, int] = {}
-        with open(out / VERDICTS_FILE, "w", encoding="utf-8") as fh:
-            for r in cands:
-                row = got.get(r["candidate_id"])
-                if row is None:  # recorded as not judged, never given a default verdict
-                    rec = VerdictRecord(r["candidate_id"], "not_judged", None, None, None, None, None)
-                else:
-                    probs = json.loads(row["probs_json"])
-                    rec = VerdictRecord(
-                        r["candidate_id"],
-                        "ok",
-                        tuple(probs[v] for v in options),
-                        row["mass"],
-                        row["model_id"],
-                        row["model_revision"],
-                        row["template_hash"],
-                    )
-                    verdicts[row["verdict"]] = verdicts.get(row["verdict"], 0) + 1
-                line = json.loads(verdict_record_json(rec, r["prompt_id"], options))
-                fh.write(json.dumps({**line, "engine": result.stats["engine"]}, sort_keys=True) + "\n")
-        return {
-            "candidates": len(cands),
-            "judged": len(got),
-            "not_judged": len(cands) - len(got),
-            "malformed": len(failures),
-            "verdicts": verdicts,
-            "computed": result.computed,
-            "cached": result.cached,
-        }
+        return verdict_stage(self, label_dir, out)
 
     def _write(self, label_dir: Path, clean_dir: Path, out: Path, verdicts: Path | None) -> dict[str, Any]:
         return self._write_records(
@@ -551,22 +432,24 @@ class SPLRelease:
         decontamination: str | None = None,
         verdicts: str | None = None,
     ) -> dict[str, Any]:
-        from spl_hf.build import SPLBuildConfig, build_spl
+        from spl_hf.build import SPLBuildConfig, SPLDeriveArgs, build_spl, fields_of
 
         c = self.cfg
+        build = SPLBuildConfig(
+            prompts=prompts,
+            candidates=candidates,
+            decontamination=decontamination,
+            verdicts=verdicts,
+            **fields_of(c, SPLDeriveArgs),  # the release's derivation settings, passed on whole
+            output_dir=c.output_dir,
+            overwrite=True,
+        )
+        # The card names the repo it is published to, or a placeholder, and this release's title.
         result = build_spl(
-            SPLBuildConfig(
-                prompts=prompts,
-                candidates=candidates,
-                rulebase=c.rulebase,
-                margin=c.margin,
-                output_dir=c.output_dir,
-                overwrite=True,
+            replace(
+                build,
                 repo_id=c.repo_id or "ORG/NAME",
                 pretty_name=c.pretty_name or "SPL safety preference pairs",
-                decontamination=decontamination,
-                verdicts=verdicts,
-                panel=c.panel,
             )
         )
         (out / WRITTEN).write_text(manifest_hash(c.output_dir) or "", encoding="utf-8")
@@ -587,21 +470,16 @@ class SPLRelease:
     def _audit(self, out: Path) -> dict[str, Any]:
         from spl_hf.audit import audit
 
-        result = audit(self.cfg.output_dir, rulebase=self.rulebase).result
-        judge = result.judge
-        record = {
-            "ok": result.ok,
-            "rules": result.rules.to_dict(),
-            "judge": judge.to_dict() if judge else None,
-            "failures": result.failures,
-        }
-        (out / "audit.json").write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
+        # The build's own rule base (its rulebase.yaml, written from self.rulebase), so that audit.json
+        # is exactly what `spl-hf audit OUTPUT_DIR --json` prints.
+        report = audit(self.cfg.output_dir)
+        report.write_json(out / "audit.json")  # the shape `spl-hf audit --json` prints
         return {
-            "ok": result.ok,
-            "rows": result.rules.rows,
-            "reproduced": result.rules.reproduced,
-            **({"judge_rows": judge.rows, "judge_reproduced": judge.reproduced} if judge else {}),
-            "failures": len(result.failures),
+            "ok": report.ok,
+            "rows": report.rows,
+            "reproduced": report.reproduced,
+            **report.judge_counts,
+            "failures": len(report.failures),
         }
 
     def _publish(self, out: Path) -> dict[str, Any]:
@@ -615,56 +493,6 @@ class SPLRelease:
             json.dumps({**result.to_json(), "load": result.load_line()}, indent=2) + "\n", encoding="utf-8"
         )
         return {"repo_id": result.repo_id, "commit_sha": result.commit_sha}
-
-
-def _attrs(label: dict | None) -> dict[str, Any]:
-    if label is None:  # the labeler could not take this item: recorded, never defaulted
-        return {"attributes": None, "parse_status": "not_labeled", "raw_output": None, "label_mass": None}
-    attrs = json.loads(label["attributes_json"]) if label.get("attributes_json") else None
-    return {
-        "attributes": attrs,
-        "parse_status": label["status"],
-        "raw_output": label.get("raw_text"),
-        # Constrained mode: the probability the answer letters held per attribute (the rest is off-label).
-        "label_mass": json.loads(label["mass_json"]) if label.get("mass_json") else None,
-    }
-
-
-def _model_identity(labels: list[dict[str, Any]]) -> dict[str, Any]:
-    """The labeler's model and template, as its rows record them (every row names the same)."""
-    first = labels[0] if labels else {}
-    return {k: first.get(k) for k in ("model_id", "model_revision", "template_hash")}
-
-
-def _record(prompt: dict, label: dict | None) -> dict[str, Any]:
-    return {
-        "prompt_id": prompt["prompt_id"],
-        "source": prompt["source"],
-        "source_category": prompt["category"],
-        "prompt": prompt["prompt"],
-        **_attrs(label),
-    }
-
-
-def _fraction(value: str, what: str) -> Fraction:
-    """A share in (0, 1] written as a decimal or a ratio ('0.7', '1007/1439'), kept exact."""
-    try:
-        share = Fraction(value)
-    except (ValueError, ZeroDivisionError):
-        raise ValueError(f"{what}: expected a share such as 0.7 or 1007/1439, got {value!r}") from None
-    if not 0 < share <= 1:
-        raise ValueError(f"{what}: must be above 0 and at most 1, got {value}")
-    return share
-
-
-def _positive_int(value: str, what: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise ValueError(f"{what}: expected a whole number, got {value!r}") from None
-    if n < 1:
-        raise ValueError(f"{what}: must be at least 1, got {n}")
-    return n
 
 
 def make_release(cfg: SPLReleaseConfig, generation: Any, decontam: Any, executor: Any = None) -> SPLRelease:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable, Mapping
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from spl_hf.filehash import files_sha256, sha256_file
+from spl_hf.files import temp_dir_beside, write_text
 
 STAGE_FILE = "stage.json"
 STAGE_VERSION = 1
@@ -115,20 +117,18 @@ class StageRunner:
             return outcome
         self.log(f"[{name}] running -> {path}")
         t0 = time.perf_counter()
-        tmp = path.with_name(f".{path.name}.partial")
-        if self.is_main:
-            # Only this runner names folders so; what is there is a killed earlier attempt.
-            shutil.rmtree(tmp, ignore_errors=True)
-            tmp.mkdir(parents=True)
-        self._wait()
+        tmp = self._temp(path)
         counts: Mapping[str, Any] = {}
-        if parallel or self.is_main:
-            counts = fn(tmp)
+        try:
+            if parallel or self.is_main:
+                counts = fn(tmp)
+        except BaseException:
+            if self.ranks is None:  # a launch's other ranks may still be writing into it
+                shutil.rmtree(tmp, ignore_errors=True)
+            raise
         if self.is_main:
             record = {"name": name, "key": key, "settings": settings, "counts": counts}
-            (tmp / STAGE_FILE).write_text(
-                json.dumps(record, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8"
-            )
+            write_text(tmp / STAGE_FILE, json.dumps(record, indent=2, sort_keys=True, default=str) + "\n")
             tmp.replace(path)
         self._wait()
         if not self.is_main:
@@ -139,8 +139,41 @@ class StageRunner:
         self.outcomes.append(outcome)
         return outcome
 
+    def _temp(self, path: Path) -> Path:
+        """A new folder to fill, renamed to ``path`` when whole; never shared with another run.
+
+        One process takes a random name carrying its pid (so a later run can remove a dead one's);
+        the ranks of one launch share the name of their rendezvous port, which no concurrent
+        launch on the host can hold.
+        """
+        if self.is_main:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _remove_dead_temps(path)
+        if self.ranks is None:
+            return temp_dir_beside(path, f".partial-{os.getpid()}")
+        tmp = path.with_name(f".{path.name}.partial-port{os.environ.get('MASTER_PORT', '0')}")
+        if self.is_main:
+            shutil.rmtree(tmp, ignore_errors=True)  # this launch's own name: a killed earlier attempt
+            tmp.mkdir()
+        self._wait()
+        return tmp
+
     def report(self) -> dict[str, Any]:
         return {"run_dir": str(self.run_dir), "stages": [o.to_dict() for o in self.outcomes]}
+
+
+def _remove_dead_temps(path: Path) -> None:
+    """Delete the temp folders of attempts at this stage whose process died (on this host)."""
+    for tmp in path.parent.glob(f".{path.name}.partial-*"):
+        pid = tmp.name.rsplit(".partial-", 1)[1].split("-", 1)[0]
+        if not pid.isdigit():
+            continue  # a launch's folder: its next attempt replaces it
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(tmp, ignore_errors=True)
+        except PermissionError:
+            continue
 
 
 def _short(counts: Mapping[str, Any]) -> str:

@@ -8,18 +8,20 @@ rerun skips finished stages and a killed judge stage resumes from its cache.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from spl_hf.backends import engine_kwargs
 from spl_hf.contract import DECONTAMINATION_FILE
+from spl_hf.errors import SplHfError
+from spl_hf.files import write_jsonl, write_text
 from spl_hf.release.config import TenetReleaseConfig
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
 from spl_hf.release.results import open_results
 from spl_hf.release.stages import StageRunner, fingerprint
-from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, written_here
+from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, record_output, written_here
 
 
 def recipe_classes() -> tuple[type, ...]:
@@ -42,7 +44,6 @@ class TenetRelease:
 
     def __post_init__(self) -> None:
         from spl_hf.sources import ADAPTERS, PROMPT_SOURCES, eval_sample_paths, sample_paths
-        from spl_hf.tenets import default_tenets, load_tenets, select_tenets
 
         self.pools = parse_sources(self.cfg.pools, ADAPTERS, sample_paths(), "pools")
         self.heldout = (
@@ -50,11 +51,16 @@ class TenetRelease:
             if self.cfg.heldout_files
             else []
         )
-        tenet_set = load_tenets(self.cfg.tenets_file) if self.cfg.tenets_file else default_tenets()
-        self.tenets = select_tenets(self.cfg.tenets, tenet_set)
+        self.tenets = self.cfg.selected_tenets()
         check_heldout(self.decontam, self.heldout)
         # Refuse a bad output folder now, not after hours of judging.
-        check_output(self.cfg, [p.location for p in self.pools + self.heldout if p.is_local])
+        check_output(
+            self.cfg,
+            [p.location for p in self.pools + self.heldout if p.is_local],
+            self.assign,
+            self.judge,
+            self.decontam,
+        )
         self.store, self.executor = open_results(self.cfg, self.executor)
 
     # -- stages -------------------------------------------------------------------------------------
@@ -75,17 +81,20 @@ class TenetRelease:
             self._judge_settings(content(clean, "pairs.parquet")),
             lambda d: self._judge(clean.path, d),
         )
+        quality = self._judge_quality(clean.path, judged.path)
         assigned = runner.run(
             "assign",
             {"scores": content(judged, "scores.parquet"), "assign": asdict(self.assign)},
             lambda d: self._assign(judged.path, d),
         )
+        gates = self._gates(quality, assigned)
         written = runner.run(
             "write",
-            self._write_settings(clean, judged, assigned),
-            lambda d: self._write(clean.path, judged.path, assigned.path, d),
+            {**self._write_settings(clean, judged, assigned), "quality_gates": gates},
+            lambda d: self._write(clean.path, judged.path, assigned.path, d, gates),
             still_valid=lambda d: written_here(d, self.cfg.output_dir),
         )
+        record_output(self.cfg, self.assign, self.judge, self.decontam)
         audited = runner.run(
             "audit",
             {"write": written.key, "manifest": manifest_hash(self.cfg.output_dir)},
@@ -104,11 +113,22 @@ class TenetRelease:
                 },
                 lambda d: self._publish(d),
             )
-        return self._write_report(runner)
+        return self._write_report(runner, gates)
 
     def plan(self, runner: StageRunner) -> dict[str, Any]:
         """The stages with the keys they would have; later keys need earlier outputs, so only 'read' is known."""
+        from spl_hf.release.pools import preview_sources
+        from spl_hf.sources import SourceOptions
+
         key, path, done = runner.plan("read", self._read_settings())
+        opts = {"pku_preference": self.cfg.pku_preference, "accept_partial": self.cfg.accept_partial}
+        if self.cfg.clip_chars is not None:
+            opts["clip_chars"] = self.cfg.clip_chars
+        heldout_opts = SourceOptions(harmbench_categories=tuple(self.decontam.heldout_harmbench_categories))
+        # what the read stage would refuse is refused now, naming the file (issue: a dry run promised)
+        previews = preview_sources(self.pools, SourceOptions(**opts)) + preview_sources(
+            self.heldout, heldout_opts
+        )
         plan = {
             "pools": [asdict(p) for p in self.pools],
             "heldout": [asdict(p) for p in self.heldout],
@@ -118,6 +138,7 @@ class TenetRelease:
             "read": {"key": key, "path": str(path), "finished": done},
             "assign": asdict(self.assign),
             "output_dir": self.cfg.output_dir,
+            "previews": previews,
         }
         self.log(json.dumps(plan, indent=2))
         return plan
@@ -133,7 +154,7 @@ class TenetRelease:
     def _read(self, out: Path) -> dict[str, Any]:
         import pyarrow.parquet as pq
 
-        from spl_hf.sources import SourceOptions, read_pool
+        from spl_hf.sources import SourceOptions, read_pool, require_rows
 
         counts: dict[str, Any] = {"rows": 0, "per_source": {}, "quarantined": {}}
         tables, quarantine, reports = [], [], []
@@ -145,7 +166,11 @@ class TenetRelease:
         if self.cfg.clip_chars is not None:
             opts["clip_chars"] = self.cfg.clip_chars
         for spec in _registry_order(self.pools):
-            result = read_pool(spec.source, spec.location, SourceOptions(revision=spec.revision, **opts))
+            options = SourceOptions(revision=spec.revision, **opts)
+            result = read_pool(spec.reader, spec.location, options, **spec.read_kwargs())
+            require_rows(
+                result.report, result.quarantine
+            )  # a file its adapter cannot read is an error, not an empty pool
             tables.append(result.pairs.data.table)
             quarantine.extend(result.quarantine)
             counts["per_source"][spec.source] = result.pairs.num_rows
@@ -161,7 +186,7 @@ class TenetRelease:
 
         rows = pa.concat_tables(tables) if tables else None
         if rows is None or rows.num_rows == 0:
-            raise ValueError("pools: no pair rows were read")
+            raise SplHfError("pools: no pair rows were read")
         pq.write_table(rows, out / "pairs.parquet")
         pq.write_table(quarantine_dataset(quarantine).data.table, out / "quarantine.parquet")
         write_source_reports(out, reports)
@@ -204,13 +229,14 @@ class TenetRelease:
         pairs, bad = parse_pairs(rows)
         stage = judge_stage(self.cfg, self.judge)
         result = run_stage(stage, judge_items(pairs, self.tenets), self.store, self.executor)
-        scores, judge_failures, not_judged = judge_outcome(result, self.tenets)
+        scores, refused, not_judged = judge_outcome(result, self.tenets)
         if not scores:
-            raise ValueError("judge: no (pair, tenet) could be scored")
+            raise SplHfError("judge: no (pair, tenet) could be scored")
         pq.write_table(pa.Table.from_pylist(scores), out / "scores.parquet")
-        failures = [asdict(b) for b in bad] + judge_failures
-        (out / "failures.jsonl").write_text("".join(json.dumps(f) + "\n" for f in failures), encoding="utf-8")
-        (out / "not_judged.json").write_text(json.dumps(not_judged, sort_keys=True) + "\n", encoding="utf-8")
+        # Refused pairs and bad rows; each not-judged (pair, tenet) is listed once too, counted apart.
+        failures = [asdict(b) for b in bad] + refused + [asdict(f) for f in not_judged.failures]
+        write_jsonl(out / "failures.jsonl", failures)
+        write_text(out / "not_judged.json", json.dumps(not_judged.by_tenet, sort_keys=True) + "\n")
         mean_abs = sum(abs(r["score"]) for r in scores) / len(scores)
         return {
             "pairs": len(pairs),
@@ -218,12 +244,43 @@ class TenetRelease:
             "scores": len(scores),
             "computed": result.computed,
             "cached": result.cached,
-            "failed": len(failures),
-            "not_judged": sum(not_judged.values()),  # below min_label_mass: recorded, never a score
+            "failed": len(bad) + len(refused),  # rows, and (pair, tenet)s refused before scoring
+            "not_judged": not_judged.total,  # below min_label_mass: recorded once, never a score
+            "boundary_fallbacks": result.stats.get("boundary_fallbacks") or 0,  # this process's
             "mean_abs_score": round(mean_abs, 6),
             "model_id": scores[0]["model_id"],
             "model_revision": scores[0]["model_revision"],
         }
+
+    def _judge_quality(self, clean_dir: Path, judge_dir: Path, quiet: bool = False) -> dict[str, Any]:
+        """The judge-quality figures of the judged pairs (what the card shows), printed as one line."""
+        import pyarrow.parquet as pq
+
+        from spl_hf.build import judged_quality
+        from spl_hf.release.gates import quality_line
+
+        section = judged_quality(
+            pq.read_table(judge_dir / "scores.parquet"),
+            _preferences(clean_dir / "pairs.parquet"),
+            self.assign.threshold,
+        )
+        if not quiet:
+            self.log(quality_line(section))
+        return section
+
+    def _gates(self, quality: dict[str, Any], assigned: Any) -> dict[str, Any]:
+        """The quality gates on the judge figures and the assigned rows; raises GateFailed on a failure."""
+        from spl_hf.release.gates import check_gates, gate_results
+
+        counts = assigned.counts
+        concerned = (
+            []
+            if counts["assigned"]
+            else [f"0 of {len(self.tenets)} tenets kept at capacity {self.assign.capacity}"]
+        )
+        return check_gates(
+            gate_results(quality, counts["assigned"], self.cfg, concerned), self.cfg.gates_note
+        )
 
     def _assign(self, judge_dir: Path, out: Path) -> dict[str, Any]:
         from spl_hf.assign import (
@@ -268,31 +325,27 @@ class TenetRelease:
             "sft": c.sft,
         }
 
-    def _write(self, clean_dir: Path, judge_dir: Path, assign_dir: Path, out: Path) -> dict[str, Any]:
-        from spl_hf.build import TenetBuildConfig, build_tenets
+    def _write(
+        self, clean_dir: Path, judge_dir: Path, assign_dir: Path, out: Path, gates: dict[str, Any]
+    ) -> dict[str, Any]:
+        from spl_hf.build import TenetBuildConfig, TenetCardArgs, build_tenets, fields_of
 
-        a, c = self.assign, self.cfg
-        result = build_tenets(
-            TenetBuildConfig(
-                pairs=str(clean_dir / "pairs.parquet"),
-                scores=str(judge_dir / "scores.parquet"),
-                not_judged=str(judge_dir / "not_judged.json"),
-                assignment=str(assign_dir / "assignment.parquet"),
-                capacity=a.capacity,
-                threshold=a.threshold,
-                solver=a.solver,
-                seed=a.seed,
-                strategy=a.strategy,
-                output_dir=c.output_dir,
-                overwrite=True,
-                repo_id=c.repo_id or "ORG/NAME",
-                pretty_name=c.pretty_name or "Per-tenet judge-scored DPO pairs",
-                threshold_note=c.threshold_note,
-                tenets_file=c.tenets_file,
-                sft=c.sft,
-                decontamination=str(clean_dir / DECONTAMINATION_FILE),
-            )
+        c = self.cfg
+        cfg = TenetBuildConfig(
+            pairs=str(clean_dir / "pairs.parquet"),
+            scores=str(judge_dir / "scores.parquet"),
+            not_judged=str(judge_dir / "not_judged.json"),
+            assignment=str(assign_dir / "assignment.parquet"),
+            decontamination=str(clean_dir / DECONTAMINATION_FILE),
+            # The release's own AssignConfig and card settings, passed on whole: a new field reaches the build.
+            **asdict(self.assign),
+            **fields_of(c, TenetCardArgs),
+            output_dir=c.output_dir,
+            overwrite=True,
         )
+        # The card names the repo it is published to, or a placeholder; the title defaults to the build's.
+        cfg = replace(cfg, repo_id=c.repo_id or "ORG/NAME", pretty_name=c.pretty_name or cfg.pretty_name)
+        result = build_tenets(cfg, gates=gates)
         (out / WRITTEN).write_text(manifest_hash(c.output_dir) or "", encoding="utf-8")
         return {
             "rows": result.rows,
@@ -305,8 +358,8 @@ class TenetRelease:
     def _audit(self, out: Path) -> dict[str, Any]:
         from spl_hf.audit import audit
 
-        report = audit(self.cfg.output_dir).result
-        (out / "audit.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+        report = audit(self.cfg.output_dir)
+        report.write_json(out / "audit.json")  # the shape `spl-hf audit --json` prints
         return {
             "ok": report.ok,
             "rows": report.rows,
@@ -329,19 +382,33 @@ class TenetRelease:
         )
         return {"repo_id": result.repo_id, "commit_sha": result.commit_sha}
 
-    def _write_report(self, runner: StageRunner) -> dict[str, Any]:
-        report = {"kind": "tenet_dpo", "output_dir": self.cfg.output_dir, **runner.report()}
+    def _write_report(self, runner: StageRunner, gates: dict[str, Any]) -> dict[str, Any]:
+        report = {
+            "kind": "tenet_dpo",
+            "output_dir": self.cfg.output_dir,
+            **runner.report(),
+            "quality_gates": gates,
+        }
         path = Path(self.cfg.run_dir) / "run_report.json"
-        path.write_text(json.dumps(report, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+        write_text(path, json.dumps(report, indent=2, sort_keys=True, default=str) + "\n")
         self.log(f"run report: {path}")
         return report
+
+
+def _preferences(path: Path) -> Any:
+    """The pair ids with the pool's own preference, where the pair rows state one."""
+    import pyarrow.parquet as pq
+
+    names = pq.read_schema(path).names
+    return pq.read_table(path, columns=[c for c in ("pair_id", "source_preference") if c in names])
 
 
 def _registry_order(specs: list[SourceSpec]) -> list[SourceSpec]:
     from spl_hf.sources import ADAPTERS
 
     order = list(ADAPTERS)
-    return sorted(specs, key=lambda s: order.index(s.source))
+    # built-in pools in card order, then the pools the user named, in the order given
+    return sorted(specs, key=lambda s: order.index(s.source) if s.source in order else len(order))
 
 
 def make_release(

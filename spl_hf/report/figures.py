@@ -10,9 +10,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from spl_hf.errors import SplHfError
 from spl_hf.report.seeds import SeedReport
 from spl_hf.stats import SeedSummary
 
+MIN_SEEDS_FOR_INTERVAL = 2  # a t interval needs at least two seeds
 MARKERS = ("s", "^", "o", "D", "v", "P", "X")
 # PNG text chunks carry the matplotlib version by default; drop it so outputs depend on data only.
 PNG_METADATA = {"Software": None}
@@ -28,8 +30,11 @@ def _figure(width: float, height: float, panels: int):
 
 
 def save_png(fig, path: str | Path) -> Path:
+    from spl_hf.files import atomic_path
+
     path = Path(path)
-    fig.savefig(path, dpi=120, metadata=PNG_METADATA)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=120, metadata=PNG_METADATA)
     return path
 
 
@@ -55,11 +60,6 @@ def _whisker(ax, x: float, s: SeedSummary) -> None:
         )
 
 
-def _bar(ax, x: float, s: SeedSummary, color: str) -> None:
-    ax.bar(x, s.mean, width=0.55, color=color, alpha=0.35, edgecolor=color, zorder=1)
-    _whisker(ax, x, s)
-
-
 def _mean_mark(ax, x: float, s: SeedSummary, color: str) -> None:
     """A short horizontal bar at the mean with its whisker, for zoomed axes where a full bar would mislead."""
     ax.hlines(s.mean, x - 0.22, x + 0.22, colors=color, linewidth=3, zorder=3)
@@ -70,17 +70,59 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
 
 
-def figure_conditions(report: SeedReport):
-    """Figure 4: one panel per prompt set, one bar per condition with its seeds as points."""
-    fig, axes, colors = _figure(
-        3.2 + 1.1 * len(report.conditions) * len(report.prompt_sets), 3.6, len(report.prompt_sets)
+def conditions_data(report: SeedReport) -> list[dict]:
+    """What each bar of :func:`figure_conditions` shows: the mean over seeds, the prompts per seed (n),
+    the share of responses that stopped at the token limit, and whether an interval is drawn."""
+    out = []
+    for ps in report.prompt_sets:
+        for c in report.conditions:
+            s = next(x for x in report.summaries if x.condition == c and x.prompt_set == ps)
+            runs = [r for r in report.runs if r.condition == c and r.prompt_set == ps]
+            total = sum(r.n for r in runs)
+            out.append(
+                {
+                    "prompt_set": ps,
+                    "condition": c,
+                    "seeds": len(s.rates),
+                    "n": sorted({r.n for r in runs}),
+                    "mean": s.summary.mean,
+                    "at_limit_share": sum(r.at_limit for r in runs) / total if total else None,
+                    "interval": len(s.rates) >= MIN_SEEDS_FOR_INTERVAL and s.summary.ci_low is not None,
+                }
+            )
+    return out
+
+
+def _bar_note(d: dict) -> str:
+    n = "/".join(str(x) for x in d["n"]) or "0"
+    limit = "–" if d["at_limit_share"] is None else f"{d['at_limit_share'] * 100:.0f}%"
+    return f"n={n} × {d['seeds']} seed{'s' if d['seeds'] != 1 else ''}\nat limit {limit}"
+
+
+def _conditions_title(data: list[dict], pct: str) -> str:
+    if all(d["interval"] for d in data):
+        return f"Refusal across seeds: points = seeds, bar = mean, whisker = {pct} t interval"
+    return (
+        "Refusal: points = seeds, bar = mean; no interval where there is 1 seed (needs ≥ 2)\n"
+        "n = prompts per seed; at limit = responses cut at the token limit (a refusal after the cut is not seen)"
     )
-    pct = f"{report.confidence * 100:g}%"
+
+
+def figure_conditions(report: SeedReport):
+    """Figure 4: one panel per prompt set, one bar per condition with its seeds as points, each bar
+    labelled with its n and at-limit share; intervals only where there are at least 2 seeds."""
+    fig, axes, colors = _figure(
+        3.2 + 1.1 * len(report.conditions) * len(report.prompt_sets), 4.0, len(report.prompt_sets)
+    )
+    data = conditions_data(report)
     for ax, ps in zip(axes, report.prompt_sets):
         for i, c in enumerate(report.conditions):
             s = next(x for x in report.summaries if x.condition == c and x.prompt_set == ps)
+            d = next(x for x in data if x["condition"] == c and x["prompt_set"] == ps)
             color = colors[i % len(colors)]
-            _bar(ax, i, s.summary, color)
+            ax.bar(i, s.summary.mean, width=0.55, color=color, alpha=0.35, edgecolor=color, zorder=1)
+            if d["interval"]:
+                _whisker(ax, i, s.summary)
             ax.scatter(
                 [i + o for o in _offsets(len(s.rates))],
                 s.rates,
@@ -91,11 +133,20 @@ def figure_conditions(report: SeedReport):
                 linewidth=0.5,
                 zorder=4,
             )
+            ax.annotate(
+                _bar_note(d),
+                (i, 100),
+                xytext=(0, -3),
+                textcoords="offset points",
+                ha="center",
+                va="top",
+                fontsize=7,
+            )
         ax.set_xticks(range(len(report.conditions)), report.conditions, rotation=15)
-        ax.set_title(f"{ps} ({report.matchers[ps]})", fontsize=9)
+        ax.set_title(f"{ps} (matcher: {report.matchers[ps]})", fontsize=9)
         ax.set_ylabel("measured refusal (%)")
         ax.set_ylim(0, 100)
-    fig.suptitle(f"Refusal across seeds: points = seeds, bar = mean, whisker = {pct} t interval", fontsize=9)
+    fig.suptitle(_conditions_title(data, f"{report.confidence * 100:g}%"), fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -104,7 +155,7 @@ def figure_contrast(report: SeedReport, first: str, second: str):
     """Figure 5: the two conditions side by side per prompt set, same-seed runs joined by gray lines."""
     pairs = [c for c in report.contrasts if (c.contrast.first, c.contrast.second) == (first, second)]
     if not pairs:
-        raise ValueError(f"the report has no contrast {first}:{second}")
+        raise SplHfError(f"the report has no contrast {first}:{second}")
     fig, axes, colors = _figure(3.6 * len(pairs), 4.0, len(pairs))
     for ax, cs in zip(axes, pairs):
         k = cs.contrast

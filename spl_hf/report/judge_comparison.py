@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 from spl_hf.backends import verdict_preference
 from spl_hf.contract import judge_comparison_tables
 from spl_hf.derive import JUDGE_COLUMN
+from spl_hf.errors import SplHfError
 from spl_hf.jsonl import read_rows
 from spl_hf.rules import default_rulebase, load_rulebase
 
@@ -132,7 +133,7 @@ def read_derivations(build: str | Path) -> pa.Table:
             if c not in t.column_names
         ]
         if missing:
-            raise ValueError(f"{f}: missing column(s) {', '.join(missing)}")
+            raise SplHfError(f"{f}: missing column(s) {', '.join(missing)}")
     return pa.concat_tables(tables, promote_options="default")
 
 
@@ -146,7 +147,7 @@ def read_judge_labels(path: str | Path, ranking: dict[str, int]) -> dict[str, Ju
     """Pair labels (``pair_id, verdict_a, verdict_b[, chosen]``) or per-response verdicts (``{pair_id}/a|b``)."""
     rows = read_rows(path, line_key="__line__")
     if not rows:
-        raise ValueError(f"{path}: no rows")
+        raise SplHfError(f"{path}: no rows")
     reader = _pair_label_rows if "verdict_a" in rows[0] else _response_verdict_rows
     return reader(path, rows, ranking)
 
@@ -157,7 +158,7 @@ def _where(path: str | Path, row: dict) -> str:
 
 def _verdict(path: str | Path, verdict: object, row: dict, key: str, ranking: dict[str, int]) -> str:
     if verdict not in ranking:
-        raise ValueError(
+        raise SplHfError(
             f"{_where(path, row)}: {key} {verdict!r} is not a verdict of the build's rule base "
             f"({sorted(ranking)})"
         )
@@ -172,16 +173,16 @@ def _pair_label_rows(
         where = _where(path, row)
         pid = row.get("pair_id")
         if not isinstance(pid, str) or not pid:
-            raise ValueError(f"{where}: missing pair_id")
+            raise SplHfError(f"{where}: missing pair_id")
         if pid in out:
-            raise ValueError(f"{where}: pair {pid!r} appears twice")
+            raise SplHfError(f"{where}: pair {pid!r} appears twice")
         if row.get("verdict_a") is None or row.get("verdict_b") is None:
-            raise ValueError(f"{where}: pair {pid!r} lacks a response verdict")
+            raise SplHfError(f"{where}: pair {pid!r} lacks a response verdict")
         va = _verdict(path, row["verdict_a"], row, "verdict_a", ranking)
         vb = _verdict(path, row["verdict_b"], row, "verdict_b", ranking)
         chosen = verdict_preference(va, vb, ranking).chosen
         if "chosen" in row and row["chosen"] != chosen:
-            raise ValueError(
+            raise SplHfError(
                 f"{where}: pair {pid!r} has chosen={row['chosen']!r} but its verdicts "
                 f"({va}, {vb}) give {chosen!r} under the build's ranking"
             )
@@ -196,17 +197,17 @@ def _response_verdict_rows(
     for row in rows:
         rid = row.get("response_id")
         if not isinstance(rid, str) or "/" not in rid or rid.rsplit("/", 1)[1] not in SIDES:
-            raise ValueError(
+            raise SplHfError(
                 f"{_where(path, row)}: expected pair-label rows (pair_id, verdict_a, verdict_b) or verdict "
                 f"rows whose response_id is '<pair_id>/a' or '<pair_id>/b', got {rid!r}"
             )
         pid, side = rid.rsplit("/", 1)
         if side in verdicts.setdefault(pid, {}):
-            raise ValueError(f"{_where(path, row)}: response {rid!r} appears twice")
+            raise SplHfError(f"{_where(path, row)}: response {rid!r} appears twice")
         verdicts[pid][side] = _verdict(path, row.get("verdict"), row, "verdict", ranking)
     half = sorted(pid for pid, v in verdicts.items() if len(v) < 2)
     if half:
-        raise ValueError(f"{path}: pair(s) with a verdict for one response only: {', '.join(half[:10])}")
+        raise SplHfError(f"{path}: pair(s) with a verdict for one response only: {', '.join(half[:10])}")
     return {
         pid: JudgePairLabel(pid, v["a"], v["b"], verdict_preference(v["a"], v["b"], ranking).chosen)
         for pid, v in verdicts.items()
@@ -239,7 +240,7 @@ def compare_build(build: str | Path, verdicts: str | Path | None = None) -> Judg
     pair_ids = table.column("pair_id").to_pylist()
     unknown = sorted(set(judge) - set(pair_ids))
     if unknown:
-        raise ValueError(
+        raise SplHfError(
             f"{verdicts}: {len(unknown)} pair(s) not in the build {build}: {', '.join(unknown[:10])}"
         )
     # The judge's labels as the build stores them, so the counting is the one the build's card uses.
@@ -330,10 +331,11 @@ def _dpo_rows(result: JudgeComparison, sides: list[str], verdicts: list[tuple[st
 
 def write_comparison(result: JudgeComparison, out_dir: str | Path) -> list[Path]:
     """comparison.json plus the common-support pairs as DPO rows under each labeling (parquet)."""
-    from spl_hf.outputs import mark_output
+    from spl_hf.files import atomic_path, write_text
+    from spl_hf.outputs import mark_output, seal_output
 
     out = Path(out_dir)
-    mark_output(out, "judge-comparison")
+    mark_output(out, "judge-comparison", replace=True)  # its guard passed before any work
     der = result.common.column("derivation").to_pylist()
     spl_sides = [d["label"] for d in der]
     spl_verdicts = [
@@ -346,7 +348,12 @@ def write_comparison(result: JudgeComparison, out_dir: str | Path) -> list[Path]
         out / "common_support_prompt_shared.parquet",
         out / "common_support_judge.parquet",
     ]
-    paths[0].write_text(json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n")
-    pq.write_table(_dpo_rows(result, spl_sides, spl_verdicts), paths[1])
-    pq.write_table(_dpo_rows(result, judge_sides, judge_verdicts), paths[2])
+    write_text(paths[0], json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n")
+    for path, sides, verdicts in (
+        (paths[1], spl_sides, spl_verdicts),
+        (paths[2], judge_sides, judge_verdicts),
+    ):
+        with atomic_path(path) as tmp:
+            pq.write_table(_dpo_rows(result, sides, verdicts), tmp)
+    seal_output(out)
     return paths

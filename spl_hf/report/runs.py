@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from spl_hf.errors import SplHfError
 from spl_hf.train import seed_dirs
 
 METRIC_KEYS = (
@@ -40,16 +41,16 @@ class RunMetrics:
 def _int(data: dict, key: str, path: Path) -> int:
     v = data[key]
     if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        raise ValueError(f"{path}: {key!r} must be a non-negative integer, got {v!r}")
+        raise SplHfError(f"{path}: {key!r} must be a non-negative integer, got {v!r}")
     return v
 
 
 def _rate(data: dict, key: str, path: Path, count: int, n: int) -> float:
     v = data[key]
     if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or not 0.0 <= v <= 1.0:
-        raise ValueError(f"{path}: {key!r} must be a proportion in [0, 1], got {v!r}")
+        raise SplHfError(f"{path}: {key!r} must be a proportion in [0, 1], got {v!r}")
     if not math.isclose(float(v), count / n, rel_tol=1e-9, abs_tol=1e-12):
-        raise ValueError(f"{path}: {key!r} is {v} but its count gives {count}/{n} = {count / n}")
+        raise SplHfError(f"{path}: {key!r} is {v} but its count gives {count}/{n} = {count / n}")
     return float(v)
 
 
@@ -57,25 +58,25 @@ def read_metrics(path: Path, condition: str, seed: int, prompt_set: str) -> RunM
     try:
         data = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc.msg})") from None
+        raise SplHfError(f"{path}: not valid JSON ({exc.msg})") from None
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object")
+        raise SplHfError(f"{path}: expected a JSON object")
     missing = [k for k in METRIC_KEYS if k not in data]
     if missing:
-        raise ValueError(f"{path}: missing key(s) {', '.join(missing)}")
+        raise SplHfError(f"{path}: missing key(s) {', '.join(missing)}")
     if data["prompt_set"] != prompt_set:
-        raise ValueError(f"{path}: prompt_set is {data['prompt_set']!r} but the folder says {prompt_set!r}")
+        raise SplHfError(f"{path}: prompt_set is {data['prompt_set']!r} but the folder says {prompt_set!r}")
     if data["seed"] != seed:
-        raise ValueError(f"{path}: seed is {data['seed']!r} but the folder says seed{seed}")
+        raise SplHfError(f"{path}: seed is {data['seed']!r} but the folder says seed{seed}")
     n = _int(data, "n", path)
     if n == 0:
-        raise ValueError(f"{path}: 'n' is 0 (no responses evaluated)")
+        raise SplHfError(f"{path}: 'n' is 0 (no responses evaluated)")
     n_ref, n_lim = _int(data, "n_refusals", path), _int(data, "at_limit", path)
     for key, count in (("n_refusals", n_ref), ("at_limit", n_lim)):
         if count > n:
-            raise ValueError(f"{path}: {key!r} ({count}) exceeds n ({n})")
+            raise SplHfError(f"{path}: {key!r} ({count}) exceeds n ({n})")
     if not isinstance(data["matcher"], str) or not data["matcher"]:
-        raise ValueError(f"{path}: 'matcher' must name the refusal matcher")
+        raise SplHfError(f"{path}: 'matcher' must name the refusal matcher")
     return RunMetrics(
         condition,
         seed,
@@ -108,7 +109,7 @@ def load_runs(runs_dir: str | Path) -> list[RunMetrics]:
             continue
         seeds = seed_dirs(cond_dir)
         if not seeds:
-            raise ValueError(
+            raise SplHfError(
                 f"{cond_dir}: a condition folder needs seed<k> subfolders (found "
                 f"{sorted(p.name for p in cond_dir.iterdir())[:5]})"
             )
@@ -135,7 +136,7 @@ def load_runs(runs_dir: str | Path) -> list[RunMetrics]:
     for ps in prompt_sets:
         matchers = sorted({r.matcher for r in runs if r.prompt_set == ps})
         if len(matchers) > 1:
-            raise ValueError(
+            raise SplHfError(
                 f"{root}: prompt set {ps!r} was scored with different matchers {matchers}; "
                 "rates are not comparable"
             )

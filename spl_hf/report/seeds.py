@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from spl_hf.errors import SplHfError, UnknownNameError
 from spl_hf.report.runs import RunMetrics
 from spl_hf.stats import ALL_SEEDS, PairedContrast, SeedSummary, at_limit_rows, describe, paired_contrast
 
@@ -62,7 +63,7 @@ class SeedReport:
         for r in self.runs:
             if (r.condition, r.seed, r.prompt_set) == (condition, seed, prompt_set):
                 return r
-        raise KeyError(f"no run {condition}/seed{seed} for {prompt_set}")
+        raise UnknownNameError(f"no run {condition}/seed{seed} for {prompt_set}")
 
     def seeds(self, condition: str) -> tuple[int, ...]:
         return tuple(sorted({r.seed for r in self.runs if r.condition == condition}))
@@ -213,7 +214,7 @@ def parse_contrast(text: str) -> tuple[str, str]:
     """``"A:B"`` (A minus B) as a pair of condition names."""
     parts = text.split(":")
     if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
-        raise ValueError(f"contrast {text!r}: expected FIRST:SECOND naming two different conditions")
+        raise SplHfError(f"contrast {text!r}: expected FIRST:SECOND naming two different conditions")
     return parts[0], parts[1]
 
 
@@ -224,7 +225,7 @@ def seed_report(
 ) -> SeedReport:
     """Per-condition summaries and paired contrasts (default: every pair of conditions, in name order)."""
     if not runs:
-        raise ValueError("no runs to report")
+        raise SplHfError("no runs to report")
     conditions = tuple(sorted({r.condition for r in runs}))
     prompt_sets = tuple(sorted({r.prompt_set for r in runs}))
     if contrasts is None:
@@ -232,7 +233,7 @@ def seed_report(
     for a, b in contrasts:
         for c in (a, b):
             if c not in conditions:
-                raise ValueError(
+                raise SplHfError(
                     f"contrast {a}:{b}: no condition {c!r} in the runs (have {list(conditions)})"
                 )
     matchers = {ps: next(r.matcher for r in runs if r.prompt_set == ps) for ps in prompt_sets}

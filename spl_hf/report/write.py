@@ -20,16 +20,18 @@ def write_seed_report(
     overwrite: bool = False,
 ) -> tuple[SeedReport, Path, list[Path]]:
     """Read a sweep, write its report (default folder: ``runs_dir/report``); returns report, folder, files."""
-    from spl_hf.outputs import guard_dir, mark_output
+    from spl_hf.files import write_text
+    from spl_hf.outputs import guard_dir, mark_output, seal_output
 
     out = guard_dir(Path(out_dir) if out_dir else Path(runs_dir) / "report", overwrite=overwrite)
     report = seed_report(load_runs(runs_dir), contrasts, confidence)
-    mark_output(out, "seed-report")
+    mark_output(out, "seed-report", replace=True)
     written = [out / "report.json", out / "report.md"]
-    written[0].write_text(json.dumps(report.to_dict(), indent=2, sort_keys=True) + "\n")
-    written[1].write_text(report.to_markdown())
+    write_text(written[0], json.dumps(report.to_dict(), indent=2, sort_keys=True) + "\n")
+    write_text(written[1], report.to_markdown())
     if figures:
         from spl_hf.report.figures import write_figures
 
         written += write_figures(report, out)
+    seal_output(out)
     return report, out, written

@@ -51,4 +51,46 @@ __all__ = [
     "to_source",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.rules.apply": (
+        "CONFLICT",
+        "NO_VERDICT",
+        "apply_rules",
+        "apply_rules_row",
+    ),
+    "spl_hf.rules.compile": (
+        "Program",
+        "compile_program",
+        "evaluate",
+        "expand",
+        "row_evaluator",
+    ),
+    "spl_hf.rules.config": ("RulesArgs",),
+    "spl_hf.rules.coverage": (
+        "CoverageReport",
+        "check_coverage",
+    ),
+    "spl_hf.rules.expr": (
+        "And",
+        "Eq",
+        "Expr",
+        "ExprError",
+        "In",
+        "Not",
+        "Or",
+        "Ref",
+        "parse_expr",
+        "to_source",
+    ),
+    "spl_hf.rules.rulebase": (
+        "Rule",
+        "RuleBase",
+        "RuleBaseError",
+        "default_rulebase",
+        "load_rulebase",
+        "parse_rulebase",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from spl_hf.errors import SplHfError
 from spl_hf.rules.expr import And, Eq, Expr, ExprError, In, Not, Or, Ref, names_in
 from spl_hf.schema import AttributeSchema
 
@@ -105,7 +106,7 @@ class _Builder:
         i = self.index.get(node)
         if i is None:
             if len(self.nodes) >= self.max_nodes:
-                raise ValueError(f"conditions compile to more than {self.max_nodes} distinct nodes")
+                raise SplHfError(f"conditions compile to more than {self.max_nodes} distinct nodes")
             i = self.index[node] = len(self.nodes)
             self.nodes.append(node)
         return i

@@ -21,6 +21,7 @@ from spl_hf.errors import SplHfError
 from spl_hf.rules.compile import Program, check_expr, compile_program, expand
 from spl_hf.rules.expr import KEYWORDS, Expr, ExprError, names_in, parse_expr, to_source
 from spl_hf.schema import AttributeSchema, default_schema
+from spl_hf.yamlio import MAX_DEPTH, YamlError, line_of, load_yaml_node
 
 _TOP_KEYS = {"id", "schema", "predicates", "verdicts", "rules", "description"}
 _RULE_KEYS = {"id", "when", "verdict", "reconstructed", "note"}
@@ -29,7 +30,7 @@ _RULE_KEYS = {"id", "when", "verdict", "reconstructed", "note"}
 # running out of stack, time or memory later (conditions: see spl_hf.rules.expr MAX_DEPTH/MAX_LENGTH,
 # compiled size: spl_hf.rules.compile MAX_NODES).
 MAX_TEXT = 16 * 2**20  # characters (bytes for a file)
-MAX_YAML_DEPTH = 32
+MAX_YAML_DEPTH = MAX_DEPTH
 MAX_RULES = 20_000
 MAX_PREDICATES = 10_000
 MAX_VERDICTS = 1_000
@@ -114,99 +115,11 @@ class RuleBase:
         return yaml.safe_dump(data, sort_keys=False, width=200)
 
 
-def _line_of(node: yaml.Node | None) -> int:
-    return node.start_mark.line + 1 if node is not None else 0
-
-
-class _DuplicateKey(yaml.YAMLError):
-    def __init__(self, key: object, line: int, first: int) -> None:
-        super().__init__(f"line {line}: duplicate key {key!r} (first on line {first})")
-
-
-class _TooDeep(yaml.YAMLError):
-    def __init__(self, line: int) -> None:
-        super().__init__(f"line {line}: nested deeper than {MAX_YAML_DEPTH} levels")
-
-
-_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: 10x faster
-
-
-class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """Safe loader that rejects duplicate mapping keys.
-
-    PyYAML keeps the last of two equal keys silently: a second ``verdicts:`` block would reverse the
-    ranking without a word.
-    """
-
-    def construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
-        if isinstance(node, yaml.MappingNode):
-            seen: dict = {}
-            for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    first = seen.get(key)
-                except TypeError:
-                    continue  # unhashable key: the base class reports it
-                if first is not None:
-                    raise _DuplicateKey(key, _line_of(key_node), first)
-                seen[key] = _line_of(key_node)
-        return super().construct_mapping(node, deep)
-
-
-class _TooLarge(yaml.YAMLError):
-    def __init__(self, line: int) -> None:
-        super().__init__(
-            f"line {line}: YAML aliases (*name) expand the rule base past {MAX_TEXT} characters of text "
-            "(the limit counts the text every alias repeats); write shared conditions as predicates"
-        )
-
-
-def _check_depth(text: str) -> None:
-    """Refuse deep nesting and alias-expanded size from the event stream, before anything is built.
-
-    The size counts every scalar's characters, an alias as the text of the node it names: 2,000
-    rules aliasing one 10k-character condition are 20M characters to parse, however small the file.
-    """
-    depth, total = 0, 0
-    sizes: dict[str, int] = {}  # anchor -> expanded characters of its node
-    open_anchors: list[tuple[str | None, int]] = []
-    for event in yaml.parse(text, Loader=_BaseLoader):
-        if isinstance(event, yaml.ScalarEvent):
-            total += len(event.value)
-            if event.anchor:
-                sizes[event.anchor] = len(event.value)
-        elif isinstance(event, yaml.AliasEvent):
-            total += sizes.get(event.anchor, 0)
-        elif isinstance(event, yaml.CollectionStartEvent):
-            depth += 1
-            if depth > MAX_YAML_DEPTH:
-                raise _TooDeep(event.start_mark.line + 1)
-            open_anchors.append((event.anchor, total))
-        elif isinstance(event, yaml.CollectionEndEvent):
-            depth -= 1
-            anchor, start = open_anchors.pop()
-            if anchor:
-                sizes[anchor] = total - start
-        if total > MAX_TEXT:
-            raise _TooLarge(event.start_mark.line + 1)
-
-
 def _load_yaml(text: str, source: str) -> tuple[object, yaml.Node | None]:
-    if len(text) > MAX_TEXT:
-        raise RuleBaseError(f"{source}: rule base larger than {MAX_TEXT} characters")
     try:
-        _check_depth(text)
-        loader = _Loader(text)
-        try:
-            node = loader.get_single_node()
-            data = loader.construct_document(node) if node is not None else None
-        finally:
-            loader.dispose()
-    except (_DuplicateKey, _TooDeep, _TooLarge) as exc:
-        raise RuleBaseError(f"{source}: {exc}") from exc
-    except yaml.YAMLError as exc:
-        raise RuleBaseError(f"{source}: not valid YAML: {exc}") from exc
-    return data, node
+        return load_yaml_node(text, source, max_chars=MAX_TEXT, max_depth=MAX_YAML_DEPTH)
+    except YamlError as exc:
+        raise RuleBaseError(str(exc)) from None
 
 
 def _children_lines(node: yaml.Node | None, key: str) -> dict:
@@ -219,9 +132,9 @@ def _children_lines(node: yaml.Node | None, key: str) -> dict:
     for k, v in node.value:
         if k.value == key:
             if isinstance(v, yaml.MappingNode):
-                return {i: _line_of(kk) for i, (kk, _) in enumerate(v.value)}
+                return {i: line_of(kk) for i, (kk, _) in enumerate(v.value)}
             if isinstance(v, yaml.SequenceNode):
-                return {i: _line_of(item) for i, item in enumerate(v.value)}
+                return {i: line_of(item) for i, item in enumerate(v.value)}
     return {}
 
 

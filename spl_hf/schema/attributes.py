@@ -14,7 +14,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-import yaml
+from spl_hf.errors import SplHfError, UnknownNameError
+from spl_hf.yamlio import load_yaml, load_yaml_file
 
 Scope = Literal["prompt", "response"]
 Kind = Literal["bool", "category"]
@@ -51,7 +52,7 @@ class AttributeSchema:
         for attr in self.attributes:
             if attr.name == name:
                 return attr
-        raise KeyError(f"{self.source}: unknown attribute {name!r}")
+        raise UnknownNameError(f"{self.source}: unknown attribute {name!r}")
 
     def names(self, scope: Scope | None = None) -> tuple[str, ...]:
         attrs = self.attributes if scope is None else (self.prompt if scope == "prompt" else self.response)
@@ -89,50 +90,50 @@ class AttributeSchema:
 def _parse_attr(source: str, scope: Scope, name: str, spec: object) -> Attribute:
     where = f"{source}: {scope}.{name}"
     if not isinstance(spec, dict):
-        raise ValueError(f"{where}: expected a mapping, got {type(spec).__name__}")
+        raise SplHfError(f"{where}: expected a mapping, got {type(spec).__name__}")
     unknown = set(spec) - {"type", "definition", "values", "value_definitions"}
     if unknown:
-        raise ValueError(f"{where}: unknown keys {sorted(unknown)}")
+        raise SplHfError(f"{where}: unknown keys {sorted(unknown)}")
     kind = spec.get("type")
     if kind not in ("bool", "category"):
-        raise ValueError(f"{where}: type must be 'bool' or 'category', got {kind!r}")
+        raise SplHfError(f"{where}: type must be 'bool' or 'category', got {kind!r}")
     definition = spec.get("definition")
     if not isinstance(definition, str) or not definition.strip():
-        raise ValueError(f"{where}: a non-empty 'definition' is required")
+        raise SplHfError(f"{where}: a non-empty 'definition' is required")
     values: tuple[str, ...] = ()
     value_defs: dict[str, str] = {}
     if kind == "category":
         raw = spec.get("values")
         if not isinstance(raw, list) or len(raw) < 2 or not all(isinstance(v, str) for v in raw):
-            raise ValueError(f"{where}: a category needs a list of at least two string 'values'")
+            raise SplHfError(f"{where}: a category needs a list of at least two string 'values'")
         if len(set(raw)) != len(raw):
-            raise ValueError(f"{where}: duplicate values")
+            raise SplHfError(f"{where}: duplicate values")
         values = tuple(raw)
         value_defs = dict(spec.get("value_definitions") or {})
         extra = set(value_defs) - set(values)
         if extra:
-            raise ValueError(f"{where}: value_definitions for unknown values {sorted(extra)}")
+            raise SplHfError(f"{where}: value_definitions for unknown values {sorted(extra)}")
     elif "values" in spec:
-        raise ValueError(f"{where}: a bool attribute takes no 'values'")
+        raise SplHfError(f"{where}: a bool attribute takes no 'values'")
     return Attribute(name, scope, kind, " ".join(definition.split()), values, value_defs)
 
 
 def parse_schema(data: object, source: str = "<memory>") -> AttributeSchema:
     if not isinstance(data, dict):
-        raise ValueError(f"{source}: schema must be a mapping")
+        raise SplHfError(f"{source}: schema must be a mapping")
     unknown = set(data) - {"name", "version", "prompt", "response"}
     if unknown:
-        raise ValueError(f"{source}: unknown keys {sorted(unknown)}")
+        raise SplHfError(f"{source}: unknown keys {sorted(unknown)}")
     scopes: dict[str, tuple[Attribute, ...]] = {}
     for scope in ("prompt", "response"):
         block = data.get(scope)
         if not isinstance(block, dict) or not block:
-            raise ValueError(f"{source}: '{scope}' must map attribute names to specs")
+            raise SplHfError(f"{source}: '{scope}' must map attribute names to specs")
         scopes[scope] = tuple(_parse_attr(source, scope, n, s) for n, s in block.items())  # type: ignore[arg-type]
     names = [a.name for a in scopes["prompt"] + scopes["response"]]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
-        raise ValueError(f"{source}: attribute names used in both scopes: {sorted(dup)}")
+        raise SplHfError(f"{source}: attribute names used in both scopes: {sorted(dup)}")
     return AttributeSchema(
         name=str(data.get("name", "schema")),
         version=int(data.get("version", 1)),
@@ -144,10 +145,10 @@ def parse_schema(data: object, source: str = "<memory>") -> AttributeSchema:
 
 def load_schema(path: str | Path) -> AttributeSchema:
     path = Path(path)
-    return parse_schema(yaml.safe_load(path.read_text()), str(path))
+    return parse_schema(load_yaml_file(path, "schema file"), str(path))
 
 
 @cache
 def default_schema() -> AttributeSchema:
     text = resources.files("spl_hf.data").joinpath("schema.yaml").read_text()
-    return parse_schema(yaml.safe_load(text), "spl_hf/data/schema.yaml")
+    return parse_schema(load_yaml(text, "spl_hf/data/schema.yaml"), "spl_hf/data/schema.yaml")

@@ -1,5 +1,9 @@
 """Source adapters: public preference pools and prompt sets read into unified, typed rows.
 
+Any preference file (``GENERIC``): ``preference`` reads TRL's preference formats, or any table
+through a column mapping, under a source name the user chooses (:mod:`spl_hf.sources.adapters.preference`,
+:mod:`spl_hf.sources.mapping`).
+
 Pair pools (``ADAPTERS``, in the order of the per-tenet dataset card): ``pku_train``, ``hh_train``,
 ``ultrafeedback_train``, ``helpsteer2_train``, ``community_alignment_en``, ``wildfeedback_st``,
 ``ca_en_mt_p1``, ``wf_mt``. Prompt sources (``PROMPT_SOURCES``): ``ultrachat``, ``or_bench_80k``,
@@ -32,9 +36,11 @@ after normalisation, of an earlier row of the same pool: valid, but it would be 
 generated for twice, so only the first is kept and the repeat names it), ``bad_text`` (a NUL
 character or lone surrogate in a prompt or response), ``text_too_long`` (over
 ``SourceOptions.max_text_chars``, 200,000 by default); from reading the file (see
-:mod:`spl_hf.sources.io`): ``invalid_utf8``, ``lone_surrogate``, ``too_deep``, ``bad_csv_row``,
+:mod:`spl_hf.sources.formats.damage`): ``invalid_utf8``, ``lone_surrogate``, ``too_deep``, ``bad_csv_row``,
+``duplicate_key`` (a JSON object naming a key twice),
 ``truncated_file`` (one entry for the unreadable tail of a cut file, after every intact record; such
-a file is refused, naming it, unless ``SourceOptions.accept_partial``, and then the report's
+a file, a cut ``.gz``, an unclosed JSON list or a ``.jsonl`` whose last line is cut, is refused,
+naming it, unless ``SourceOptions.accept_partial``, and then the report's
 ``partial`` is true).
 Adapter-specific reasons are documented in each adapter module. A file lacking a required column altogether is a wrong input, not a malformed row, and
 raises ValueError naming the source, file and columns; so does a file that is unusable as a whole
@@ -51,21 +57,26 @@ from spl_hf.lazy import lazy_exports
 if TYPE_CHECKING:
     from spl_hf.sources.adapter import Converted, PairAdapter, PromptAdapter
     from spl_hf.sources.fields import RowError
-    from spl_hf.sources.io import HubSpec, RawTable, is_hub_id, read_local, read_table
+    from spl_hf.sources.io import HubSpec, RawTable, SourceFileError, is_hub_id, read_local, read_table
+    from spl_hf.sources.mapping import ColumnMap, MappingError, parse_columns
     from spl_hf.sources.options import SourceOptions, SourcesReadArgs
     from spl_hf.sources.pools import (
         ADAPTERS,
+        GENERIC,
         PROMPT_SOURCES,
         PoolResult,
         PoolsResult,
         PromptPoolResult,
         pairs_from_table,
+        preview,
         prompts_from_table,
         quarantine_dataset,
         read_pool,
         read_pools,
         read_prompt_pool,
         read_prompt_pools,
+        require_rows,
+        resolve_adapter,
     )
     from spl_hf.sources.report import BuildReport, SourceReport
     from spl_hf.sources.rows import (
@@ -86,16 +97,19 @@ if TYPE_CHECKING:
 __all__ = [
     "ADAPTERS",
     "DEFAULT_CLIP_CHARS",
+    "GENERIC",
     "OMITTED_MARKER",
     "PAIR_FEATURES",
     "PROMPT_FEATURES",
     "PROMPT_SOURCES",
     "QUARANTINE_FEATURES",
     "BuildReport",
+    "ColumnMap",
     "Converted",
     "Flattened",
     "HubSpec",
     "Issue",
+    "MappingError",
     "PairAdapter",
     "PairDraft",
     "PoolResult",
@@ -106,6 +120,7 @@ __all__ = [
     "QuarantineRecord",
     "RawTable",
     "RowError",
+    "SourceFileError",
     "SourceOptions",
     "SourceReport",
     "SourcesReadArgs",
@@ -114,6 +129,8 @@ __all__ = [
     "is_hub_id",
     "normalize_text",
     "pairs_from_table",
+    "parse_columns",
+    "preview",
     "prompt_id",
     "prompt_sample_paths",
     "prompts_from_table",
@@ -124,7 +141,80 @@ __all__ = [
     "read_prompt_pool",
     "read_prompt_pools",
     "read_table",
+    "require_rows",
+    "resolve_adapter",
     "sample_paths",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.sources.adapter": (
+        "Converted",
+        "PairAdapter",
+        "PromptAdapter",
+    ),
+    "spl_hf.sources.fields": ("RowError",),
+    "spl_hf.sources.io": (
+        "HubSpec",
+        "RawTable",
+        "SourceFileError",
+        "is_hub_id",
+        "read_local",
+        "read_table",
+    ),
+    "spl_hf.sources.mapping": (
+        "ColumnMap",
+        "MappingError",
+        "parse_columns",
+    ),
+    "spl_hf.sources.options": (
+        "SourceOptions",
+        "SourcesReadArgs",
+    ),
+    "spl_hf.sources.pools": (
+        "ADAPTERS",
+        "GENERIC",
+        "PROMPT_SOURCES",
+        "PoolResult",
+        "PoolsResult",
+        "PromptPoolResult",
+        "pairs_from_table",
+        "preview",
+        "prompts_from_table",
+        "quarantine_dataset",
+        "read_pool",
+        "read_pools",
+        "read_prompt_pool",
+        "read_prompt_pools",
+        "require_rows",
+        "resolve_adapter",
+    ),
+    "spl_hf.sources.report": (
+        "BuildReport",
+        "SourceReport",
+    ),
+    "spl_hf.sources.rows": (
+        "PAIR_FEATURES",
+        "PROMPT_FEATURES",
+        "QUARANTINE_FEATURES",
+        "Issue",
+        "PairDraft",
+        "PromptDraft",
+        "QuarantineRecord",
+        "normalize_text",
+        "prompt_id",
+    ),
+    "spl_hf.sources.samples": (
+        "eval_sample_paths",
+        "prompt_sample_paths",
+        "sample_paths",
+    ),
+    "spl_hf.sources.transcript": (
+        "DEFAULT_CLIP_CHARS",
+        "OMITTED_MARKER",
+        "Flattened",
+        "flatten_history",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

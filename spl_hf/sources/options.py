@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from spl_hf.errors import SplHfError
 from spl_hf.sources.transcript import DEFAULT_CLIP_CHARS
 
 
@@ -65,35 +66,58 @@ class SourceOptions:
 
     def __post_init__(self) -> None:
         if self.clip_chars is not None and (isinstance(self.clip_chars, bool) or self.clip_chars <= 0):
-            raise ValueError(
+            raise SplHfError(
                 f"clip_chars must be a positive number of characters or None, got {self.clip_chars!r}"
             )
         if self.max_text_chars is not None and (
             isinstance(self.max_text_chars, bool) or self.max_text_chars <= 0
         ):
-            raise ValueError(f"max_text_chars must be a positive number or None, got {self.max_text_chars!r}")
+            raise SplHfError(f"max_text_chars must be a positive number or None, got {self.max_text_chars!r}")
         known = {"standard", "contextual", "copyright"}
         if (
             isinstance(self.harmbench_categories, str)
             or not self.harmbench_categories
             or not set(self.harmbench_categories) <= known
         ):
-            raise ValueError(
+            raise SplHfError(
                 f"harmbench_categories must be a non-empty subset of {sorted(known)}, got {self.harmbench_categories!r}"
             )
         if self.pku_preference not in ("safer", "better"):
-            raise ValueError(f"pku_preference must be 'safer' or 'better', got {self.pku_preference!r}")
+            raise SplHfError(f"pku_preference must be 'safer' or 'better', got {self.pku_preference!r}")
 
 
 @dataclass
 class SourcesReadArgs:
     """What to read"""
 
-    source: str = field(metadata={"help": "Adapter name (see `spl-hf sources list`)."})
+    source: str = field(
+        metadata={
+            "help": "Adapter name (see `spl-hf sources list`); 'preference' reads any preference file (TRL's "
+            "prompt/chosen/rejected formats, or other columns through --columns)."
+        }
+    )
     path: str = field(
         metadata={
-            "help": "Local .jsonl/.json/.csv/.parquet (optionally .gz) file, or a Hub dataset id (network access)."
+            "help": "Local .jsonl/.json/.csv/.parquet/.txt (optionally .gz) file, or a Hub dataset id (network access)."
         }
+    )
+    source_name: str | None = field(
+        default=None,
+        metadata={
+            "help": "Name of the source in the rows (source, pair_id), reports and cards, e.g. hh_test "
+            "(default: the adapter's name)."
+        },
+    )
+    columns: list[str] = field(
+        default_factory=list,
+        metadata={
+            "help": "Column mapping as 'name=column' entries, e.g. prompt=question chosen=response_j "
+            "rejected=response_k: the file's column read as what the adapter calls name."
+        },
+    )
+    license: str | None = field(
+        default=None,
+        metadata={"help": "Licence of the file, stated in reports and cards (default: the adapter's)."},
     )
     clip_chars: int | None = field(
         default=None,
@@ -153,12 +177,12 @@ class SourcesReadArgs:
             kwargs["harmbench_categories"] = tuple(dict.fromkeys(self.harmbench_category))
         if self.max_text_chars is not None:
             if self.max_text_chars < 0:
-                raise ValueError(
+                raise SplHfError(
                     f"--max_text_chars must be >= 0 (0 disables the limit), got {self.max_text_chars}"
                 )
             kwargs["max_text_chars"] = self.max_text_chars or None
         if self.clip_chars is not None:
             if self.clip_chars < 0:
-                raise ValueError(f"--clip_chars must be >= 0 (0 disables clipping), got {self.clip_chars}")
+                raise SplHfError(f"--clip_chars must be >= 0 (0 disables clipping), got {self.clip_chars}")
             kwargs["clip_chars"] = self.clip_chars or None
         return SourceOptions(**kwargs)

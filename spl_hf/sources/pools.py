@@ -18,6 +18,7 @@ from datasets import Dataset, DatasetInfo, Features, concatenate_datasets
 from datasets.table import InMemoryTable
 from tqdm.auto import tqdm
 
+from spl_hf.errors import SplHfError
 from spl_hf.sources.adapter import (
     Converted,
     Filtered,
@@ -26,9 +27,10 @@ from spl_hf.sources.adapter import (
     SourceOptions,
     missing_columns,
 )
-from spl_hf.sources.adapters import PAIR_ADAPTERS, PROMPT_ADAPTERS
 from spl_hf.sources.fields import RowError, text_problem
-from spl_hf.sources.io import RawTable, UnparsableRecord, read_table
+from spl_hf.sources.io import RawTable, SourceFileError, UnparsableRecord, read_local, read_table
+from spl_hf.sources.mapping import ColumnMap
+from spl_hf.sources.registry import ADAPTERS, GENERIC, PROMPT_SOURCES, mapped, resolve_adapter
 from spl_hf.sources.report import BuildReport, SourceReport
 from spl_hf.sources.rows import (
     PAIR_FEATURES,
@@ -43,10 +45,8 @@ from spl_hf.sources.rows import (
     prompt_id,
 )
 
-ADAPTERS: dict[str, PairAdapter] = {a.name: a for a in PAIR_ADAPTERS}
 # Features.arrow_schema is rebuilt on every access; the three row schemas are fixed.
 _SCHEMAS = {id(f): f.arrow_schema for f in (PAIR_FEATURES, PROMPT_FEATURES, QUARANTINE_FEATURES)}
-PROMPT_SOURCES: dict[str, PromptAdapter] = {a.name: a for a in PROMPT_ADAPTERS}
 
 
 class PoolResult(NamedTuple):
@@ -95,7 +95,7 @@ def _check_columns(adapter: PairAdapter | PromptAdapter, table: RawTable) -> Non
     lacking = missing_columns(adapter.schemas, table.columns)
     if lacking:
         expected = " or ".join("(" + ", ".join(s) + ")" for s in adapter.schemas)
-        raise ValueError(
+        raise SourceFileError(
             f"{adapter.name}: {table.origin}: missing column(s) {', '.join(lacking)}; "
             f"expected the {adapter.hub.repo} columns {expected}"
         )
@@ -114,11 +114,11 @@ def check_whole_file(table: RawTable, options: SourceOptions) -> bool:
     readable = sum(1 for r in table.records if isinstance(r, dict))
     if cut is not None and not (options.accept_partial and readable):
         keep = f"; set accept_partial to keep the {readable} record(s) before the break" if readable else ""
-        raise ValueError(f"{table.origin}: incomplete file: {cut.detail}{keep}")
+        raise SourceFileError(f"{table.origin}: incomplete file: {cut.detail}{keep}")
     if not table.records:
-        raise ValueError(f"{table.origin}: holds no records (an empty file, or only a header)")
+        raise SourceFileError(f"{table.origin}: holds no records (an empty file, or only a header)")
     if not readable:
-        raise ValueError(
+        raise SourceFileError(
             f"{table.origin}: none of its {len(table.records)} record(s) could be read "
             f"(first: {table.records[0].detail})"  # type: ignore[union-attr]
         )
@@ -147,8 +147,8 @@ def _issues(
 def _whole(adapter: PairAdapter | PromptAdapter, table: RawTable, options: SourceOptions) -> bool:
     try:
         return check_whole_file(table, options)
-    except ValueError as exc:
-        raise ValueError(f"{adapter.name}: {exc}") from None
+    except SplHfError as exc:
+        raise SourceFileError(f"{adapter.name}: {exc}") from None
 
 
 def _new_report(adapter: PairAdapter | PromptAdapter, table: RawTable) -> SourceReport:
@@ -284,14 +284,6 @@ def _options(options: SourceOptions | None, opts: Mapping[str, Any]) -> SourceOp
     return options or SourceOptions(**opts)
 
 
-def _lookup(source: str) -> PairAdapter | PromptAdapter:
-    adapter = ADAPTERS.get(source) or PROMPT_SOURCES.get(source)
-    if adapter is None:
-        known = ", ".join([*ADAPTERS, *PROMPT_SOURCES])
-        raise ValueError(f"unknown source {source!r}; known sources: {known}")
-    return adapter
-
-
 def _read(adapter: PairAdapter | PromptAdapter, path_or_repo: str | Path, options: SourceOptions) -> RawTable:
     hub = replace(
         adapter.hub,
@@ -302,8 +294,8 @@ def _read(adapter: PairAdapter | PromptAdapter, path_or_repo: str | Path, option
         return read_table(path_or_repo, hub)
     except FileNotFoundError as exc:
         raise FileNotFoundError(f"{adapter.name}: {exc}") from None
-    except ValueError as exc:  # includes a .json file that is not valid JSON
-        raise ValueError(f"{adapter.name}: {exc}") from None
+    except SplHfError as exc:  # includes a .json file that is not valid JSON
+        raise SourceFileError(f"{adapter.name}: {exc}") from None
 
 
 def _local_sha256(origin: str) -> str | None:
@@ -314,34 +306,65 @@ def _local_sha256(origin: str) -> str | None:
 
 
 def read_pool(
-    source: str, path_or_repo: str | Path, options: SourceOptions | None = None, **opts: Any
+    source: str,
+    path_or_repo: str | Path,
+    options: SourceOptions | None = None,
+    *,
+    name: str | None = None,
+    columns: ColumnMap | None = None,
+    license: str | None = None,
+    **opts: Any,
 ) -> PoolResult:
-    """Read one pair pool from a local file of the source schema or from its Hub id."""
-    adapter = _lookup(source)
+    """Read one pair pool from a local file of the source schema or from its Hub id.
+
+    ``source`` is the adapter (a built-in pool or ``preference``); ``name`` the source name the rows
+    get (default: the adapter's); ``columns`` maps what the adapter reads to the file's columns.
+    """
+    adapter = resolve_adapter(source, name, license)
     if not isinstance(adapter, PairAdapter):
-        raise ValueError(f"{source!r} is a prompt source; use read_prompt_pool")
+        raise SourceFileError(f"{source!r} is a prompt source; use read_prompt_pool")
     resolved = _options(options, opts)
-    result = pairs_from_table(adapter, _read(adapter, path_or_repo, resolved), resolved)
-    result.report.sha256 = _local_sha256(result.report.origin)
+    table = mapped(adapter, _read(adapter, path_or_repo, resolved), columns or ())
+    result = pairs_from_table(adapter, table, resolved)
+    _describe(result.report, adapter, source, columns or ())
     return result
 
 
 def read_prompt_pool(
-    source: str, path_or_repo: str | Path, options: SourceOptions | None = None, **opts: Any
+    source: str,
+    path_or_repo: str | Path,
+    options: SourceOptions | None = None,
+    *,
+    name: str | None = None,
+    columns: ColumnMap | None = None,
+    license: str | None = None,
+    **opts: Any,
 ) -> PromptPoolResult:
-    adapter = _lookup(source)
+    adapter = resolve_adapter(source, name, license)
     if not isinstance(adapter, PromptAdapter):
-        raise ValueError(f"{source!r} is a pair pool; use read_pool")
+        raise SourceFileError(f"{source!r} is a pair pool; use read_pool")
     resolved = _options(options, opts)
-    result = prompts_from_table(adapter, _read(adapter, path_or_repo, resolved), resolved)
-    result.report.sha256 = _local_sha256(result.report.origin)
+    table = mapped(adapter, _read(adapter, path_or_repo, resolved), columns or ())
+    result = prompts_from_table(adapter, table, resolved)
+    _describe(result.report, adapter, source, columns or ())
     return result
+
+
+def _describe(
+    report: SourceReport, adapter: PairAdapter | PromptAdapter, source: str, columns: ColumnMap
+) -> None:
+    """What the card's origins table states: the adapter, the mapping and the file's digest."""
+    report.sha256 = _local_sha256(report.origin)
+    report.adapter = source
+    report.columns = dict(columns)
+    if source in GENERIC or adapter.name != source:  # the built-in pools' lines come from the registry
+        report.description = adapter.description
 
 
 def _ordered(paths: Mapping[str, str | Path], registry: Mapping[str, Any]) -> list[str]:
     unknown = sorted(set(paths) - set(registry))
     if unknown:
-        raise ValueError(f"unknown source(s) {', '.join(unknown)}; known: {', '.join(registry)}")
+        raise SourceFileError(f"unknown source(s) {', '.join(unknown)}; known: {', '.join(registry)}")
     return [name for name in registry if name in paths]
 
 
@@ -372,3 +395,50 @@ def read_prompt_pools(
     )
     quarantine = [q for r in results for q in r.quarantine]
     return PoolsResult(rows, quarantine, BuildReport([r.report for r in results]))
+
+
+def preview(
+    source: str,
+    path: str | Path,
+    options: SourceOptions | None = None,
+    *,
+    limit: int = 20,
+    name: str | None = None,
+    columns: ColumnMap | None = None,
+    license: str | None = None,
+) -> SourceReport:
+    """Read the first ``limit`` records of a local file as the real read would (a release's dry run).
+
+    Everything the real read refuses on these records is refused (a missing or unmapped column, a
+    file that is no pool at all), and so is a head of which no record becomes a row: a file in another
+    format than its adapter reads quarantines every record, which the real read would only count.
+    """
+    adapter = resolve_adapter(source, name, license)
+    options = options or SourceOptions()
+    try:
+        raw = read_local(path, limit=limit)
+    except SplHfError as exc:
+        raise SourceFileError(f"{adapter.name}: {exc}") from None
+    table = mapped(adapter, raw, columns or ())
+    if isinstance(adapter, PairAdapter):
+        result: PoolResult | PromptPoolResult = pairs_from_table(adapter, table, options)
+    else:
+        result = prompts_from_table(adapter, table, options)
+    return require_rows(result.report, result.quarantine, f"the first {result.report.records_read}")
+
+
+def require_rows(report: SourceReport, quarantine: list[QuarantineRecord], what: str = "") -> SourceReport:
+    """Refuse a read of which no record became a row because every one was quarantined.
+
+    Such a file is almost always in another format than its adapter reads (a TRL file given to the
+    HH-RLHF adapter), or read through a wrong column mapping; a release would build on nothing from it.
+    """
+    if report.rows_yielded == 0 and quarantine:
+        reasons = ", ".join(f"{k}: {n}" for k, n in sorted(report.quarantined.items()))
+        first = quarantine[0]
+        raise SourceFileError(
+            f"{report.source}: {report.origin}: none of {what or 'its ' + str(report.records_read)} "
+            f"record(s) becomes a row ({reasons}; first: {first.field or 'record'}: {first.detail}); is this "
+            "the adapter (or column mapping) of this file?"
+        )
+    return report

@@ -6,6 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from spl_hf.errors import UnknownNameError
+
 
 @dataclass
 class SourceReport:
@@ -21,6 +23,9 @@ class SourceReport:
     quarantined: dict[str, int] = field(default_factory=dict)  # reason -> quarantine records
     partial: bool = False  # the file broke off and accept_partial kept the part before the break
     sha256: str | None = None  # of the local file read (None for a Hub dataset)
+    adapter: str | None = None  # the adapter that read it, when the source was named otherwise
+    columns: dict[str, str] = field(default_factory=dict)  # what the adapter reads -> the file's column
+    description: str = ""  # what the adapter takes from the file (the card's origins table)
 
     @property
     def n_filtered(self) -> int:
@@ -46,6 +51,9 @@ class SourceReport:
             "n_quarantined": self.n_quarantined,
             "partial": self.partial,
             "sha256": self.sha256,
+            **({"adapter": self.adapter} if self.adapter and self.adapter != self.source else {}),
+            **({"columns": dict(sorted(self.columns.items()))} if self.columns else {}),
+            **({"description": self.description} if self.description else {}),
         }
 
 
@@ -57,7 +65,7 @@ class BuildReport:
         for report in self.sources:
             if report.source == name:
                 return report
-        raise KeyError(f"no source {name!r} in this report")
+        raise UnknownNameError(f"no source {name!r} in this report")
 
     @property
     def records_read(self) -> int:

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from spl_hf.errors import SplHfError
+
 OMITTED_MARKER = "[…earlier turns omitted…]"
 # About 1.5k tokens of English; the budget the public per-tenet pools were built with, which leaves a
 # judge input room for the tenet text and both candidate responses.
@@ -34,13 +36,13 @@ class Flattened(NamedTuple):
 def check_alternation(turns: Sequence[Turn]) -> None:
     """Raise ValueError unless turns alternate user/assistant, starting and ending with user."""
     if not turns:
-        raise ValueError("conversation has no turns")
+        raise SplHfError("conversation has no turns")
     for i, (role, _) in enumerate(turns):
         expected = "user" if i % 2 == 0 else "assistant"
         if role != expected:
-            raise ValueError(f"turn {i} is {role!r}, expected {expected!r}")
+            raise SplHfError(f"turn {i} is {role!r}, expected {expected!r}")
     if turns[-1][0] != "user":
-        raise ValueError("conversation does not end with a user turn")
+        raise SplHfError("conversation does not end with a user turn")
 
 
 def render_turns(turns: Sequence[Turn]) -> str:
@@ -50,7 +52,7 @@ def render_turns(turns: Sequence[Turn]) -> str:
 def flatten_history(turns: Sequence[Turn], clip_chars: int | None = DEFAULT_CLIP_CHARS) -> Flattened:
     check_alternation(turns)
     if clip_chars is not None and clip_chars <= 0:
-        raise ValueError(f"clip_chars must be a positive number of characters, got {clip_chars}")
+        raise SplHfError(f"clip_chars must be a positive number of characters, got {clip_chars}")
     full = render_turns(turns)
     if clip_chars is None or len(full) <= clip_chars or len(turns) == 1:
         return Flattened(full, 0)

@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass
 
 from scipy import stats as _st
 
+from spl_hf.errors import SplHfError
+
 ONE_VALUE_NOTE = "one seed: no standard deviation or interval"
 ZERO_SPREAD_NOTE = "zero spread across seeds: the interval has zero width"
 
@@ -63,18 +65,18 @@ def _finite(values: Iterable[float], what: str) -> list[float]:
     out = [float(v) for v in values]
     bad = [v for v in out if not math.isfinite(v)]
     if bad:
-        raise ValueError(f"{what}: values must be finite numbers, got {bad}")
+        raise SplHfError(f"{what}: values must be finite numbers, got {bad}")
     return out
 
 
 def describe(values: Iterable[float], confidence: float = 0.95, what: str = "values") -> SeedSummary:
     """Summarise per-seed values; ``what`` names them in errors."""
     if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+        raise SplHfError(f"confidence must lie strictly between 0 and 1, got {confidence}")
     xs = _finite(values, what)
     n = len(xs)
     if n == 0:
-        raise ValueError(f"{what}: no values to summarise")
+        raise SplHfError(f"{what}: no values to summarise")
     mean = math.fsum(xs) / n
     if n == 1:
         return SeedSummary(1, mean, None, None, None, None, None, confidence, ONE_VALUE_NOTE)
@@ -103,10 +105,10 @@ def paired_contrast(
             parts.append(f"seed(s) {only_first} missing from {names[1]!r}")
         if only_second:
             parts.append(f"seed(s) {only_second} missing from {names[0]!r}")
-        raise ValueError(f"paired contrast {names[0]} - {names[1]}: " + "; ".join(parts))
+        raise SplHfError(f"paired contrast {names[0]} - {names[1]}: " + "; ".join(parts))
     seeds = tuple(sorted(first))
     if not seeds:
-        raise ValueError(f"paired contrast {names[0]} - {names[1]}: no seeds")
+        raise SplHfError(f"paired contrast {names[0]} - {names[1]}: no seeds")
     diffs = tuple(float(first[s]) - float(second[s]) for s in seeds)
     summary = describe(diffs, confidence, what=f"differences {names[0]} - {names[1]}")
     return PairedContrast(names[0], names[1], seeds, diffs, summary)

@@ -11,7 +11,8 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-import yaml
+from spl_hf.errors import SplHfError, UnknownNameError
+from spl_hf.yamlio import load_yaml, load_yaml_file
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -44,33 +45,33 @@ class TenetSet:
                 return t
         close = difflib.get_close_matches(name, self.names(), n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise KeyError(f"{self.source}: unknown tenet {name!r}{hint}")
+        raise UnknownNameError(f"{self.source}: unknown tenet {name!r}{hint}")
 
 
 def parse_tenets(data: object, source: str = "<memory>") -> TenetSet:
     if not isinstance(data, dict) or not isinstance(data.get("tenets"), dict) or not data["tenets"]:
-        raise ValueError(
+        raise SplHfError(
             f"{source}: expected a mapping with a non-empty 'tenets' mapping of name -> statement"
         )
     tenets = []
     for name, statement in data["tenets"].items():
         if not isinstance(name, str) or not _NAME.match(name):
-            raise ValueError(f"{source}: tenet name {name!r} must be lower_snake_case")
+            raise SplHfError(f"{source}: tenet name {name!r} must be lower_snake_case")
         if not isinstance(statement, str) or not statement.strip():
-            raise ValueError(f"{source}: tenet {name!r} needs a non-empty statement")
+            raise SplHfError(f"{source}: tenet {name!r} needs a non-empty statement")
         tenets.append(Tenet(name, " ".join(statement.split())))
     return TenetSet(str(data.get("name", "tenets")), tuple(tenets), source)
 
 
 def load_tenets(path: str | Path) -> TenetSet:
     path = Path(path)
-    return parse_tenets(yaml.safe_load(path.read_text()), str(path))
+    return parse_tenets(load_yaml_file(path, "tenets file"), str(path))
 
 
 @cache
 def default_tenets() -> TenetSet:
     text = resources.files("spl_hf.data").joinpath("tenets.yaml").read_text()
-    return parse_tenets(yaml.safe_load(text), "spl_hf/data/tenets.yaml")
+    return parse_tenets(load_yaml(text, "spl_hf/data/tenets.yaml"), "spl_hf/data/tenets.yaml")
 
 
 def select_tenets(spec: str | Sequence[str], tenet_set: TenetSet | None = None) -> tuple[Tenet, ...]:
@@ -81,7 +82,7 @@ def select_tenets(spec: str | Sequence[str], tenet_set: TenetSet | None = None) 
     if names == ["all"]:
         return ts.tenets
     if not names:
-        raise ValueError("no tenets selected")
+        raise SplHfError("no tenets selected")
     if len(set(names)) != len(names):
-        raise ValueError(f"tenets listed twice: {sorted({n for n in names if names.count(n) > 1})}")
+        raise SplHfError(f"tenets listed twice: {sorted({n for n in names if names.count(n) > 1})}")
     return tuple(ts[n] for n in names)

@@ -40,4 +40,33 @@ __all__ = [
     "seed_of",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, __file__)
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.train.args": (
+        "TrainScriptArguments",
+        "make_parser",
+        "parse_args",
+    ),
+    "spl_hf.train.config": ("SweepArgs",),
+    "spl_hf.train.data": (
+        "DataRecord",
+        "check_rows",
+        "load_split",
+    ),
+    "spl_hf.train.layout": (
+        "seed_dir",
+        "seed_dirs",
+        "seed_of",
+    ),
+    "spl_hf.train.record": ("RUN_FILE",),
+    "spl_hf.train.run": ("main",),
+    "spl_hf.train.sweep": (
+        "parse_conditions",
+        "parse_seeds",
+        "plan",
+        "prepare_root",
+        "run_sweep",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

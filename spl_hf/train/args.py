@@ -8,11 +8,14 @@ recipe written for TRL's ``dpo.py`` (``dataset_name``, ``dataset_config``, ``dat
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from trl import DPOConfig, ModelConfig, ScriptArguments, TrlParser
+
+from spl_hf.yamlio import load_yaml_file
 
 
 @dataclass
@@ -39,6 +42,14 @@ class TrainScriptArguments(ScriptArguments):
         metadata={
             "help": "Column holding each pair's non-negative weight when score_weighting is on "
             "(default: `score`, the stored |score| of the tenet datasets)."
+        },
+    )
+    check_manifest: bool = field(
+        default=True,
+        metadata={
+            "help": "Refuse a local dataset folder whose MANIFEST.sha256 (written by spl-hf builds) does not "
+            "match its files; `--check_manifest false` trains on it anyway. Folders without one and Hub "
+            "ids are not checked here."
         },
     )
     overwrite: bool = field(
@@ -68,8 +79,20 @@ def parse_recipe(path: str | Path) -> tuple[TrainScriptArguments, DPOConfig, Mod
     return parse_args(["--config", str(path), *extra])
 
 
+def _check_recipe(argv: Sequence[str]) -> None:
+    for i, arg in enumerate(argv):
+        path = argv[i + 1] if arg == "--config" and i + 1 < len(argv) else arg.partition("=")[2]
+        if (arg == "--config" or arg.startswith("--config=")) and path:
+            load_yaml_file(path, "training recipe")
+
+
 def parse_args(argv: Sequence[str] | None = None) -> tuple[TrainScriptArguments, DPOConfig, ModelConfig]:
-    """Parse ``--config x.yaml`` plus flags (flags override the YAML; unknown keys raise)."""
+    """Parse ``--config x.yaml`` plus flags (flags override the YAML; unknown keys raise).
+
+    TRL's parser loads the recipe with plain ``yaml.safe_load``, which keeps the last of two equal
+    keys; the recipe is first read with the project's hardened loader, which refuses that.
+    """
+    _check_recipe(sys.argv[1:] if argv is None else list(argv))
     script_args, training_args, model_args = make_parser().parse_args_and_config(
         args=None if argv is None else list(argv)
     )

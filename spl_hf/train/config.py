@@ -11,9 +11,9 @@ class SweepArgs:
     """Sweep"""
 
     recipe: str = field(metadata={"help": "train.py recipe, e.g. recipes/train/spl_dpo_gemma.yaml."})
-    seeds: str = field(metadata={"help": "Comma-separated run seeds, e.g. 1,2,3,4,5."})
-    conditions: str = field(
-        metadata={"help": "Comma-separated NAME=CONFIG: folder name and the dataset config it trains on."}
+    seeds: list[int] = field(metadata={"help": "Run seeds, e.g. 1 2 3 4 5."})
+    conditions: list[str] = field(
+        metadata={"help": "NAME=CONFIG entries: folder name and the dataset config it trains on."}
     )
     dataset: str | None = field(
         default=None, metadata={"help": "Dataset (folder or Hub id) for every run; default: the recipe's."}

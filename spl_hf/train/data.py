@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from datasets import Dataset, DatasetDict, IterableDataset, IterableDatasetDict
 from datasets.exceptions import DatasetGenerationError
 
+from spl_hf.errors import SplHfError
 from spl_hf.filehash import files_sha256
 
 REQUIRED = ("prompt", "chosen", "rejected")
@@ -61,13 +62,13 @@ def resolve_config(name: str, config: str | None, revision: str | None) -> str |
     if config is None:
         default = get_dataset_default_config_name(name, revision=revision)
         if default is None and len(available) > 1:
-            raise ValueError(
+            raise SplHfError(
                 f"{name}: has several configs and no default; pass --dataset_config, one of "
                 f"{', '.join(available)}"
             )
         return default if default is not None else (available[0] if available else None)
     if config not in available:
-        raise ValueError(f"{name}: no config {config!r}; available configs: {', '.join(available)}")
+        raise SplHfError(f"{name}: no config {config!r}; available configs: {', '.join(available)}")
     return config
 
 
@@ -87,26 +88,26 @@ def config_data_files(
 
 def check_split_name(name: str, config: str | None, split: str | None, splits: list[str]) -> str:
     if split is None or split == "":
-        raise ValueError(
+        raise SplHfError(
             f"{_where(name, config)}: loads as a DatasetDict, but training needs one split; "
             f"pass --dataset_train_split, one of {', '.join(splits)}"
         )
     if split not in splits:
-        raise ValueError(f"{_where(name, config)}: no split {split!r}; available splits: {', '.join(splits)}")
+        raise SplHfError(f"{_where(name, config)}: no split {split!r}; available splits: {', '.join(splits)}")
     return split
 
 
 def require_dataset(obj: object, where: str) -> Dataset:
     """A loaded object must be one split (a ``Dataset``), not a dict of splits or a stream."""
     if isinstance(obj, DatasetDict | IterableDatasetDict):
-        raise ValueError(
+        raise SplHfError(
             f"{where}: got a DatasetDict with splits {', '.join(obj.keys())}; "
             "training needs one split (pass --dataset_train_split)"
         )
     if isinstance(obj, IterableDataset):
-        raise ValueError(f"{where}: streaming datasets are not supported; rows are counted and checked first")
+        raise SplHfError(f"{where}: streaming datasets are not supported; rows are counted and checked first")
     if not isinstance(obj, Dataset):
-        raise ValueError(f"{where}: expected a datasets.Dataset, got {type(obj).__name__}")
+        raise SplHfError(f"{where}: expected a datasets.Dataset, got {type(obj).__name__}")
     return obj
 
 
@@ -131,12 +132,12 @@ def _check_messages(table: pa.Table, col: str, where: str) -> None:
     lengths = pc.list_value_length(arr)
     empty = _indices(pc.equal(lengths, 0))
     if empty:
-        raise ValueError(
+        raise SplHfError(
             f"{where}: {len(empty)} rows have an empty `{col}` message list: {_rows_named(table, empty)}"
         )
     flat = pc.list_flatten(arr)
     if not pa.types.is_struct(flat.type) or flat.type.get_field_index("role") < 0:
-        raise ValueError(f"{where}: `{col}` must be a list of {{role, content}} messages, got {arr.type}")
+        raise SplHfError(f"{where}: `{col}` must be a list of {{role, content}} messages, got {arr.type}")
     roles = pc.struct_field(flat, "role")
     parents = pc.list_parent_indices(arr)
     allowed = {"assistant"} if col != "prompt" else PROMPT_ROLES
@@ -144,7 +145,7 @@ def _check_messages(table: pa.Table, col: str, where: str) -> None:
     bad_rows = sorted(set(pc.filter(parents, bad).to_pylist()))
     if bad_rows:
         seen = sorted({str(r) for r in pc.filter(roles, bad).to_pylist()})
-        raise ValueError(
+        raise SplHfError(
             f"{where}: {len(bad_rows)} rows have `{col}` messages with role(s) {', '.join(seen)} "
             f"(allowed: {', '.join(sorted(allowed))}): {_rows_named(table, bad_rows)}"
         )
@@ -154,7 +155,7 @@ def _check_messages(table: pa.Table, col: str, where: str) -> None:
         last_roles = roles.take(offsets)
         wrong = _indices(pc.invert(pc.is_in(last_roles, value_set=pa.array(["user", "tool"]))))
         if wrong:
-            raise ValueError(
+            raise SplHfError(
                 f"{where}: {len(wrong)} rows have a prompt that does not end on a user turn "
                 f"(the completion must answer it): {_rows_named(table, wrong)}"
             )
@@ -167,12 +168,12 @@ def check_rows(ds: Dataset, where: str, weight_column: str | None = None) -> Non
         table = ds.flatten_indices().data.table
     missing = [c for c in REQUIRED if c not in table.column_names]
     if missing:
-        raise ValueError(
+        raise SplHfError(
             f"{where}: rows lack {', '.join(missing)}; DPO needs prompt, chosen and rejected "
             f"(columns present: {', '.join(table.column_names)})"
         )
     if table.num_rows == 0:
-        raise ValueError(f"{where}: the split is empty; nothing to train on")
+        raise SplHfError(f"{where}: the split is empty; nothing to train on")
     for col in REQUIRED:
         nulls = _indices(pc.is_null(table.column(col)))
         if nulls:
@@ -182,7 +183,7 @@ def check_rows(ds: Dataset, where: str, weight_column: str | None = None) -> Non
                 if col != "prompt"
                 else ""
             )
-            raise ValueError(
+            raise SplHfError(
                 f"{where}: {len(nulls)} of {table.num_rows} rows have a null `{col}`{hint}: "
                 f"{_rows_named(table, nulls)}"
             )
@@ -191,7 +192,7 @@ def check_rows(ds: Dataset, where: str, weight_column: str | None = None) -> Non
         for c in REQUIRED
     }
     if len(set(kinds.values())) != 1:
-        raise ValueError(
+        raise SplHfError(
             f"{where}: prompt, chosen and rejected must all be message lists or all be strings; "
             f"got {', '.join(f'{c}: {table.schema.field(c).type}' for c in REQUIRED)}"
         )
@@ -203,48 +204,73 @@ def check_rows(ds: Dataset, where: str, weight_column: str | None = None) -> Non
             if not pa.types.is_string(table.schema.field(col).type) and not pa.types.is_large_string(
                 table.schema.field(col).type
             ):
-                raise ValueError(
+                raise SplHfError(
                     f"{where}: `{col}` must be a message list or a string, got {table.schema.field(col).type}"
                 )
+    for col in REQUIRED:
+        _check_texts(table, col, kinds[col], where)
     if weight_column is not None:
         check_weights(table, weight_column, where)
 
 
+def _check_texts(table: pa.Table, col: str, messages: bool, where: str) -> None:
+    """No empty (or whitespace-only) text and no NUL character in a column's strings or message contents:
+    DPO would train on them without a word."""
+    arr = table.column(col).combine_chunks()
+    if messages:
+        flat = pc.list_flatten(arr)
+        if flat.type.get_field_index("content") < 0:
+            raise SplHfError(f"{where}: `{col}` messages have no `content` field")
+        texts, rows = pc.struct_field(flat, "content"), pc.list_parent_indices(arr)
+    else:
+        texts, rows = arr, pa.array(range(len(arr)), pa.int64())
+    if not (pa.types.is_string(texts.type) or pa.types.is_large_string(texts.type)):
+        raise SplHfError(f"{where}: `{col}` text must be a string, got {texts.type}")
+    empty = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(texts)), 0).fill_null(True)
+    for mask, what in (
+        (empty, "an empty text"),
+        (pc.match_substring(texts, "\x00").fill_null(False), "a NUL character"),
+    ):
+        bad = sorted(set(pc.filter(rows, mask).to_pylist()))
+        if bad:
+            raise SplHfError(f"{where}: {len(bad)} rows have {what} in `{col}`: {_rows_named(table, bad)}")
+
+
 def check_weights(table: pa.Table, column: str, where: str) -> None:
     if column not in table.column_names:
-        raise ValueError(
+        raise SplHfError(
             f"{where}: score weighting needs the column `{column}`, which the rows lack "
             f"(columns present: {', '.join(table.column_names)}); set --weight_column"
         )
     typ = table.schema.field(column).type
     if not (pa.types.is_integer(typ) or pa.types.is_floating(typ)):
-        raise ValueError(f"{where}: weight column `{column}` must be numeric, got {typ}")
+        raise SplHfError(f"{where}: weight column `{column}` must be numeric, got {typ}")
     values = table.column(column).cast(pa.float64())
     nulls = _indices(pc.is_null(values))
     if nulls:
-        raise ValueError(
+        raise SplHfError(
             f"{where}: {len(nulls)} rows have a null weight `{column}`: {_rows_named(table, nulls)}"
         )
     arr = values.to_numpy()
     bad = [i for i, v in enumerate(arr.tolist()) if not math.isfinite(v) or v < 0]
     if bad:
-        raise ValueError(
+        raise SplHfError(
             f"{where}: {len(bad)} rows have a negative or non-finite weight `{column}`: "
             f"{_rows_named(table, bad)}"
         )
     if float(arr.sum()) == 0.0:
-        raise ValueError(f"{where}: every weight in `{column}` is 0; nothing would be trained")
+        raise SplHfError(f"{where}: every weight in `{column}` is 0; nothing would be trained")
 
 
 def filter_sources(ds: Dataset, sources: list[str] | None, where: str) -> Dataset:
     if not sources:
         return ds
     if "source" not in ds.column_names:
-        raise ValueError(f"{where}: --sources needs a `source` column, which the rows lack")
+        raise SplHfError(f"{where}: --sources needs a `source` column, which the rows lack")
     present = set(ds.unique("source"))
     unknown = sorted(set(sources) - present)
     if unknown:
-        raise ValueError(
+        raise SplHfError(
             f"{where}: no rows from source(s) {', '.join(unknown)}; sources present: "
             f"{', '.join(sorted(str(s) for s in present))}"
         )
@@ -292,10 +318,10 @@ def load_split(
     from datasets import load_dataset
 
     if not name:
-        raise ValueError("no dataset given: pass --dataset_name (a local dataset folder or a Hub id)")
+        raise SplHfError("no dataset given: pass --dataset_name (a local dataset folder or a Hub id)")
     local = is_local(name)
     if local and revision:
-        raise ValueError(
+        raise SplHfError(
             f"{name}: --dataset_revision pins a Hub commit, but this is a local folder "
             "(its data files are hashed and recorded instead)"
         )
@@ -305,7 +331,7 @@ def load_split(
     except FileNotFoundError:
         raise
     except (ConnectionError, OSError) as exc:  # `datasets` reports an unreachable Hub as ConnectionError
-        raise ValueError(
+        raise SplHfError(
             f"{name}: not a local dataset folder, and the Hub could not be reached to read it as a "
             f"dataset id ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
             "check the id and HF_ENDPOINT, or set HF_HUB_OFFLINE=1 to read a cached copy"
@@ -315,7 +341,7 @@ def load_split(
     if local:
         resolved = None
         if _parquet_rows(files[split]) == 0:
-            raise ValueError(f"{where}: the split is empty; nothing to train on")
+            raise SplHfError(f"{where}: the split is empty; nothing to train on")
     else:
         # Pin the commit the files were listed at, so a push in between cannot change the rows.
         resolved = builder_hash if re.fullmatch(r"[0-9a-f]{40}", builder_hash) else hub_commit(name, revision)
@@ -333,7 +359,7 @@ def load_split(
     try:
         loaded = load_dataset(name, config, split=split, revision=resolved, **kwargs)
     except DatasetGenerationError as exc:
-        raise ValueError(f"{where}: its data files could not be read: {exc.__cause__ or exc}") from exc
+        raise SplHfError(f"{where}: its data files could not be read: {exc.__cause__ or exc}") from exc
     ds = require_dataset(loaded, where)
     ds = filter_sources(ds, sources, where)
     check_rows(ds, where, weight_column)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from spl_hf.errors import SplHfError
+
 # accelerate copies `fsdp_config.x` to the launch argument `fsdp_x` (and likewise for these).
 _PREFIXED = {"fsdp_config": "fsdp_", "fp8_config": "fp8_", "dynamo_config": "dynamo_"}
 
@@ -22,14 +24,14 @@ def parse_accelerate_config(path: str | Path) -> Any:
 
     config = load_config_from_file(str(path))  # unknown top-level keys raise here
     if not isinstance(config, ClusterConfig):
-        raise ValueError(f"{path}: expected a local/cluster config, got {type(config).__name__}")
+        raise SplHfError(f"{path}: expected a local/cluster config, got {type(config).__name__}")
     dests = {a.dest for a in launch_command_parser()._actions}
     for section in ("deepspeed_config", "fsdp_config", "fp8_config", "dynamo_config", "parallelism_config"):
         for key in getattr(config, section, None) or {}:
             prefix = _PREFIXED.get(section, "")
             dest = key if key.startswith(prefix) else prefix + key
             if dest not in dests:
-                raise ValueError(
+                raise SplHfError(
                     f"{path}: unknown key {key!r} in {section} (accelerate launch has no --{dest})"
                 )
     return config

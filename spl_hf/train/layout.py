@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from spl_hf.errors import SplHfError
+
 SEED_DIR = re.compile(r"^seed(\d+)$")
 
 __all__ = ["SEED_DIR", "seed_dir", "seed_dirs", "seed_of"]
@@ -41,6 +43,6 @@ def seed_dirs(condition_dir: Path) -> dict[int, Path]:
         seed = seed_of(p.name)
         if seed is not None and p.is_dir():
             if seed in out:
-                raise ValueError(f"{condition_dir}: seed {seed} appears twice ({out[seed].name}, {p.name})")
+                raise SplHfError(f"{condition_dir}: seed {seed} appears twice ({out[seed].name}, {p.name})")
             out[seed] = p
     return out

@@ -204,8 +204,8 @@ def model_card(record: RunRecord, base_model: str) -> str:
 
 def write_run(out: Path, record: RunRecord, config: dict[str, Any], base_model: str) -> None:
     """Write the config and card, then ``run.json`` last (its presence marks a finished run)."""
-    (out / CONFIG_FILE).write_text(yaml.safe_dump(config, sort_keys=False, width=100), encoding="utf-8")
-    (out / CARD_FILE).write_text(model_card(record, base_model), encoding="utf-8")
-    (out / RUN_FILE).write_text(
-        json.dumps(record.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8"
-    )
+    from spl_hf.files import write_text
+
+    write_text(out / CONFIG_FILE, yaml.safe_dump(config, sort_keys=False, width=100))
+    write_text(out / CARD_FILE, model_card(record, base_model))
+    write_text(out / RUN_FILE, json.dumps(record.to_dict(), indent=2, sort_keys=True) + "\n")

@@ -13,8 +13,10 @@ from typing import Any
 
 from trl import DPOConfig, ModelConfig
 
-from spl_hf.outputs import guard_dir, mark_output
+from spl_hf.errors import SplHfError
+from spl_hf.outputs import guard_dir, mark_output, seal_output
 from spl_hf.train.args import TrainScriptArguments
+from spl_hf.train.checks import check_dataset_manifest, check_settings
 from spl_hf.train.data import is_local, load_split
 from spl_hf.train.record import RunRecord, final_loss, resolved_config, safe_argv, write_run
 
@@ -39,7 +41,7 @@ def resolve_base_model(name: str | None, revision: str | None = None) -> tuple[s
     cache folder, which is what gets loaded.
     """
     if not name:
-        raise ValueError(
+        raise SplHfError(
             "no model given: pass --model_name_or_path (a model folder, a Hub id, or `embedded`)"
         )
     from spl_hf.backends import EMBEDDED_NAME, prepare_embedded, resolve_model
@@ -102,7 +104,9 @@ def main(
 
     state = PartialState()
     _check_supported(script_args, model_args)
+    check_settings(training_args, model_args, script_args)
     name = script_args.dataset_name
+    check_dataset_manifest(name, script_args.check_manifest)
     out = guard_dir(
         training_args.output_dir,
         overwrite=script_args.overwrite,
@@ -113,7 +117,8 @@ def main(
     # Every rank has checked the folder before any rank writes into it.
     state.wait_for_everyone()
     if state.is_main_process:
-        mark_output(out, "train-run")
+        # A resumed run keeps its checkpoints; otherwise what an earlier run wrote here goes.
+        mark_output(out, "train-run", replace=not training_args.resume_from_checkpoint)
     training_args.output_dir = str(out)
 
     # Models from here on.
@@ -122,6 +127,8 @@ def main(
             model_args.model_name_or_path, model_args.model_revision
         )
     trainer = _trainer(model_path, training_args, model_args, script_args, train_ds, eval_ds, weight_column)
+    if state.is_main_process:
+        trainer.add_callback(_sealing_callback(out))
     adapted, trainable, total = count_adapter(trainer.model)
     t_train = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
@@ -147,6 +154,7 @@ def main(
             argv=safe_argv(sys.argv[1:] if argv is None else argv),
         )
         write_run(out, record, resolved_config(script_args, training_args, model_args), base_model)
+        seal_output(out)
         trainer.accelerator.print(
             f"final loss {record.final_loss} after {record.global_steps} steps; adapter in {out}"
         )
@@ -156,14 +164,25 @@ def main(
     return out
 
 
+def _sealing_callback(out: Path) -> Any:
+    """Record the files written so far at every checkpoint, so a killed run's folder is still provably ours."""
+    from transformers import TrainerCallback
+
+    class SealOnSave(TrainerCallback):
+        def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            seal_output(out)
+
+    return SealOnSave()
+
+
 def _check_supported(script_args: TrainScriptArguments, model_args: ModelConfig) -> None:
     if not model_args.use_peft:
-        raise ValueError(
+        raise SplHfError(
             "train.py trains LoRA adapters: set use_peft: true (the reference is the base model "
             "with the adapter disabled)"
         )
     if script_args.dataset_streaming:
-        raise ValueError(
+        raise SplHfError(
             "dataset_streaming is not supported: the rows are counted and checked before training"
         )
 
@@ -205,7 +224,7 @@ def _trainer(model_path, training_args, model_args, script_args, train_ds, eval_
     if training_args.model_init_kwargs is not None:
         model_init_kwargs.update(training_args.model_init_kwargs)
     if model_init_kwargs.get("trust_remote_code"):
-        raise ValueError("trust_remote_code is never enabled by spl_hf")
+        raise SplHfError("trust_remote_code is never enabled by spl_hf")
     training_args.model_init_kwargs = model_init_kwargs
     kwargs: dict[str, Any] = {}
     trainer_cls: type = DPOTrainer

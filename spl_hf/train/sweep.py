@@ -16,12 +16,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spl_hf.outputs import OutputError, mark_output, owned_by_spl_hf, refuse_dangerous
+from spl_hf.errors import SplHfError
+from spl_hf.files import write_text
+from spl_hf.outputs import (
+    OutputError,
+    mark_output,
+    marker_kind,
+    refuse_dangerous,
+    seal_output,
+)
 from spl_hf.train.layout import seed_dir
 from spl_hf.train.record import RUN_FILE
 
 _NAME = re.compile(r"^[A-Za-z0-9][\w.-]*$")
 SWEEP_FILE = "sweep.json"
+SWEEP_KIND = "train-sweep"
 
 
 @dataclass(frozen=True)
@@ -45,30 +54,31 @@ class SweepReport:
     failed: list[tuple[Path, int]] = field(default_factory=list)
 
 
-def parse_seeds(text: str) -> list[int]:
-    try:
-        seeds = [int(s) for s in text.split(",") if s.strip()]
-    except ValueError as exc:
-        raise ValueError(f"--seeds {text!r}: expected comma-separated integers like 1,2,3") from exc
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"--seeds {text!r}: give distinct seeds, e.g. 1,2,3,4,5")
+def parse_seeds(seeds: Sequence[int]) -> list[int]:
+    """The run seeds: distinct whole numbers, at least one."""
+    seeds = list(seeds)
+    if not seeds or any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
+        raise SplHfError(f"--seeds {seeds!r}: give whole numbers, e.g. --seeds 1 2 3 4 5")
+    if len(set(seeds)) != len(seeds):
+        raise SplHfError(f"--seeds {seeds!r}: give distinct seeds, e.g. --seeds 1 2 3 4 5")
     return seeds
 
 
-def parse_conditions(text: str) -> list[Condition]:
+def parse_conditions(entries: Sequence[str]) -> list[Condition]:
+    """The conditions: NAME=CONFIG entries with plain, distinct folder names, at least one."""
     out: list[Condition] = []
-    for item in (s.strip() for s in text.split(",") if s.strip()):
+    for item in (str(s).strip() for s in entries if str(s).strip()):
         name, sep, config = item.partition("=")
         if not sep or not config:
-            raise ValueError(f"--conditions: {item!r} is not NAME=CONFIG")
+            raise SplHfError(f"--conditions: {item!r} is not NAME=CONFIG")
         if not _NAME.match(name):
-            raise ValueError(f"--conditions: condition name {name!r} must be a plain folder name")
+            raise SplHfError(f"--conditions: condition name {name!r} must be a plain folder name")
         out.append(Condition(name, config))
     if not out:
-        raise ValueError("--conditions: give at least one NAME=CONFIG")
+        raise SplHfError("--conditions: give at least one NAME=CONFIG")
     names = [c.name for c in out]
     if len(set(names)) != len(names):
-        raise ValueError(f"--conditions: duplicate names in {', '.join(names)}")
+        raise SplHfError(f"--conditions: duplicate names in {', '.join(names)}")
     return out
 
 
@@ -126,7 +136,9 @@ def prepare_root(
         raise OutputError(f"{root}: exists and is not a folder")
     manifest = {"recipe": recipe, "seeds": list(seeds), "conditions": {c.name: c.config for c in conditions}}
     if out.is_dir() and any(out.iterdir()):
-        if not owned_by_spl_hf(out) or not (out / SWEEP_FILE).is_file():
+        # Resuming deletes nothing here (each run's own guard proves what it replaces), so the
+        # marker's kind and the plan file are enough to know the folder is a sweep's.
+        if marker_kind(out) != SWEEP_KIND or not (out / SWEEP_FILE).is_file():
             raise OutputError(
                 f"{root}: holds files that are not an spl_hf sweep; choose a new or empty folder"
             )
@@ -143,8 +155,9 @@ def prepare_root(
             )
         manifest["seeds"] = sorted(set(earlier.get("seeds", [])) | set(seeds))
         manifest["conditions"] = {**earlier.get("conditions", {}), **manifest["conditions"]}
-    mark_output(out, "train-sweep")
-    (out / SWEEP_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    mark_output(out, SWEEP_KIND)
+    write_text(out / SWEEP_FILE, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    seal_output(out)
     return out
 
 

@@ -20,6 +20,8 @@ from trl import DPOTrainer
 from trl.models.utils import disable_gradient_checkpointing
 from trl.trainer.utils import use_adapter
 
+from spl_hf.errors import SplHfError
+
 WEIGHT_KEY = "pair_weight"
 
 
@@ -64,7 +66,7 @@ class WeightedDPOTrainer(DPOTrainer):
         if self._is_vision_dataset:
             unsupported.append("vision datasets")
         if unsupported:
-            raise ValueError(
+            raise SplHfError(
                 "score-weighted DPO supports the plain sigmoid loss only; unsupported: "
                 + ", ".join(unsupported)
             )
@@ -81,7 +83,7 @@ class WeightedDPOTrainer(DPOTrainer):
 
     def _compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool):
         if return_outputs:
-            raise ValueError(
+            raise SplHfError(
                 "score-weighted DPO computes no logits for compute_metrics; unset compute_metrics"
             )
         mode = "train" if self.model.training else "eval"

@@ -1,0 +1,49 @@
+"""Why a row of a release says what it says, from the release alone (no model, no solver)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spl_hf.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from spl_hf.explain._render import render
+    from spl_hf.explain.config import ExplainArgs
+    from spl_hf.explain.entry import audit_verdict, explain, explain_ref
+    from spl_hf.explain.locate import RowRef, find_row
+    from spl_hf.explain.release import Release, ReleaseError, open_release
+
+__all__ = [
+    "ExplainArgs",
+    "Release",
+    "ReleaseError",
+    "RowRef",
+    "audit_verdict",
+    "explain",
+    "explain_ref",
+    "find_row",
+    "open_release",
+    "render",
+]
+
+# module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spl_hf.explain._render": ("render",),
+    "spl_hf.explain.config": ("ExplainArgs",),
+    "spl_hf.explain.entry": (
+        "audit_verdict",
+        "explain",
+        "explain_ref",
+    ),
+    "spl_hf.explain.locate": (
+        "RowRef",
+        "find_row",
+    ),
+    "spl_hf.explain.release": (
+        "Release",
+        "ReleaseError",
+        "open_release",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
