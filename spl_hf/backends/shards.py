@@ -69,6 +69,7 @@ class ShardStore:
         self.url = str(url)
         self.fs, self.root = _fs(self.url)
         self._check(create)
+        import pyarrow.parquet  # noqa: F401 (loaded once here, not inside the first shard's write)
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         # Sent to remote replicas by URL; each process opens (and checks) the folder itself.
