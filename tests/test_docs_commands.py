@@ -26,7 +26,10 @@ SKIP = (
     ("make test", "the whole suite, of which this test is part"),
     ("export ", "applied instead as the environment of the commands that follow (the local Hub's)"),
     ("spl-hf hub serve", "the tests' own local Hub server stands in for it (tests/hub_fixtures.py)"),
-    ("ray ", "starts or inspects a Ray cluster node; `make test-ray` runs the Ray executor on a local runtime"),
+    (
+        "ray ",
+        "starts or inspects a Ray cluster node; `make test-ray` runs the Ray executor on a local runtime",
+    ),
 )
 
 
