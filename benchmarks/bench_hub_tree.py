@@ -53,7 +53,11 @@ def per_path(hist: list[Commit], path: str) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="154,300", help="commits (= files), comma-separated")
+    ap.add_argument("--tiny", action="store_true", help="tiny sizes: a smoke run (the test suite runs it)")
     args = ap.parse_args()
+    if args.tiny:
+        args.sizes = "40"
+    ratios = []
     print(f"{'N':>6} {'paths':>6} {'per_path s':>11} {'one_walk s':>11} {'ratio':>8} same")
     for n in (int(s) for s in args.sizes.split(",") if s):
         hist = history(n)
@@ -65,6 +69,9 @@ def main() -> None:
         after = {p: c["id"] for p, c in last_commits(hist, paths).items()}
         fast = time.perf_counter() - t0
         print(f"{n:>6} {len(paths):>6} {slow:>11.3f} {fast:>11.4f} {slow / fast:>8.0f} {before == after}")
+        ratios.append((n, slow / fast))
+    n, ratio = ratios[-1]
+    print(f"ratio: per-path walks / one walk at {n} commits = {ratio:.1f}x")
 
 
 if __name__ == "__main__":

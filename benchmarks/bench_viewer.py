@@ -147,7 +147,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tenets", type=int, default=49)
     ap.add_argument("--per_tenet", type=int, default=4000)
+    ap.add_argument("--tiny", action="store_true", help="tiny sizes: a smoke run (the test suite runs it)")
     args = ap.parse_args()
+    if args.tiny:
+        args.tenets, args.per_tenet = 3, 50
     with tempfile.TemporaryDirectory(prefix="bench-viewer-") as tmp:
         t0 = time.perf_counter()
         n = write_release(Path(tmp), args.tenets, args.per_tenet)

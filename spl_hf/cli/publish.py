@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
             create_pr=pub.create_pr,
             message=folder.message,
             sources=folder.sources,
+            allow_empty=folder.allow_empty,
         )
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else "no response"

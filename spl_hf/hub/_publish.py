@@ -81,16 +81,17 @@ def _audit_clean(folder: Path, sources: list[str] | None = None) -> tuple[bool, 
     return True, "", prov
 
 
-def useless_build(folder: Path) -> str:
+def useless_build(folder: Path, allow_empty: bool = False) -> str:
     """Why a build must not be published though it audits clean ("" when it may be): it holds no
-    preference rows, or the quality gates its release recorded in build_report.json failed."""
+    preference rows (unless ``allow_empty``), or the quality gates its release recorded in
+    build_report.json failed."""
     path = folder / "build_report.json"
     if not path.is_file():
         return ""
     report = json.loads(path.read_text(encoding="utf-8"))
     rows = report.get("assigned") if report.get("kind") == "tenets" else report.get("labeled")
-    if rows == 0:
-        return "it holds no preference rows (build_report.json: 0 released)"
+    if rows == 0 and not allow_empty:
+        return "it holds no preference rows (build_report.json: 0 released; --allow_empty publishes it)"
     gates = report.get("quality_gates") or {}
     failed = [g for g in gates.get("gates", []) if not g.get("passed")]
     if failed or gates.get("passed") is False:
@@ -214,6 +215,7 @@ def publish(
     create_pr: bool = False,
     message: str | None = None,
     sources: list[str] | None = None,
+    allow_empty: bool = False,
 ) -> PublishResult:
     """Audit ``folder`` (and with ``sources`` its rows' provenance) and push it to ``repo_id`` as one
     commit; raises ValueError when it is not clean or when the repo cannot be made private as asked."""
@@ -230,7 +232,7 @@ def publish(
     ok, reason, report = _audit_clean(folder, sources)
     if not ok:
         raise SplHfError(f"{folder} does not audit clean, nothing published: {reason}")
-    if useless := useless_build(folder):
+    if useless := useless_build(folder, allow_empty):
         raise SplHfError(f"{folder}: {useless}; nothing published")
     record = provenance_record(sources, report)
 

@@ -35,6 +35,13 @@ class PublishFolderArgs:
             "metavar": "SPEC",
         },
     )
+    allow_empty: bool = field(
+        default=False,
+        metadata={
+            "help": "Publish a build that holds no preference rows (its derivations and no-label reasons "
+            "still audit); by default such a build is refused as an empty release."
+        },
+    )
 
 
 @dataclass

@@ -487,7 +487,12 @@ class SPLRelease:
 
         c = self.cfg
         result = publish(
-            c.output_dir, c.repo_id, revision=c.revision, private=c.private, create_pr=c.create_pr
+            c.output_dir,
+            c.repo_id,
+            revision=c.revision,
+            private=c.private,
+            create_pr=c.create_pr,
+            allow_empty=c.min_rows == 0,  # the release accepted an empty result explicitly
         )
         (out / "publish.json").write_text(
             json.dumps({**result.to_json(), "load": result.load_line()}, indent=2) + "\n", encoding="utf-8"
