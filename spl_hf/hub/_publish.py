@@ -206,6 +206,23 @@ def card_configs(folder: Path) -> tuple[list[str], str | None, str | None]:
     return names, default["config_name"], split
 
 
+def _publishable(folder: Path, repo_id: str, sources: list[str] | None, allow_empty: bool) -> dict | None:
+    """The checks made before any Hub request (a build folder, a repo id, a clean audit, not an empty or
+    gate-failed release); returns the audit's report for the provenance record."""
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: no such build folder")
+    if not (folder / MANIFEST).is_file():
+        raise SplHfError(f"{folder}: no {MANIFEST}; publish takes a folder written by an spl-hf build")
+    if not _REPO_ID.match(repo_id):
+        raise SplHfError(f"--repo_id {repo_id!r}: expected ORG/NAME")
+    ok, reason, report = _audit_clean(folder, sources)
+    if not ok:
+        raise SplHfError(f"{folder} does not audit clean, nothing published: {reason}")
+    if useless := useless_build(folder, allow_empty):
+        raise SplHfError(f"{folder}: {useless}; nothing published")
+    return report
+
+
 def publish(
     folder: str | Path,
     repo_id: str,
@@ -223,18 +240,7 @@ def publish(
     from huggingface_hub.errors import RevisionNotFoundError
 
     folder = Path(folder)
-    if not folder.is_dir():
-        raise FileNotFoundError(f"{folder}: no such build folder")
-    if not (folder / MANIFEST).is_file():
-        raise SplHfError(f"{folder}: no {MANIFEST}; publish takes a folder written by an spl-hf build")
-    if not _REPO_ID.match(repo_id):
-        raise SplHfError(f"--repo_id {repo_id!r}: expected ORG/NAME")
-    ok, reason, report = _audit_clean(folder, sources)
-    if not ok:
-        raise SplHfError(f"{folder} does not audit clean, nothing published: {reason}")
-    if useless := useless_build(folder, allow_empty):
-        raise SplHfError(f"{folder}: {useless}; nothing published")
-    record = provenance_record(sources, report)
+    record = provenance_record(sources, _publishable(folder, repo_id, sources, allow_empty))
 
     # Read at call time, so a caller that sets the environment after import is honoured.
     api = HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None, token=os.environ.get("HF_TOKEN") or None)
