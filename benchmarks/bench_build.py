@@ -175,7 +175,7 @@ def make_release(work: Path, pairs_n: int, seed: int, log: Any) -> Any:
 
         judge_seconds: float = 0.0
 
-        def _judge(self, clean_dir: Path, out: Path, ranks: Any) -> dict[str, Any]:
+        def _judge(self, clean_dir: Path, out: Path) -> dict[str, Any]:
             t0 = time.perf_counter()
             counts = synthetic_scores(
                 clean_dir / "pairs.parquet", out / "scores.parquet", self.assign.capacity, seed
