@@ -132,8 +132,9 @@ def convert_gguf(gguf: Path, model_id: str, target: Path, force: bool = False) -
     digest = file_sha256(gguf)
     info = ModelInfo(model_id=model_id, revision=f"gguf-sha256:{digest}", path=str(target))
     if (target / _MARKER).is_file() and not force:
-        meta = json.loads((target / _MARKER).read_text())
-        return target, ModelInfo(meta.get("model_id", model_id), info.revision, str(target))
+        # The cache is keyed by the file's content; the model is named as this caller names it (another
+        # install's path to the same bytes must not leak into this run's records).
+        return target, info
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     target.parent.mkdir(parents=True, exist_ok=True)
