@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from spl_hf.contract import TenetQuality
-from spl_hf.report.figures import PNG_METADATA, save_png
+from spl_hf.report.figures import png_bytes, save_png
 
 SHARES = (
     ("consistent", "position-consistent", "#2b8a3e"),
@@ -110,8 +110,6 @@ def save_judge_quality_figure(
 def judge_quality_png(scores, rows, quality: Sequence[TenetQuality], threshold: float) -> bytes:
     """The PNG bytes of a tenet build's figure: every judged (signed) score of the ``judge_scores`` table
     ``scores`` and those of the released ``rows``, as the build draws it and the audit redraws it."""
-    import io
-
     import pyarrow.compute as pc
 
     judged = scores.column("p_a_first").to_numpy() - scores.column("p_a_second").to_numpy()
@@ -122,8 +120,4 @@ def judge_quality_png(scores, rows, quality: Sequence[TenetQuality], threshold: 
         if rows.num_rows
         else np.array([])
     )
-    buf = io.BytesIO()
-    judge_quality_figure(quality, judged, released, threshold).savefig(
-        buf, format="png", dpi=120, metadata=PNG_METADATA
-    )
-    return buf.getvalue()
+    return png_bytes(judge_quality_figure(quality, judged, released, threshold))

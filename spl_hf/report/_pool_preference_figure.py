@@ -103,12 +103,6 @@ def save_pool_preference_figure(path: str | Path, scores: pa.Table, threshold: f
 def pool_preference_png(scores, threshold: float) -> bytes:
     """The PNG bytes of a tenet build's judge-vs-pool figure over its ``judge_scores`` rows, as the build
     draws it and the audit redraws it."""
-    import io
+    from spl_hf.report.figures import png_bytes
 
-    from spl_hf.report.figures import PNG_METADATA
-
-    buf = io.BytesIO()
-    pool_preference_figure(pool_preference_data(scores, threshold), threshold).savefig(
-        buf, format="png", dpi=120, metadata=PNG_METADATA
-    )
-    return buf.getvalue()
+    return png_bytes(pool_preference_figure(pool_preference_data(scores, threshold), threshold))

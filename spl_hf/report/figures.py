@@ -29,13 +29,19 @@ def _figure(width: float, height: float, panels: int):
     return fig, axes, rcParams["axes.prop_cycle"].by_key()["color"]
 
 
-def save_png(fig, path: str | Path) -> Path:
-    from spl_hf.files import atomic_path
+def png_bytes(fig) -> bytes:
+    """The figure as PNG bytes: the one encoding of every figure (the audit redraws and compares them)."""
+    import io
 
-    path = Path(path)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=120, metadata=PNG_METADATA)
-    return path
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120, metadata=PNG_METADATA)
+    return buf.getvalue()
+
+
+def save_png(fig, path: str | Path) -> Path:
+    from spl_hf.files import write_bytes
+
+    return write_bytes(path, png_bytes(fig))
 
 
 def _offsets(n: int, width: float = 0.24) -> list[float]:
