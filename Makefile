@@ -27,8 +27,10 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# Two or more workers (pytest-xdist), a test file per worker at a time: the demo's session fixture and
+# the other session builds are then made once per worker that needs them, not once per test.
 test: setup lint
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadfile tests
 
 bench: setup
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done

@@ -108,6 +108,16 @@ def test_every_option_has_its_own_help_written_once(path):
         assert len(titles) >= 2, titles
 
 
+@pytest.mark.parametrize("path", LEAVES, ids=[" ".join(p) for p in LEAVES])
+def test_a_parser_built_for_one_action_configures_it_as_the_full_parser_does(path):
+    """`spl-hf release tenets ...` configures only `release tenets` (fast --help); its options are the same."""
+    lazy = dict(leaf_parsers(build_parser([*path, "--help"])))
+    assert _options(lazy[path]) == _options(dict(leaf_parsers())[path])
+    siblings = [p for p in lazy if p[0] == path[0] and p != path]
+    if len(path) > 1 and path[0] in ("release", "eval"):  # the other actions: listed, not configured
+        assert siblings and all(_options(lazy[p]) == [("-h", "--help")] for p in siblings), siblings
+
+
 def test_help_groups_options_by_dataclass(capsys):
     with pytest.raises(SystemExit):
         main(["release", "tenets", "--help"])

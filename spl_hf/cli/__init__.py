@@ -1,11 +1,13 @@
 """The `spl-hf` console script.
 
 Each subcommand lives in its own module under ``spl_hf.cli`` exposing
-``add_parser(subparsers, name, help_text)``, whose options are config dataclasses turned into flags
-by :func:`spl_hf.configs.add_config_parser` (flags, ``--config`` YAML, validation in one place).
-Only the module of the command being run is imported (``spl-hf --help`` imports none), and the
-config dataclasses live in modules that import no heavy library, so that any ``--help`` answers
-at once; a command imports its heavy modules inside its run function.
+``add_parser(subparsers, name, help_text, action)``, whose options are config dataclasses turned into
+flags by :func:`spl_hf.configs.add_config_parser` (flags, ``--config`` YAML, validation in one place).
+Only the module of the command being run is imported (``spl-hf --help`` imports none), a command with
+actions (``release tenets``, ``eval refusal``) configures only the ``action`` named on the command line
+when it knows it (the others are listed by name and help), and the config dataclasses live in modules
+that import no heavy library, so that any ``--help`` answers at once; a command imports its heavy
+modules inside its run function.
 
 A user-facing failure (bad input, bad argument, an output spl_hf refuses to write, a file that
 cannot be read or written) exits 2 with one line naming the file; ``--debug`` shows the
@@ -85,12 +87,14 @@ def describe_error(exc: BaseException, args: argparse.Namespace | None = None) -
     return text
 
 
-def _command_in(argv: Sequence[str]) -> str | None:
-    """The command named in ``argv`` (the first word that is not an option of spl-hf itself)."""
-    for word in argv:
-        if not word.startswith("-"):
-            return word
-    return None
+def _words_in(argv: Sequence[str]) -> tuple[str | None, str | None]:
+    """The command and its action named in ``argv``: the first two words that are not options.
+
+    spl-hf's own options and a command's level take no values, so these are the command and action
+    when given; a command ignores an action word that is none of its actions (all are configured).
+    """
+    words = [w for w in argv if not w.startswith("-")]
+    return (words[0] if words else None), (words[1] if len(words) > 1 else None)
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -104,7 +108,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         description="Auditable preference supervision with recorded derivations.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    wanted = _command_in(argv) if argv is not None else None
+    wanted, action = _words_in(argv) if argv is not None else (None, None)
     for name, module_name, help_text in COMMANDS:
         if argv is not None and name != wanted:
             sub.add_parser(name, help=help_text)  # listed in --help; configured only when run
@@ -115,7 +119,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             if exc.name != module_name:
                 raise
             continue  # capability not installed in this checkout
-        module.add_parser(sub, name, help_text)
+        module.add_parser(sub, name, help_text, action if name == wanted else None)
     return parser
 
 

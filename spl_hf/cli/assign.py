@@ -26,7 +26,9 @@ _DESCRIPTION = (
 )
 
 
-def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
+def add_parser(
+    subparsers: argparse._SubParsersAction, name: str, help_text: str, action: str | None = None
+) -> None:
     from spl_hf.configs import add_config_parser
     from spl_hf.recipes import kind_classes
 

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 SHOWN_MISMATCHES = 10  # the text output names this many mismatched rows; --json lists up to --max_report
 
 
-def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str, action: str | None = None) -> None:
     from spl_hf.audit import AuditArgs
     from spl_hf.configs import JsonArgs, RevisionArgs, add_config_parser
 

@@ -23,7 +23,7 @@ TENETS_DESCRIPTION = (
 )
 
 
-def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str, action: str | None = None) -> None:
     p = sub.add_parser(name, help=help_text, description=help_text)
     kinds = p.add_subparsers(dest="build_command", metavar="KIND", required=True)
     add_spl_parser(kinds, "spl", "SPL preference pairs derived from recorded attribute assignments")

@@ -8,7 +8,7 @@ from pathlib import Path
 DEMO_KIND = "demo"
 
 
-def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str, action: str | None = None) -> None:
     from spl_hf.configs import OutputDirArgs, add_config_parser
 
     p = add_config_parser(

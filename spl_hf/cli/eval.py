@@ -10,48 +10,61 @@ from typing import Any
 
 from spl_hf.errors import SplHfError
 
+# (action, help, description); each action's settings are read only when it is the one named.
+ACTIONS: tuple[tuple[str, str, str], ...] = (
+    (
+        "refusal",
+        "greedy responses to prompt sets, scored by a refusal matcher",
+        "Generate greedy responses to each prompt set and score them with a named refusal matcher. "
+        "Writes <output_dir>/<prompt_set>/{responses.jsonl,metrics.json}; with --run and no --output_dir, "
+        "<run>/eval/<prompt_set>/. --revision pins the sets read from the Hub. Results are cached "
+        "(<output_dir>/results): a killed run resumes, a rerun (with --overwrite) computes nothing.",
+    ),
+    (
+        "classify",
+        "label saved responses with a model-based refusal classifier; agreement with the matcher",
+        "Label each response of an `eval refusal` responses.jsonl as full_compliance, full_refusal or "
+        "partial_refusal by constrained choice (letter probabilities), and report agreement with the "
+        "string matcher's verdicts stored in the file. Writes the labels to --output_dir (.jsonl or "
+        ".parquet). Cached: a rerun computes nothing.",
+    ),
+    (
+        "at-limit",
+        "responses reaching the token limit per condition and seed (Table XIV)",
+        "Read <runs>/<condition>/seed<k>/eval/<prompt_set>/metrics.json and count at-limit responses.",
+    ),
+)
 
-def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
+
+def _classes(name: str) -> tuple[tuple[type, ...], Any]:
+    from spl_hf.configs import JsonArgs, OutputArgs, RevisionArgs
+
+    if name == "at-limit":
+        from spl_hf.evaluation import AtLimitArgs
+
+        return (AtLimitArgs, JsonArgs), run_at_limit
     from spl_hf.backends import ModelArgs
-    from spl_hf.configs import JsonArgs, OutputArgs, RevisionArgs, add_config_parser
-    from spl_hf.evaluation import AtLimitArgs, ClassifyArgs, EvalConfig, RefusalEvalArgs
+    from spl_hf.evaluation import ClassifyArgs, EvalConfig, RefusalEvalArgs
+
+    if name == "classify":
+        return (ClassifyArgs, ModelArgs, OutputArgs, JsonArgs), run_classify
+    return (RefusalEvalArgs, EvalConfig, ModelArgs, RevisionArgs, OutputArgs, JsonArgs), run_refusal
+
+
+def add_parser(
+    subparsers: argparse._SubParsersAction, name: str, help_text: str, action: str | None = None
+) -> None:
+    from spl_hf.configs import add_config_parser
 
     p = subparsers.add_parser(name, help=help_text, description="Refusal evaluation of policies.")
     sub = p.add_subparsers(dest="eval_command", metavar="ACTION")
-    r = add_config_parser(
-        sub,
-        "refusal",
-        (RefusalEvalArgs, EvalConfig, ModelArgs, RevisionArgs, OutputArgs, JsonArgs),
-        help="greedy responses to prompt sets, scored by a refusal matcher",
-        description=(
-            "Generate greedy responses to each prompt set and score them with a named refusal matcher. "
-            "Writes <output_dir>/<prompt_set>/{responses.jsonl,metrics.json}; with --run and no --output_dir, "
-            "<run>/eval/<prompt_set>/. --revision pins the sets read from the Hub. Results are cached "
-            "(<output_dir>/results): a killed run resumes, a rerun (with --overwrite) computes nothing."
-        ),
-    )
-    r.set_defaults(func=run_refusal)
-    c = add_config_parser(
-        sub,
-        "classify",
-        (ClassifyArgs, ModelArgs, OutputArgs, JsonArgs),
-        help="label saved responses with a model-based refusal classifier; agreement with the matcher",
-        description=(
-            "Label each response of an `eval refusal` responses.jsonl as full_compliance, full_refusal or "
-            "partial_refusal by constrained choice (letter probabilities), and report agreement with the "
-            "string matcher's verdicts stored in the file. Writes the labels to --output_dir (.jsonl or "
-            ".parquet). Cached: a rerun computes nothing."
-        ),
-    )
-    c.set_defaults(func=run_classify)
-    t = add_config_parser(
-        sub,
-        "at-limit",
-        (AtLimitArgs, JsonArgs),
-        help="responses reaching the token limit per condition and seed (Table XIV)",
-        description="Read <runs>/<condition>/seed<k>/eval/<prompt_set>/metrics.json and count at-limit responses.",
-    )
-    t.set_defaults(func=run_at_limit)
+    known = {a for a, _, _ in ACTIONS}
+    for act, help_line, description in ACTIONS:
+        if action in known and act != action:
+            sub.add_parser(act, help=help_line)  # listed; configured only when it runs
+            continue
+        classes, func = _classes(act)
+        add_config_parser(sub, act, classes, help=help_line, description=description).set_defaults(func=func)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 

@@ -17,7 +17,7 @@ DESCRIPTION = (
 )
 
 
-def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str, action: str | None = None) -> None:
     from spl_hf.configs import add_config_parser
     from spl_hf.hub import HubServeConfig, HubServeTokenArgs
 

@@ -10,7 +10,9 @@ from spl_hf.cli._backend_args import add_backend_parser, prepare_run, report, wr
 from spl_hf.errors import SplHfError
 
 
-def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
+def add_parser(
+    subparsers: argparse._SubParsersAction, name: str, help_text: str, action: str | None = None
+) -> None:
     from spl_hf.backends import JudgeConfig  # no torch: safe for --help
 
     p = add_backend_parser(

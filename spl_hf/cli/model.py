@@ -7,7 +7,9 @@ import argparse
 from spl_hf.errors import SplHfError
 
 
-def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
+def add_parser(
+    subparsers: argparse._SubParsersAction, name: str, help_text: str, action: str | None = None
+) -> None:
     from spl_hf.backends import ModelArgs, ModelCommandArgs
     from spl_hf.configs import JsonArgs, add_config_parser
 

@@ -26,13 +26,16 @@ RELEASES = {
 }
 
 
-def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str, action: str | None = None) -> None:
     from spl_hf.configs import add_config_parser
     from spl_hf.recipes import kind_classes
 
     p = sub.add_parser(name, help=help_text, description=help_text)
     rsub = p.add_subparsers(dest="release", metavar="RELEASE", required=True)
     for release, (module, description) in RELEASES.items():
+        if action in RELEASES and release != action:
+            rsub.add_parser(release, help=description)  # listed; its settings are read only when it runs
+            continue
         r = add_config_parser(
             rsub,
             release,

@@ -11,7 +11,7 @@ from typing import Any
 from spl_hf.errors import SplHfError
 
 
-def add_parser(subparsers: Any, name: str, help_text: str) -> None:
+def add_parser(subparsers: Any, name: str, help_text: str, action: str | None = None) -> None:
     from spl_hf.configs import JsonArgs, OutputArgs, RevisionArgs, add_config_parser
     from spl_hf.sources import SourcesReadArgs
 

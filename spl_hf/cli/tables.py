@@ -8,7 +8,7 @@ import json
 from spl_hf.errors import SplHfError
 
 
-def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str, action: str | None = None) -> None:
     from spl_hf.audit import TablesArgs
     from spl_hf.configs import JsonArgs, add_config_parser
 

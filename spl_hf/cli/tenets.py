@@ -6,7 +6,7 @@ import argparse
 import json
 
 
-def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str, action: str | None = None) -> None:
     from spl_hf.cli.build import add_tenets_parser
     from spl_hf.configs import JsonArgs, add_config_parser
 

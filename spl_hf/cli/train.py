@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 
-def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str, action: str | None = None) -> None:
     from spl_hf.configs import OutputDirArgs, add_config_parser
     from spl_hf.train import SweepArgs
 
