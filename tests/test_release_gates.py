@@ -4,6 +4,7 @@ work stays cached, the outcome is recorded in the build, and publish refuses emp
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -132,7 +133,11 @@ def test_a_recipe_parse_and_a_dry_run_reach_the_release_checks(tmp_path, capsys)
 
 
 def test_publish_refuses_an_empty_build_and_one_whose_gates_failed(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    from spl_hf.build import judged_quality
     from spl_hf.build.tenets import TenetBuildConfig, build_tenets
+    from spl_hf.contract import gate_record
     from spl_hf.hub import publish
     from tests.audit_fixtures import tenet_inputs
 
@@ -144,27 +149,24 @@ def test_publish_refuses_an_empty_build_and_one_whose_gates_failed(tmp_path, mon
     assert empty.rows == 0
     with pytest.raises(ValueError, match="holds no preference rows.*nothing published"):
         publish(empty.path, "org/empty")
-    failed = {
-        "passed": False,
-        "note": "",
-        "gates": [
-            {
-                "setting": "min_position_consistency",
-                "figure": "position consistency",
-                "value": 0.0,
-                "minimum": 0.7,
-                "passed": False,
-                "concerned": [],
-            }
-        ],
-    }
-    cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, output_dir=str(tmp_path / "g"))
-    built = build_tenets(cfg, gates=failed)
+    # A record the audit recomputes to the same: the judge stage's figures (every judged score, before
+    # assignment) and the build's rows, with a position gate the made-up judge (a coin) does not meet.
+    cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, output_dir=str(tmp_path / "g0"))
+    rows = build_tenets(cfg).rows
+    section = judged_quality(pq.read_table(scores), pq.read_table(pairs), cfg.threshold)
+    results = gate_results(section, rows, _cfg(min_position_consistency=0.7), [])
+    failed = gate_record(results, "")
+    value = section["overall"]["position"]["rates"]["consistent"]
+    assert not failed["passed"] and value < 0.7
+    built = build_tenets(replace(cfg, output_dir=str(tmp_path / "g")), gates=failed)
     assert json.loads((built.path / "build_report.json").read_text())["quality_gates"] == failed
-    assert "| `min_position_consistency` | position consistency | 0.7 | 0 | **no** |" in (
+    assert f"| `min_position_consistency` | position consistency | 0.7 | {value:.4g} | **no** |" in (
         built.path / "README.md"
     ).read_text(encoding="utf-8")
-    with pytest.raises(ValueError, match=r"quality gates failed: min_position_consistency \(0.0 < 0.7\)"):
+    # The record is the one recomputed, so publish refuses it for its failed gate, not for its audit.
+    with pytest.raises(
+        ValueError, match=rf"quality gates failed: min_position_consistency \({value} < 0.7\)"
+    ):
         publish(built.path, "org/gated")
 
 
@@ -205,3 +207,9 @@ def test_an_spl_release_below_min_rows_is_neither_audited_nor_published(tmp_path
     assert "rows of the release is 72, below min_rows 73" in capsys.readouterr().err
     stages = {p.name.split("-")[0] for p in (tmp_path / "run" / "stages").iterdir()}
     assert stages == {"write"} and not (tmp_path / "run" / "run_report.json").exists()
+    # The build keeps the failed record (publish refuses it); met, the release's record is the build's.
+    report = tmp_path / "ds" / "build_report.json"
+    assert json.loads(report.read_text())["quality_gates"]["passed"] is False
+    assert main([*argv[:-2], "--min_rows", "72", "--overwrite"]) == 0
+    gates = json.loads((tmp_path / "run" / "run_report.json").read_text())["quality_gates"]
+    assert gates["passed"] and gates == json.loads(report.read_text())["quality_gates"]

@@ -33,9 +33,11 @@ from spl_hf.contract import (
     JudgeComparisonTables,
     composition_tables,
     evidence_card,
+    gate_record,
     judge_comparison_tables,
     license_text,
     read_decontamination,
+    row_gate,
     spl_license_fields,
     spl_source_licenses,
 )
@@ -190,7 +192,9 @@ def _read_inputs(cfg: SPLBuildConfig, rb: RuleBase) -> _Inputs:
     return _Inputs(prompts_path, cands_path, verdict_rows, records)
 
 
-def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
+def build_spl(cfg: SPLBuildConfig, min_rows: int | None = None, gates_note: str = "") -> SPLBuildResult:
+    """``min_rows``: the release's row gate, whose record (:mod:`spl_hf.contract.gates`, with
+    ``gates_note``) the build report and the card keep; None for a build outside a release."""
     guard_dir(cfg.output_dir, overwrite=cfg.overwrite, inputs=_inputs(cfg))  # before any work
     rb = load_rulebase(cfg.rulebase) if cfg.rulebase else default_rulebase()
     rb_text = Path(cfg.rulebase).read_text() if cfg.rulebase else rb.to_yaml()
@@ -232,6 +236,9 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
         **evidence_card(ev),
     )
     card_kwargs.update(_construction_kwargs(derived, labeled, splits, decontamination))
+    gates = None if min_rows is None else gate_record([row_gate(labeled.num_rows, min_rows)], gates_note)
+    if gates is not None:  # only a release's build has the entry (a plain build's card is unchanged)
+        card_kwargs["quality_gates"] = gates
     readme = render_card("spl_dataset.md.j2", configs, **card_kwargs)
     report = {
         "rulebase_id": rb.id,
@@ -244,6 +251,7 @@ def build_spl(cfg: SPLBuildConfig) -> SPLBuildResult:
         "decontamination": decontamination.summary if decontamination else None,
         **({"judge": judge_info} if judge_info else {}),
         **evidence_report(ev),
+        **({"quality_gates": gates} if gates is not None else {}),
     }
     written = write_dataset_folder(
         cfg.output_dir,

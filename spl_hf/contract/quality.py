@@ -338,8 +338,8 @@ def section_of(
 def flat_figures(section: object, prefix: str = "") -> dict[str, object]:
     """Every leaf of a judge-quality section by its path (``overall.position.consistent``, ``tenets[t1]…``).
 
-    List entries that carry a ``tenet`` or ``source`` are named by it, so a difference names the tenet
-    and source it is about rather than a list index.
+    List entries that carry a ``tenet``, ``source`` or ``setting`` (a quality gate) are named by it, so
+    a difference names the tenet, source or gate it is about rather than a list index.
     """
     if isinstance(section, Mapping):
         out: dict[str, object] = {}
@@ -349,7 +349,7 @@ def flat_figures(section: object, prefix: str = "") -> dict[str, object]:
     if isinstance(section, list):
         out = {}
         for i, v in enumerate(section):
-            key = v.get("tenet", v.get("source", i)) if isinstance(v, Mapping) else i
+            key = v.get("tenet", v.get("source", v.get("setting", i))) if isinstance(v, Mapping) else i
             out.update(flat_figures(v, f"{prefix}[{key}]"))
         return out
     return {prefix: section}

@@ -123,6 +123,7 @@ class SPLRelease:
                 "output_dir": c.output_dir,
                 "repo_id": c.repo_id,
                 "pretty_name": c.pretty_name,
+                **self._gate_settings(),
             },
             lambda d: self._write(
                 labeled.path, clean.path, d, judged.path / VERDICTS_FILE if judged else None
@@ -219,12 +220,18 @@ class SPLRelease:
             )
         return labeled, judged
 
+    def _gate_settings(self) -> dict[str, Any]:
+        """The write stage's key for the gate record the build keeps (a changed gate rewrites it)."""
+        return {"quality_gates": {"min_rows": self.cfg.min_rows, "gates_note": self.cfg.gates_note}}
+
     def _finish(self, runner: StageRunner, written: Any) -> dict[str, Any]:
         from spl_hf.release.gates import check_gates, row_gate
 
         c = self.cfg
         # The rows are known only once derived, so an SPL release checks min_rows before its audit and
-        # publish stages: a dataset without labeled pairs is never reported as a success.
+        # publish stages: a dataset without labeled pairs is never reported as a success. The build
+        # already keeps the same record (written with passed false when the gate fails, which publish
+        # refuses), computed with the same function.
         gates = check_gates(
             [row_gate(written.counts["labeled"], c)],
             c.gates_note,
@@ -279,6 +286,7 @@ class SPLRelease:
                 "output_dir": c.output_dir,
                 "repo_id": c.repo_id,
                 "pretty_name": c.pretty_name,
+                **self._gate_settings(),
             },
             lambda d: self._write_records(prompts, candidates, d, verdicts=verdict_file),
             still_valid=lambda d: written_here(d, c.output_dir),
@@ -450,7 +458,9 @@ class SPLRelease:
                 build,
                 repo_id=c.repo_id or "ORG/NAME",
                 pretty_name=c.pretty_name or "SPL safety preference pairs",
-            )
+            ),
+            min_rows=c.min_rows,
+            gates_note=c.gates_note,
         )
         (out / WRITTEN).write_text(manifest_hash(c.output_dir) or "", encoding="utf-8")
         counts = {

@@ -270,14 +270,14 @@ class TenetRelease:
 
     def _gates(self, quality: dict[str, Any], assigned: Any) -> dict[str, Any]:
         """The quality gates on the judge figures and the assigned rows; raises GateFailed on a failure."""
+        from spl_hf.contract import no_rows_concerned
         from spl_hf.release.gates import check_gates, gate_results
 
         counts = assigned.counts
-        concerned = (
-            []
-            if counts["assigned"]
-            else [f"0 of {len(self.tenets)} tenets kept at capacity {self.assign.capacity}"]
-        )
+        # The tenets the assignment saw (kept or dropped: the certificate lists both), so that the audit
+        # recounts them; a tenet with no judgement at all is in neither.
+        tenets = counts["tenets_kept"] + counts["tenets_dropped"]
+        concerned = no_rows_concerned(counts["assigned"], tenets, self.assign.capacity)
         return check_gates(
             gate_results(quality, counts["assigned"], self.cfg, concerned), self.cfg.gates_note
         )

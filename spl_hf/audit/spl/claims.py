@@ -5,7 +5,7 @@ Counts, splits, the margin, the rule base, the composition and judge-comparison 
 and the decontamination summary are recomputed from the released ``derivations`` and
 ``judge_derivations`` rows, ``rulebase.yaml`` and ``decontamination.json`` with the functions the
 build used. The producers, label quality and verdict quality are recounted by
-:mod:`spl_hf.audit.spl.evidence`. What is left is stated: names and settings of the build (title,
+:mod:`spl_hf.audit.spl.evidence`; a release's gate record by :mod:`spl_hf.audit.gates`. What is left is stated: names and settings of the build (title,
 tags, the input file names, the rule base's and panel's text as the card shows them).
 """
 
@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spl_hf.audit.claims import Claims, decontamination_summary
+from spl_hf.audit.gates import gate_claims
 from spl_hf.audit.load import BuiltFolder
 from spl_hf.contract import (
     SPL_INTRO,
@@ -142,6 +143,7 @@ def spl_claims(built: BuiltFolder, rb: RuleBase) -> Claims:
         "judge_tables": None,
     }
     claims.card.update(_evidence_card(built))
+    gate_claims(claims, built.path, None, labeled, [])  # an SPL release gates its labeled pairs only
     judged = _concat(built, "judge_derivations")
     if judged is not None and JUDGE_COLUMN in judged.column_names:
         _judge_claims(claims, built, judged, der, rb)

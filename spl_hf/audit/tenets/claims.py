@@ -17,12 +17,15 @@ import pyarrow.compute as pc
 
 from spl_hf.assign import Certificate
 from spl_hf.audit.claims import Claims, decontamination_summary, read_json
+from spl_hf.audit.gates import gate_claims
 from spl_hf.audit.load import BUILD_REPORT, BuiltFolder
 from spl_hf.contract import (
     CERTIFICATE_FILE,
     POOL_FIGURE,
     QUALITY_FIGURE,
     TENET_INTRO,
+    judge_quality_card,
+    no_rows_concerned,
     pool_licenses,
     tenet_license_fields,
 )
@@ -38,9 +41,6 @@ CARD_STATED = frozenset(
         "revision",  # the branch publish pushed to (card.json records it with the repo id)
         "threshold_note",
         "judge_quality",  # recomputed by spl_hf.audit.tenets.judge_quality
-        # The release's gate settings and their outcome; the figures they test are the judge-quality
-        # section's, which the audit recomputes (the gate comparison itself is the release's).
-        "quality_gates",
         # Tables about the pools before the build (read records, pairs in the build before judging):
         # shown from the decontamination record and the build's inputs.
         "origins_table",
@@ -52,7 +52,8 @@ CARD_STATED = frozenset(
         "harmful_pools",
     }
 )
-REPORT_STATED = frozenset({"judge_quality", "final_arcs", "quality_gates"})
+# quality_gates is recomputed by spl_hf.audit.gates (its settings and note are the release's, stated).
+REPORT_STATED = frozenset({"judge_quality", "final_arcs"})
 
 
 def _per_source(rows: pa.Table, order: object) -> dict[str, int]:
@@ -121,8 +122,14 @@ def tenet_claims(
     claims.card = _card(cert, summary, card, scores, rows, per_source, elig.num_rows)
     claims.card["decontamination"] = decontamination
     claims.card["sft"] = "sft" in built.card.configs
-    claims.card["judge_quality_card"] = _quality_card(built.path, scores, rows, cert)
+    section = _quality_section(built.path, scores, rows, cert)
+    claims.card["judge_quality_card"] = judge_quality_card(section)
     claims.card.update(tenet_license_fields(licenses))
+    # The release gated the judge stage's scores, which the build releases whole as judge_scores (every
+    # judged tenet, kept or not), so the gated figures are this section's; its rows are the 'all' rows.
+    tenets = len(cert.kept_tenets) + len(cert.dropped_tenets)
+    concerned = no_rows_concerned(rows.num_rows, tenets, cert.capacity)
+    gate_claims(claims, built.path, section, rows.num_rows, concerned)
     return claims
 
 
@@ -201,13 +208,11 @@ def check_figure(built: BuiltFolder, scores: pa.Table, rows: pa.Table, cert: Cer
     ) + _compare_png(built, POOL_FIGURE, pool_preference_png(scores, cert.threshold), "judge-vs-pool figure")
 
 
-def _quality_card(folder, scores: pa.Table, rows: pa.Table, cert: Certificate) -> dict:
-    """The card's judge-quality table and sentence, from the section recomputed from the release."""
-    from spl_hf.contract import judge_quality_card, judge_quality_section
+def _quality_section(folder, scores: pa.Table, rows: pa.Table, cert: Certificate) -> dict:
+    """The judge-quality section recomputed from the release (for the card's table and the gates)."""
+    from spl_hf.contract import judge_quality_section
 
     released, not_judged = quality_inputs(folder, rows, cert)
-    return judge_quality_card(
-        judge_quality_section(
-            scores, released, threshold=cert.threshold, capacity=cert.capacity, not_judged=not_judged
-        )
+    return judge_quality_section(
+        scores, released, threshold=cert.threshold, capacity=cert.capacity, not_judged=not_judged
     )
