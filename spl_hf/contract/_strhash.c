@@ -1,0 +1,145 @@
+/* The two hot passes of the row digest (spl_hf.contract.digest): per-string polynomial sums and
+ * the splitmix64 finaliser over arrays of words.
+ *
+ * For every string i of an Arrow string array, given its data buffer and its offsets:
+ *
+ *     out[i] = sum_j (b_j + 1) * P**j  (mod 2**64),  b_j the j-th byte of string i, P = POLY
+ *
+ * which is exactly what digest._string_sums computes with numpy; digest.py finishes the hash (length,
+ * seed, mixer) for both paths, so the digest's definition lives in one place. This module only makes
+ * the one pass over every text byte fast: a scalar loop is bound by the multiply chain (one 3-cycle
+ * multiply per byte), so bytes are taken 8 at a time against a table of P**0..P**7 (8 independent
+ * multiplies) and only the running weight P**(8k) is a chain, one multiply per 8 bytes. The GIL is
+ * released for the pass, so the audit's threads hash their batches in parallel.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define POLY 0x100000001B3ULL /* must equal digest.POLY (tests compare both paths) */
+
+static uint64_t POW[9];  /* POW[k] = POLY**k, k <= 8 */
+static uint64_t GEO8;    /* sum_{k<8} POLY**k: the "+1" of eight bytes */
+
+static uint64_t poly_sum(const uint8_t *p, int64_t len) {
+    uint64_t s = 0, w = 1;
+    int64_t j = 0;
+    for (; j + 8 <= len; j += 8) {
+        const uint8_t *q = p + j;
+        uint64_t blk = GEO8 + (uint64_t)q[0] + q[1] * POW[1] + q[2] * POW[2] + q[3] * POW[3] +
+                       q[4] * POW[4] + q[5] * POW[5] + q[6] * POW[6] + q[7] * POW[7];
+        s += blk * w;
+        w *= POW[8];
+    }
+    for (; j < len; j++) {
+        s += ((uint64_t)p[j] + 1) * w;
+        w *= POLY;
+    }
+    return s;
+}
+
+/* Fill out[0..n) from offsets[0..n] (int32 or int64); returns the first string whose offsets are
+ * decreasing or run past the data, or -1 when all are in bounds (nothing is read out of bounds). */
+#define SUMS_LOOP(T)                                                   \
+    do {                                                               \
+        const T *off = (const T *)offsets;                             \
+        for (Py_ssize_t i = 0; i < n; i++) {                           \
+            int64_t a = (int64_t)off[i], b = (int64_t)off[i + 1];      \
+            if (a < 0 || b < a || b > data_len) return i;              \
+            out[i] = poly_sum(data + a, b - a);                        \
+        }                                                              \
+    } while (0)
+
+static Py_ssize_t fill_sums(const uint8_t *data, int64_t data_len, const void *offsets, int wide,
+                            Py_ssize_t n, uint64_t *out) {
+    if (wide)
+        SUMS_LOOP(int64_t);
+    else
+        SUMS_LOOP(int32_t);
+    return -1;
+}
+
+PyDoc_STRVAR(poly_sums_doc,
+             "poly_sums(data, offsets, out) -> int\n\n"
+             "data: the bytes of an Arrow string array's data buffer (any buffer); offsets: its n+1\n"
+             "offsets as a contiguous int32 or int64 buffer (itemsize 4 or 8); out: a writable buffer of\n"
+             "n uint64. Fills out[i] = sum_j (b_j + 1) * POLY**j mod 2**64 over string i's bytes and\n"
+             "returns -1, or the index of the first string whose offsets lie outside data (out is then\n"
+             "only partly filled).");
+
+static PyObject *poly_sums(PyObject *self, PyObject *args) {
+    Py_buffer data, offs, out;
+    if (!PyArg_ParseTuple(args, "y*y*w*", &data, &offs, &out)) return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t isz = offs.itemsize;
+    if ((isz != 4 && isz != 8) || offs.len % isz || offs.len < isz) {
+        PyErr_SetString(PyExc_TypeError, "offsets must hold n+1 int32 or int64 values");
+        goto done;
+    }
+    Py_ssize_t n = offs.len / isz - 1;
+    if (out.len != n * (Py_ssize_t)sizeof(uint64_t)) {
+        PyErr_Format(PyExc_TypeError, "out must hold %zd uint64 values", n);
+        goto done;
+    }
+    Py_ssize_t bad;
+    Py_BEGIN_ALLOW_THREADS
+    bad = fill_sums((const uint8_t *)data.buf, (int64_t)data.len, offs.buf, isz == 8, n, (uint64_t *)out.buf);
+    Py_END_ALLOW_THREADS
+    result = PyLong_FromSsize_t(bad);
+done:
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&offs);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+PyDoc_STRVAR(mix_doc,
+             "mix(words) -> None\n\n"
+             "Apply the splitmix64 finaliser in place to a writable buffer of uint64 (what\n"
+             "digest._vmix computes with numpy in eight passes, here in one).");
+
+static PyObject *mix(PyObject *self, PyObject *arg) {
+    Py_buffer buf;
+    if (PyObject_GetBuffer(arg, &buf, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (buf.len % sizeof(uint64_t)) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_TypeError, "mix needs a buffer of uint64");
+        return NULL;
+    }
+    uint64_t *z = (uint64_t *)buf.buf;
+    Py_ssize_t n = buf.len / (Py_ssize_t)sizeof(uint64_t);
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t x = z[i]; /* constants: digest._fmix */
+        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+        z[i] = x ^ (x >> 31);
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&buf);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"poly_sums", poly_sums, METH_VARARGS, poly_sums_doc},
+    {"mix", mix, METH_O, mix_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_strhash", "Compiled per-string polynomial sums of the row digest.", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__strhash(void) {
+    POW[0] = 1;
+    GEO8 = 0;
+    for (int k = 1; k <= 8; k++) POW[k] = POW[k - 1] * POLY;
+    for (int k = 0; k < 8; k++) GEO8 += POW[k];
+    PyObject *m = PyModule_Create(&module);
+    if (m && PyModule_AddObject(m, "POLY", PyLong_FromUnsignedLongLong(POLY)) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
