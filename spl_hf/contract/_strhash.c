@@ -32,11 +32,10 @@ static uint64_t poly_sum(const uint8_t *p, int64_t len) {
         s += blk * w;
         w *= POW[8];
     }
-    for (; j < len; j++) {
-        s += ((uint64_t)p[j] + 1) * w;
-        w *= POLY;
-    }
-    return s;
+    /* The last < 8 bytes against the same table: no multiply chain, which short strings (ids, names) feel. */
+    uint64_t tail = 0;
+    for (int64_t k = 0; j + k < len; k++) tail += ((uint64_t)p[j + k] + 1) * POW[k];
+    return s + tail * w;
 }
 
 /* Fill out[0..n) from offsets[0..n] (int32 or int64); returns the first string whose offsets are

@@ -319,7 +319,10 @@ def hash_array(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     if pa.types.is_struct(t):
         h = np.full(n, _U(SEED ^ TAG["struct"]))
         for k, child in enumerate(arr.flatten()):  # offset-adjusted, one array per field
-            h = _vmix(h * _U(GOLD) + hash_array(child) + _U(k))
+            h *= _U(GOLD)  # in place: h = fmix(h * GOLD + child + k), without temporaries
+            h += hash_array(child)
+            h += _U(k)
+            _vmix(h)
         return _with_nulls(h, arr)
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         offsets = arr.offsets.to_numpy().astype(np.int64)
@@ -345,8 +348,11 @@ def combine(field_hashes: Sequence[np.ndarray]) -> pa.Array:
     """
     n = len(field_hashes[0]) if field_hashes else 0
     d = np.full(n, _U(SEED))
+    t = np.empty(n, dtype=_U)
     for k, h in enumerate(field_hashes):
-        d = _vmix(d ^ (h + _U((k + 1) * GOLD & MASK)))
+        np.add(h, _U((k + 1) * GOLD & MASK), out=t)
+        d ^= t
+        _vmix(d)
     hexed = binascii.hexlify(d.astype(">u8").tobytes())  # big-endian words: f"{d:016x}" back to back
     offsets = pa.py_buffer(np.arange(0, 16 * n + 1, 16, dtype=np.int32))
     return pa.StringArray.from_buffers(n, offsets, pa.py_buffer(hexed))

@@ -64,7 +64,8 @@ def encode_attributes(
         null = np.asarray(child.is_null().to_numpy(zero_copy_only=False), dtype=bool)
         missing |= null
         if attr.kind == "bool":
-            cols[attr.name] = np.asarray(child.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+            values = child.fill_null(False) if child.null_count else child  # no fill pass when not needed
+            cols[attr.name] = np.asarray(values.to_numpy(zero_copy_only=False), dtype=bool)
         else:
             codes = pc.index_in(child, value_set=pa.array(attr.values))
             bad_mask = codes.is_null().to_numpy(zero_copy_only=False) & ~null

@@ -73,11 +73,20 @@ class RuleAuditReport:
 
 
 def null_mask(a: pa.Array) -> np.ndarray:
+    if not a.null_count:  # most stored fields: no Arrow pass for an all-false mask
+        return np.zeros(len(a), dtype=bool)
     return np.asarray(a.is_null().to_numpy(zero_copy_only=False), dtype=bool)
 
 
+def filled(a: pa.Array, value: object, dtype: type) -> np.ndarray:
+    """``a`` as numpy ``dtype`` with nulls replaced by ``value`` (no fill pass when there are none)."""
+    if a.null_count:
+        a = a.fill_null(value)
+    return np.asarray(a.to_numpy(zero_copy_only=False), dtype=dtype)
+
+
 def _list_lengths(a: pa.Array) -> np.ndarray:
-    return np.asarray(pc.list_value_length(a).fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    return filled(pc.list_value_length(a), -1, np.int64)
 
 
 def differs(a: pa.Array, b: pa.Array) -> np.ndarray:
@@ -98,22 +107,21 @@ def differs(a: pa.Array, b: pa.Array) -> np.ndarray:
         for k in range(a.type.num_fields):
             out |= differs(pc.struct_field(a, k), pc.struct_field(b, k))
         return out
-    eq = pc.equal(a, b)
-    same = np.asarray(eq.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+    same = filled(pc.equal(a, b), False, bool)
     return ~(same | (null_mask(a) & null_mask(b)))
 
 
 def codes_of(values: pa.Array, names: tuple[str, ...] | list[str]) -> np.ndarray:
     """Index of each value in ``names``; -1 for null, -2 for a value not in ``names``."""
     idx = pc.index_in(values, value_set=pa.array(list(names), pa.string()))
-    out = np.asarray(idx.fill_null(-2).to_numpy(zero_copy_only=False), dtype=np.int64)
+    out = filled(idx, -2, np.int64)
     return np.where(null_mask(values), -1, out)
 
 
 def int_differs(stored: pa.Array, expected: np.ndarray, valid: np.ndarray) -> np.ndarray:
     """Stored nullable ints against expected values that exist where ``valid``."""
     null = null_mask(stored)
-    vals = np.asarray(stored.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    vals = filled(stored, 0, np.int64)
     return np.where(valid, null | (vals != expected), ~null)
 
 
@@ -145,14 +153,18 @@ def messages_differ(
     bad = np.where(want, lengths != 1, lengths != -1)
     ok = want & ~bad
     if ok.any():
-        # Each compared row holds exactly one message, at its list's first offset: put it back on its
-        # row (null elsewhere), so it lines up with both responses without copying them.
-        first = np.where(ok, np.asarray(stored.offsets)[:-1], 0)
-        elems = stored.values.take(pa.array(first, mask=~ok))
-        content = pc.struct_field(elems, "content")
-        role_ok = pc.equal(pc.struct_field(elems, "role"), "assistant").fill_null(False)
+        # Each compared row holds exactly one message, at its list's first offset (into this slice's
+        # messages, not the whole column's, so a batch costs its own rows only).
+        offsets = np.asarray(stored.offsets, dtype=np.int64)
+        lo, hi = int(offsets[0]), int(offsets[-1])
+        messages = stored.values.slice(lo, hi - lo)
+        at = np.where(ok, offsets[:-1] - lo, 0)
+        role_ok = filled(pc.equal(pc.struct_field(messages, "role"), "assistant"), False, bool)
+        # The compared contents put back on their rows (null elsewhere) line up with both responses,
+        # which are then compared in place rather than copied.
+        content = pc.struct_field(messages, "content").take(pa.array(at, mask=~ok))
         elem_bad = np.where(pick_a, differs(content, resp_a), differs(content, resp_b))
-        bad |= ok & (elem_bad | ~np.asarray(role_ok.to_numpy(zero_copy_only=False), bool))
+        bad |= ok & (elem_bad | ~role_ok[at])
     return bad
 
 
@@ -214,7 +226,7 @@ def _audit_batch(
     stored = column_array(table, "derivation")
     sf = {f.name: pc.struct_field(stored, f.name) for f in stored.type}
     components = table.select(layout.pair_columns)
-    margins = np.asarray(sf["margin"].fill_null(1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    margins = filled(sf["margin"], 1, np.int64)
     c = derive_codes(components, rb, np.maximum(margins, 1).astype(np.int32), strict=False)
 
     checks: dict[str, np.ndarray] = {}
@@ -291,9 +303,7 @@ def _derivation_checks(sf: dict[str, pa.Array], c, rb: RuleBase) -> dict[str, np
         "rank_diff": int_differs(sf["rank_diff"], c.diff, c.has_diff),
     }
     for f, want in (("rulebase_id", rb.id), ("rulebase_hash", rb.hash)):
-        checks[f] = ~np.asarray(
-            pc.equal(sf[f], want).fill_null(False).to_numpy(zero_copy_only=False), dtype=bool
-        )
+        checks[f] = ~filled(pc.equal(sf[f], want), False, bool)
     return checks
 
 
