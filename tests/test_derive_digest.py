@@ -152,6 +152,16 @@ def test_compiled_and_numpy_paths_agree_on_every_type_of_a_long_column(monkeypat
 
 
 @needs_kernel
+def test_every_string_length_through_the_kernel_blocks_equals_the_reference(monkeypatch):
+    """32-byte blocks, 8-byte blocks and the tail: every length up to 130 bytes, every byte value."""
+    data = bytes(range(256)) * 2
+    values = [data[k : 2 * k] for k in range(131)]
+    arr = pa.array(values, pa.binary())
+    compiled, numpy_path = _both_paths(arr, monkeypatch)
+    assert compiled.tolist() == numpy_path.tolist() == [hash_value(v, pa.binary()) for v in values]
+
+
+@needs_kernel
 def test_the_compiled_mixer_equals_the_numpy_one(monkeypatch):
     words = np.random.default_rng(1).integers(0, 2**64 - 1, 1000, dtype=np.uint64, endpoint=True)
     compiled = digest._vmix(words.copy())
