@@ -1,6 +1,8 @@
 """Row digests: a 64-bit checksum of every stored field of a row, computed column-wise.
 
-Arrow arrays are hashed straight from their buffers with numpy (no Python loop per row).
+Arrow arrays are hashed straight from their buffers (no Python loop per row): the pass over every
+text byte and the mixer run in the compiled ``spl_hf.contract._strhash`` where it was built, else in
+numpy (``KERNEL`` says which; both give the same hashes).
 Strings use a polynomial hash over their bytes modulo 2**64 with their length, finished with
 the splitmix64 mixer; booleans and integers map injectively to 64-bit words; structs and
 lists fold their children position by position through the mixer; nulls hash differently
