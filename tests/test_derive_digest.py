@@ -162,22 +162,40 @@ def test_every_string_length_through_the_kernel_blocks_equals_the_reference(monk
 
 
 @needs_kernel
-def test_the_compiled_mixer_equals_the_numpy_one(monkeypatch):
-    words = np.random.default_rng(1).integers(0, 2**64 - 1, 1000, dtype=np.uint64, endpoint=True)
-    compiled = digest._vmix(words.copy())
+def test_the_compiled_mixer_and_folds_equal_the_numpy_ones(monkeypatch):
+    rng = np.random.default_rng(1)
+    words, child = (rng.integers(0, 2**64 - 1, 1000, dtype=np.uint64, endpoint=True) for _ in range(2))
+
+    def run():
+        folded, xored = words.copy(), words.copy()
+        digest._fold(folded, child, digest.GOLD, 3)
+        digest._fold(xored, child, 0, 2**64 - 5, xor=True)
+        return digest._vmix(words.copy()), folded, xored
+
+    compiled = run()
     monkeypatch.setattr(digest, "_strhash", None)
-    assert np.array_equal(compiled, digest._vmix(words.copy()))
-    assert int(compiled[0]) == digest._fmix(int(words[0]))
+    for c, n in zip(compiled, run()):
+        assert np.array_equal(c, n)
+    w, c = int(words[0]), int(child[0])
+    assert int(compiled[0][0]) == digest._fmix(w)
+    assert int(compiled[1][0]) == digest._fmix(w * digest.GOLD + c + 3)
+    assert int(compiled[2][0]) == digest._fmix(w ^ ((c + 2**64 - 5) & digest.MASK))
 
 
 @needs_kernel
 def test_corrupt_offsets_are_refused_not_read_past_the_data():
     data = pa.py_buffer(b"abcdef")
     out = np.empty(2, dtype=np.uint64)
-    assert digest._strhash.poly_sums(data, np.array([0, 2, 6], np.int32), out) == -1
-    assert digest._strhash.poly_sums(data, np.array([0, 2, 7], np.int64), out) == 1
-    assert digest._strhash.poly_sums(data, np.array([3, 2, 6], np.int32), out) == 0
+
+    def run(offsets, out=out):
+        return digest._strhash.string_hashes(data, offsets, out, digest.GOLD, 0)
+
+    assert run(np.array([0, 2, 6], np.int32)) == -1
+    assert run(np.array([0, 2, 7], np.int64)) == 1
+    assert run(np.array([3, 2, 6], np.int32)) == 0
     with pytest.raises(TypeError, match="int32 or int64"):
-        digest._strhash.poly_sums(data, np.array([0, 2, 6], np.int16), out)
+        run(np.array([0, 2, 6], np.int16))
     with pytest.raises(TypeError, match="2 uint64"):
-        digest._strhash.poly_sums(data, np.array([0, 2, 6], np.int32), np.empty(3, np.uint64))
+        run(np.array([0, 2, 6], np.int32), np.empty(3, np.uint64))
+    with pytest.raises(TypeError, match="same length"):
+        digest._strhash.fold(np.zeros(2, np.uint64), np.zeros(3, np.uint64), 1, 0, False)

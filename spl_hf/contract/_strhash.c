@@ -1,19 +1,19 @@
-/* The two hot passes of the row digest (spl_hf.contract.digest): per-string polynomial sums and
- * the splitmix64 finaliser over arrays of words.
+/* The hot loops of the row digest (spl_hf.contract.digest): string hashes, the splitmix64 finaliser
+ * and the struct/row folds over arrays of words.
  *
  * For every string i of an Arrow string array, given its data buffer and its offsets:
  *
- *     out[i] = sum_j (b_j + 1) * P**j  (mod 2**64),  b_j the j-th byte of string i, P = POLY
+ *     out[i] = fmix(S ^ (len * GOLD) ^ salt),  S = sum_j (b_j + 1) * P**j  (mod 2**64)
  *
- * which is exactly what digest._string_sums computes with numpy; digest.py finishes the hash (length,
- * seed, mixer) for both paths, so the digest's definition lives in one place. This module only makes
- * the one pass over every text byte fast: a scalar loop is bound by the multiply chain (one 3-cycle
- * multiply per byte), so bytes are taken in blocks against a table of powers (independent multiplies)
+ * over its len bytes b_j, P = POLY: what digest._hash_strings computes with numpy (GOLD and the salt
+ * come from digest.py; hash_value is the reference both are tested against). The work is the pass
+ * over every text byte: a scalar loop is bound by the multiply chain (one 3-cycle multiply per
+ * byte), so bytes are taken in blocks against a table of powers (independent multiplies)
  * and only the running weight P**(block) is a chain. Blocks of 32 bytes split each power into 32-bit
  * halves, b * P**k = b * lo_k + (b * hi_k << 32), 32x32->64-bit products that the compiler vectorises
  * where the CPU has AVX2 (a second copy of the loop picked at load time: x86-64 glibc with GCC);
- * blocks of 8 and a tail take the rest. The GIL is released for the pass, so the audit's
- * threads hash their batches in parallel.
+ * blocks of 8 and a tail take the rest. Every function releases the GIL, so the audit's threads
+ * hash their batches in parallel.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -59,38 +59,46 @@ static inline uint64_t poly_sum(const uint8_t *p, int64_t len) {
     return s + tail * w;
 }
 
+static inline uint64_t fmix(uint64_t x) { /* digest._fmix (splitmix64's finaliser) */
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
 /* Fill out[0..n) from offsets[0..n] (int32 or int64); returns the first string whose offsets are
  * decreasing or run past the data, or -1 when all are in bounds (nothing is read out of bounds). */
-#define SUMS_LOOP(T)                                                   \
-    do {                                                               \
-        const T *off = (const T *)offsets;                             \
-        for (Py_ssize_t i = 0; i < n; i++) {                           \
-            int64_t a = (int64_t)off[i], b = (int64_t)off[i + 1];      \
-            if (a < 0 || b < a || b > data_len) return i;              \
-            out[i] = poly_sum(data + a, b - a);                        \
-        }                                                              \
+#define HASH_LOOP(T)                                                          \
+    do {                                                                      \
+        const T *off = (const T *)offsets;                                    \
+        for (Py_ssize_t i = 0; i < n; i++) {                                  \
+            int64_t a = (int64_t)off[i], b = (int64_t)off[i + 1];             \
+            if (a < 0 || b < a || b > data_len) return i;                     \
+            uint64_t len = (uint64_t)(b - a);                                 \
+            out[i] = fmix(poly_sum(data + a, b - a) ^ (len * len_mul) ^ salt); \
+        }                                                                     \
     } while (0)
 
-SIMD_CLONES static Py_ssize_t fill_sums(const uint8_t *data, int64_t data_len, const void *offsets, int wide,
-                            Py_ssize_t n, uint64_t *out) {
+SIMD_CLONES static Py_ssize_t fill_hashes(const uint8_t *data, int64_t data_len, const void *offsets, int wide,
+                                          Py_ssize_t n, uint64_t len_mul, uint64_t salt, uint64_t *out) {
     if (wide)
-        SUMS_LOOP(int64_t);
+        HASH_LOOP(int64_t);
     else
-        SUMS_LOOP(int32_t);
+        HASH_LOOP(int32_t);
     return -1;
 }
 
-PyDoc_STRVAR(poly_sums_doc,
-             "poly_sums(data, offsets, out) -> int\n\n"
+PyDoc_STRVAR(string_hashes_doc,
+             "string_hashes(data, offsets, out, len_mul, salt) -> int\n\n"
              "data: the bytes of an Arrow string array's data buffer (any buffer); offsets: its n+1\n"
              "offsets as a contiguous int32 or int64 buffer (itemsize 4 or 8); out: a writable buffer of\n"
-             "n uint64. Fills out[i] = sum_j (b_j + 1) * POLY**j mod 2**64 over string i's bytes and\n"
-             "returns -1, or the index of the first string whose offsets lie outside data (out is then\n"
-             "only partly filled).");
+             "n uint64. Fills out[i] = fmix(S ^ (len * len_mul) ^ salt) mod 2**64, with S = sum_j (b_j + 1)\n"
+             "* POLY**j over the len bytes of string i (nulls are the caller's), and returns -1, or the\n"
+             "index of the first string whose offsets lie outside data (out is then only partly filled).");
 
-static PyObject *poly_sums(PyObject *self, PyObject *args) {
+static PyObject *string_hashes(PyObject *self, PyObject *args) {
     Py_buffer data, offs, out;
-    if (!PyArg_ParseTuple(args, "y*y*w*", &data, &offs, &out)) return NULL;
+    unsigned long long len_mul, salt;
+    if (!PyArg_ParseTuple(args, "y*y*w*KK", &data, &offs, &out, &len_mul, &salt)) return NULL;
     PyObject *result = NULL;
     Py_ssize_t isz = offs.itemsize;
     if ((isz != 4 && isz != 8) || offs.len % isz || offs.len < isz) {
@@ -104,7 +112,8 @@ static PyObject *poly_sums(PyObject *self, PyObject *args) {
     }
     Py_ssize_t bad;
     Py_BEGIN_ALLOW_THREADS
-    bad = fill_sums((const uint8_t *)data.buf, (int64_t)data.len, offs.buf, isz == 8, n, (uint64_t *)out.buf);
+    bad = fill_hashes((const uint8_t *)data.buf, (int64_t)data.len, offs.buf, isz == 8, n, len_mul, salt,
+                      (uint64_t *)out.buf);
     Py_END_ALLOW_THREADS
     result = PyLong_FromSsize_t(bad);
 done:
@@ -114,6 +123,18 @@ done:
     return result;
 }
 
+/* A writable buffer of n uint64 (n = -1: any length), or -1 with a TypeError set. */
+static Py_ssize_t words(PyObject *obj, Py_buffer *buf, int writable, Py_ssize_t n) {
+    if (PyObject_GetBuffer(obj, buf, (writable ? PyBUF_WRITABLE : 0) | PyBUF_C_CONTIGUOUS) < 0) return -1;
+    Py_ssize_t len = buf->len / (Py_ssize_t)sizeof(uint64_t);
+    if (buf->len % sizeof(uint64_t) || (n >= 0 && len != n)) {
+        PyBuffer_Release(buf);
+        PyErr_SetString(PyExc_TypeError, "expected buffers of uint64 of the same length");
+        return -1;
+    }
+    return len;
+}
+
 PyDoc_STRVAR(mix_doc,
              "mix(words) -> None\n\n"
              "Apply the splitmix64 finaliser in place to a writable buffer of uint64 (what\n"
@@ -121,34 +142,56 @@ PyDoc_STRVAR(mix_doc,
 
 static PyObject *mix(PyObject *self, PyObject *arg) {
     Py_buffer buf;
-    if (PyObject_GetBuffer(arg, &buf, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (buf.len % sizeof(uint64_t)) {
-        PyBuffer_Release(&buf);
-        PyErr_SetString(PyExc_TypeError, "mix needs a buffer of uint64");
-        return NULL;
-    }
+    Py_ssize_t n = words(arg, &buf, 1, -1);
+    if (n < 0) return NULL;
     uint64_t *z = (uint64_t *)buf.buf;
-    Py_ssize_t n = buf.len / (Py_ssize_t)sizeof(uint64_t);
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++) {
-        uint64_t x = z[i]; /* constants: digest._fmix */
-        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-        z[i] = x ^ (x >> 31);
-    }
+    for (Py_ssize_t i = 0; i < n; i++) z[i] = fmix(z[i]);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&buf);
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(fold_doc,
+             "fold(h, child, mul, add, xor) -> None\n\n"
+             "In place over uint64 buffers of one length: h[i] = fmix(h[i] * mul + child[i] + add), or\n"
+             "with xor true h[i] = fmix(h[i] ^ (child[i] + add)) (mul unused): the struct and row folds\n"
+             "of digest.py in one pass instead of four.");
+
+static PyObject *fold(PyObject *self, PyObject *args) {
+    PyObject *h_obj, *c_obj;
+    unsigned long long mul, add;
+    int use_xor;
+    if (!PyArg_ParseTuple(args, "OOKKp", &h_obj, &c_obj, &mul, &add, &use_xor)) return NULL;
+    Py_buffer hb, cb;
+    Py_ssize_t n = words(h_obj, &hb, 1, -1);
+    if (n < 0) return NULL;
+    if (words(c_obj, &cb, 0, n) < 0) {
+        PyBuffer_Release(&hb);
+        return NULL;
+    }
+    uint64_t *h = (uint64_t *)hb.buf;
+    const uint64_t *c = (const uint64_t *)cb.buf;
+    Py_BEGIN_ALLOW_THREADS
+    if (use_xor)
+        for (Py_ssize_t i = 0; i < n; i++) h[i] = fmix(h[i] ^ (c[i] + add));
+    else
+        for (Py_ssize_t i = 0; i < n; i++) h[i] = fmix(h[i] * mul + c[i] + add);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&hb);
+    PyBuffer_Release(&cb);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
-    {"poly_sums", poly_sums, METH_VARARGS, poly_sums_doc},
+    {"string_hashes", string_hashes, METH_VARARGS, string_hashes_doc},
     {"mix", mix, METH_O, mix_doc},
+    {"fold", fold, METH_VARARGS, fold_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_strhash", "Compiled per-string polynomial sums of the row digest.", -1, methods,
+    PyModuleDef_HEAD_INIT, "_strhash", "Compiled hot loops of the row digest (spl_hf.contract.digest).", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__strhash(void) {
@@ -162,7 +205,9 @@ PyMODINIT_FUNC PyInit__strhash(void) {
         if (k < 8) GEO8 += POW[k];
     }
     PyObject *m = PyModule_Create(&module);
-    if (m && PyModule_AddObject(m, "POLY", PyLong_FromUnsignedLongLong(POLY)) < 0) {
+    /* API: bumped whenever a function's signature changes, so digest.py never calls a stale build. */
+    if (m && (PyModule_AddIntConstant(m, "API", 1) < 0 ||
+              PyModule_AddObject(m, "POLY", PyLong_FromUnsignedLongLong(POLY)) < 0)) {
         Py_DECREF(m);
         return NULL;
     }

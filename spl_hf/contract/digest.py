@@ -27,14 +27,6 @@ import pyarrow.compute as pc
 
 from spl_hf.errors import SplHfError
 
-try:  # the compiled pass over text bytes (setup.py builds it where a C compiler is found)
-    from spl_hf.contract import _strhash
-except ImportError:  # pragma: no cover - depends on the install
-    _strhash = None
-
-# Which string kernel hashes text: "c" (spl_hf.contract._strhash) or "numpy" (same digests, slower).
-KERNEL = "numpy" if _strhash is None else "c"
-
 MASK = (1 << 64) - 1
 POLY = 0x100000001B3  # odd, so invertible modulo 2**64
 POLY_INV = pow(POLY, -1, 1 << 64)
@@ -50,6 +42,18 @@ TAG = {
     "list": 0x6C697374,
 }
 _U = np.uint64
+
+try:  # the compiled pass over text bytes (setup.py builds it where a C compiler is found)
+    from spl_hf.contract import _strhash
+except ImportError:  # pragma: no cover - depends on the install
+    _strhash = None
+if _strhash is not None and (getattr(_strhash, "API", 0), _strhash.POLY) != (1, POLY):  # pragma: no cover
+    # A stale in-place build from another version of the C source: not called with a wrong signature
+    # (tests/test_derive_digest.py fails where a compiler is, so the stale build gets noticed).
+    _strhash = None
+
+# Which string kernel hashes text: "c" (spl_hf.contract._strhash) or "numpy" (same digests, slower).
+KERNEL = "numpy" if _strhash is None else "c"
 
 
 # ---------------------------------------------------------------- scalar reference
@@ -221,27 +225,24 @@ def _offsets(arr: pa.Array) -> np.ndarray:
     return offsets[arr.offset : arr.offset + len(arr) + 1]
 
 
-def _string_sums(arr: pa.Array) -> np.ndarray:
-    """sum_j (b_j + 1) P**j over each string's bytes (null strings: over their bytes, if any)."""
+def _hash_strings_compiled(arr: pa.Array) -> np.ndarray:
+    """``_hash_strings`` in one compiled pass (sum, length, seed and mixer per string)."""
     n = len(arr)
+    out = np.empty(n, dtype=_U)
     if n == 0:
-        return np.zeros(0, dtype=_U)
-    offsets = _offsets(arr)
-    data = arr.buffers()[2]
-    if _strhash is not None:
-        out = np.empty(n, dtype=_U)
-        bad = _strhash.poly_sums(data if data is not None else b"", offsets, out)
-        if bad >= 0:
-            raise SplHfError(
-                f"corrupt string array: the offsets of value {bad} ({offsets[bad]}..{offsets[bad + 1]}) "
-                f"lie outside its {0 if data is None else data.size}-byte data buffer"
-            )
         return out
-    return _string_sums_numpy(arr, offsets.astype(np.int64), data)
+    offsets, data = _offsets(arr), arr.buffers()[2]
+    bad = _strhash.string_hashes(data if data is not None else b"", offsets, out, GOLD, SEED ^ TAG["str"])
+    if bad >= 0:
+        raise SplHfError(
+            f"corrupt string array: the offsets of value {bad} ({offsets[bad]}..{offsets[bad + 1]}) "
+            f"lie outside its {0 if data is None else data.size}-byte data buffer"
+        )
+    return _with_nulls(out, arr)
 
 
-def _string_sums_numpy(arr: pa.Array, offsets: np.ndarray, data_buf: pa.Buffer | None) -> np.ndarray:
-    """The numpy path of ``_string_sums`` (no compiled kernel): one multiply over the whole text
+def _string_sums(arr: pa.Array, offsets: np.ndarray) -> np.ndarray:
+    """sum_j (b_j + 1) P**j over each string's bytes with numpy: one multiply over the whole text
     against cached powers, segment sums, then each string's sum shifted back to its own start."""
     n = len(arr)
     base, end = int(offsets[0]), int(offsets[-1])
@@ -252,14 +253,14 @@ def _string_sums_numpy(arr: pa.Array, offsets: np.ndarray, data_buf: pa.Buffer |
         bounds = np.unique(np.concatenate([[0], np.clip(cuts, 1, n - 1), [n]]))
         return np.concatenate(
             [
-                _string_sums_numpy(arr.slice(a, b - a), offsets[a : b + 1], data_buf)
+                _string_sums(arr.slice(a, b - a), offsets[a : b + 1])
                 for a, b in itertools.pairwise(bounds.tolist())
             ]
         )
     starts, lengths = offsets[:-1] - base, np.diff(offsets)
     s = np.zeros(n, dtype=_U)
     if total:
-        data = np.frombuffer(data_buf, dtype=np.uint8)[base:end]
+        data = np.frombuffer(arr.buffers()[2], dtype=np.uint8)[base:end]
         prod = _SCRATCH.get(total + 1)
         np.multiply(data, _POW.forward(total), out=prod[:total])
         prod[total] = 0  # a zero sentinel, so trailing empty strings index a valid element
@@ -274,23 +275,38 @@ def _string_sums_numpy(arr: pa.Array, offsets: np.ndarray, data_buf: pa.Buffer |
 
 
 def _hash_strings(arr: pa.Array) -> np.ndarray:
+    if _strhash is not None:
+        return _hash_strings_compiled(arr)
     n = len(arr)
-    if _strhash is None:
-        # Shortcuts that pay off only against the numpy pass (the compiled pass is faster than
-        # finding repeats): constant columns such as the rule-base hash or a message role...
-        if n > 64 and not arr.null_count and arr[0] == arr[n - 1] and pc.all(pc.equal(arr, arr[0])).as_py():
-            return np.full(n, _U(hash_value(arr[0].as_py(), arr.type)))
-        # ...and few distinct values (sources, instructions, topics): hash the dictionary, then gather.
-        if n > 4096 and len(pc.unique(arr.slice(0, 1024))) <= 64:
-            enc = pc.dictionary_encode(arr)
-            if len(enc.dictionary) <= n // 16:
-                idx = enc.indices.fill_null(0).to_numpy(zero_copy_only=False)
-                return _with_nulls(_hash_strings(enc.dictionary)[idx], arr)
-    s = _string_sums(arr)
-    lengths = np.diff(_offsets(arr)).astype(_U)
-    s ^= lengths * _U(GOLD)
+    # Shortcuts that pay off against the numpy pass (not against the compiled one): constant
+    # columns such as the rule-base hash or a message role...
+    if n > 64 and not arr.null_count and arr[0] == arr[n - 1] and pc.all(pc.equal(arr, arr[0])).as_py():
+        return np.full(n, _U(hash_value(arr[0].as_py(), arr.type)))
+    # ...and few distinct values (sources, instructions, topics): hash the dictionary, then gather.
+    if n > 4096 and len(pc.unique(arr.slice(0, 1024))) <= 64:
+        enc = pc.dictionary_encode(arr)
+        if len(enc.dictionary) <= n // 16:
+            idx = enc.indices.fill_null(0).to_numpy(zero_copy_only=False)
+            return _with_nulls(_hash_strings(enc.dictionary)[idx], arr)
+    offsets = _offsets(arr).astype(np.int64)
+    s = _string_sums(arr, offsets) if n else np.zeros(0, dtype=_U)
+    s ^= np.diff(offsets).astype(_U) * _U(GOLD)
     s ^= _U(SEED ^ TAG["str"])
     return _with_nulls(_vmix(s), arr)
+
+
+def _fold(h: np.ndarray, child: np.ndarray, mul: int, add: int, xor: bool = False) -> None:
+    """In place: h = fmix(h * mul + child + add), or with ``xor`` h = fmix(h ^ (child + add))."""
+    if _strhash is not None:
+        _strhash.fold(h, child, mul, add, xor)
+        return
+    if xor:
+        h ^= child + _U(add)
+    else:
+        h *= _U(mul)
+        h += child
+        h += _U(add)
+    _vmix(h)
 
 
 def hash_array(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -321,10 +337,7 @@ def hash_array(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     if pa.types.is_struct(t):
         h = np.full(n, _U(SEED ^ TAG["struct"]))
         for k, child in enumerate(arr.flatten()):  # offset-adjusted, one array per field
-            h *= _U(GOLD)  # in place: h = fmix(h * GOLD + child + k), without temporaries
-            h += hash_array(child)
-            h += _U(k)
-            _vmix(h)
+            _fold(h, hash_array(child), GOLD, k)
         return _with_nulls(h, arr)
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         offsets = arr.offsets.to_numpy().astype(np.int64)
@@ -350,11 +363,8 @@ def combine(field_hashes: Sequence[np.ndarray]) -> pa.Array:
     """
     n = len(field_hashes[0]) if field_hashes else 0
     d = np.full(n, _U(SEED))
-    t = np.empty(n, dtype=_U)
     for k, h in enumerate(field_hashes):
-        np.add(h, _U((k + 1) * GOLD & MASK), out=t)
-        d ^= t
-        _vmix(d)
+        _fold(d, h, 0, (k + 1) * GOLD & MASK, xor=True)
     hexed = binascii.hexlify(d.astype(">u8").tobytes())  # big-endian words: f"{d:016x}" back to back
     offsets = pa.py_buffer(np.arange(0, 16 * n + 1, 16, dtype=np.int32))
     return pa.StringArray.from_buffers(n, offsets, pa.py_buffer(hexed))
