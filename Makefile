@@ -1,5 +1,6 @@
 # The two commands of the README: `make demo` and `make test`.
-# Set-up is stamped on pyproject.toml, so the second run installs nothing.
+# Set-up is stamped on pyproject.toml, so the second run installs nothing; also on setup.py and the C
+# source of the digest kernel, which the editable install compiles (an edited kernel gets rebuilt).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -8,7 +9,7 @@ STAMP  := $(VENV)/.spl_hf-installed
 .PHONY: setup demo test lint bench clean test-vllm vllm-setup test-ray
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml hub-server/pyproject.toml
+$(STAMP): pyproject.toml hub-server/pyproject.toml setup.py spl_hf/contract/_strhash.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# torch pinned to the CPU build on this machine's disk; unpinned pulls a CUDA build.

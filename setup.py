@@ -5,11 +5,16 @@ must carry them (the demo runs its recipes), so ``build_py`` copies ``cards/*.j2
 ``spl_hf/hub/templates/`` and ``recipes/**/*.yaml`` into ``spl_hf/data/recipes/`` of the built
 package. A source checkout or an editable install reads ``cards/`` and ``recipes/`` directly (see
 ``spl_hf.hub.card`` and ``spl_hf.recipes.recipe_path``).
+
+It also compiles ``spl_hf.contract._strhash``, the C pass over every text byte of the row digest. The
+extension is optional: where no C compiler is found the install still succeeds and
+``spl_hf.contract.digest`` uses its numpy path, which gives the same digests (``digest.KERNEL`` says
+which one runs).
 """
 
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
@@ -35,4 +40,6 @@ class BuildPyWithCards(build_py):
         return [*super().get_outputs(include_bytecode), *(str(dest) for _, dest in self._copies())]
 
 
-setup(cmdclass={"build_py": BuildPyWithCards})
+STRHASH = Extension("spl_hf.contract._strhash", ["spl_hf/contract/_strhash.c"], optional=True)
+
+setup(cmdclass={"build_py": BuildPyWithCards}, ext_modules=[STRHASH])

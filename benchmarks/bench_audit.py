@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spl_hf.audit import audit_batches
+from spl_hf.contract import digest
 from spl_hf.derive import PRODUCER_FIELDS, derive_row, derive_table, pair_features
 from spl_hf.rules import default_rulebase
 
@@ -196,7 +197,8 @@ def main() -> None:
 
     threads = args.workers or os.cpu_count()
     print(
-        f"vectorised audit : {vec_rate:12,.0f} rows/s  ({args.rows:,} rows in {t4 - t3:.2f} s, {threads} threads)"
+        f"vectorised audit : {vec_rate:12,.0f} rows/s  ({args.rows:,} rows in {t4 - t3:.2f} s, {threads} threads; "
+        f"digest kernel: {digest.KERNEL})"
     )
     print(
         f"per-row loop     : {loop_rate:12,.0f} rows/s  ({len(sub):,} rows in {t6 - t5:.2f} s; rows pre-converted to dicts)"

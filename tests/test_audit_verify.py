@@ -183,3 +183,39 @@ def test_threaded_audit_reports_the_same_as_one_thread(sample_derived, rulebase)
     many = audit_batches(table, rulebase, batch_size=16, workers=4)
     assert one == many
     assert [m.index for m in many.mismatches] == [5, 100]
+
+
+MESSAGE_EDITS = {
+    "extra message": lambda m, r: [*m, {"role": "assistant", "content": "more"}],
+    "empty list": lambda m, r: [],
+    "null message": lambda m, r: [None],
+    "user role": lambda m, r: [{"role": "user", "content": m[0]["content"]}],
+    "null role": lambda m, r: [{"role": None, "content": m[0]["content"]}],
+    "other response": lambda m, r: [{"role": "assistant", "content": r}],
+    "null content": lambda m, r: [{"role": "assistant", "content": None}],
+    "missing": lambda m, r: None,
+}
+
+
+@pytest.mark.parametrize("edit", sorted(MESSAGE_EDITS))
+@pytest.mark.parametrize("column", ["chosen", "rejected"])
+def test_every_kind_of_message_edit_is_caught_in_a_sliced_many_chunk_table(
+    sample_derived, rulebase, edit, column
+):
+    """chosen/rejected are compared message by message, wherever a batch starts in its chunks."""
+    rows = sample_derived.to_pylist()
+    labeled = [k for k, r in enumerate(rows) if r["derivation"]["label"]]
+    unlabeled = next(k for k, r in enumerate(rows) if k > 3 and not r["derivation"]["label"])
+    i = labeled[len(labeled) // 2]
+    label = rows[i]["derivation"]["label"]
+    picked = label if column == "chosen" else {"a": "b", "b": "a"}[label]
+    other = rows[i]["response_b" if picked == "a" else "response_a"]  # the response not picked
+    rows[i][column] = MESSAGE_EDITS[edit](rows[i][column], other)
+    rows[unlabeled][column] = [{"role": "assistant", "content": rows[unlabeled]["response_a"]}]
+    table = pa.Table.from_pylist(rows, schema=sample_derived.schema)
+    chunked = pa.concat_tables([table.slice(0, 50), table.slice(50, 41), table.slice(91)])
+    for t in (table, chunked):
+        report = audit_batches(t.slice(3), rulebase, batch_size=17, workers=2)
+        assert [(m.index + 3, m.fields) for m in report.mismatches] == sorted(
+            [(i, [column]), (unlabeled, [column])]
+        )

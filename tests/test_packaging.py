@@ -47,6 +47,12 @@ def test_wheel_installs_and_builds_and_audits_outside_the_repo(tmp_path: Path) -
     cards = sorted(p.name for p in (REPO / "cards").glob("*.j2"))
     assert cards and {f"spl_hf/hub/templates/{c}" for c in cards} <= names
     assert "spl_hf/data/rulebase_default.yaml" in names and "spl_hf/data/samples/spl_prompts.jsonl" in names
+    compiler = bool(shutil.which("cc") or shutil.which("gcc"))
+    # The digest's C kernel is an optional extension: built wherever a compiler is, else numpy is used.
+    assert (
+        any(n.startswith("spl_hf/contract/_strhash.") and n.endswith((".so", ".pyd")) for n in names)
+        == compiler
+    )
 
     target = tmp_path / "site"
     subprocess.run([*pip, "install", "--no-deps", "--target", str(target), str(wheel)], check=True)
@@ -64,15 +70,19 @@ def test_wheel_installs_and_builds_and_audits_outside_the_repo(tmp_path: Path) -
             timeout=300,
         )
 
-    where = subprocess.run(
-        [sys.executable, "-c", "import spl_hf; print(spl_hf.__file__)"],
+    where, kernel = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import spl_hf; from spl_hf.contract import digest; print(spl_hf.__file__); print(digest.KERNEL)",
+        ],
         cwd=work,
         env=env,
         capture_output=True,
         text=True,
         check=True,
-    ).stdout
-    assert where.startswith(str(target))
+    ).stdout.splitlines()
+    assert where.startswith(str(target)) and kernel == ("c" if compiler else "numpy")
     built = cli("derive", "--output_dir", "release")
     assert built.returncode == 0, built.stderr[-2000:]
     readme = (work / "release" / "README.md").read_text()

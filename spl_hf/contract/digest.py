@@ -1,6 +1,8 @@
 """Row digests: a 64-bit checksum of every stored field of a row, computed column-wise.
 
-Arrow arrays are hashed straight from their buffers with numpy (no Python loop per row).
+Arrow arrays are hashed straight from their buffers (no Python loop per row): the pass over every
+text byte and the mixer run in the compiled ``spl_hf.contract._strhash`` where it was built, else in
+numpy (``KERNEL`` says which; both give the same hashes).
 Strings use a polynomial hash over their bytes modulo 2**64 with their length, finished with
 the splitmix64 mixer; booleans and integers map injectively to 64-bit words; structs and
 lists fold their children position by position through the mixer; nulls hash differently
@@ -14,6 +16,7 @@ tests check that both agree.
 
 from __future__ import annotations
 
+import binascii
 import itertools
 import threading
 from collections.abc import Sequence
@@ -21,6 +24,8 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from spl_hf.errors import SplHfError
 
 MASK = (1 << 64) - 1
 POLY = 0x100000001B3  # odd, so invertible modulo 2**64
@@ -37,6 +42,18 @@ TAG = {
     "list": 0x6C697374,
 }
 _U = np.uint64
+
+try:  # the compiled pass over text bytes (setup.py builds it where a C compiler is found)
+    from spl_hf.contract import _strhash
+except ImportError:  # pragma: no cover - depends on the install
+    _strhash = None
+if _strhash is not None and (getattr(_strhash, "API", 0), _strhash.POLY) != (1, POLY):  # pragma: no cover
+    # A stale in-place build from another version of the C source: not called with a wrong signature
+    # (tests/test_derive_digest.py fails where a compiler is, so the stale build gets noticed).
+    _strhash = None
+
+# Which string kernel hashes text: "c" (spl_hf.contract._strhash) or "numpy" (same digests, slower).
+KERNEL = "numpy" if _strhash is None else "c"
 
 
 # ---------------------------------------------------------------- scalar reference
@@ -101,11 +118,18 @@ def combine_scalar(field_hashes: Sequence[int]) -> str:
 
 # ---------------------------------------------------------------- vectorised path
 def _vmix(z: np.ndarray) -> np.ndarray:
-    z = z ^ (z >> _U(30))
+    """``_fmix`` of every word, in place (callers pass a fresh array); returns ``z``."""
+    if _strhash is not None:
+        _strhash.mix(z)
+        return z
+    t = z >> _U(30)
+    z ^= t
     z *= _U(0xBF58476D1CE4E5B9)
-    z ^= z >> _U(27)
+    np.right_shift(z, _U(27), out=t)
+    z ^= t
     z *= _U(0x94D049BB133111EB)
-    z ^= z >> _U(31)
+    np.right_shift(z, _U(31), out=t)
+    z ^= t
     return z
 
 
@@ -194,34 +218,49 @@ def _with_nulls(h: np.ndarray, arr: pa.Array) -> np.ndarray:
     return h
 
 
-def _hash_strings(arr: pa.Array) -> np.ndarray:
-    n = len(arr)
-    if n > 64 and not arr.null_count and arr[0] == arr[n - 1] and pc.all(pc.equal(arr, arr[0])).as_py():
-        # Columns such as the rule-base hash or a message role repeat one value: hash it once.
-        return np.full(n, _U(hash_value(arr[0].as_py(), arr.type)))
-    if n > 4096 and len(pc.unique(arr.slice(0, 1024))) <= 64:
-        # Few distinct values (sources, instructions, topics): hash the dictionary, then gather.
-        enc = pc.dictionary_encode(arr)
-        if len(enc.dictionary) <= n // 16:
-            idx = enc.indices.fill_null(0).to_numpy(zero_copy_only=False)
-            return _with_nulls(_hash_strings(enc.dictionary)[idx], arr)
+def _offsets(arr: pa.Array) -> np.ndarray:
+    """The n+1 offsets of a string/binary array, as a view of its buffer (int32, or int64 if large)."""
     large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
-    bufs = arr.buffers()
-    offsets = np.frombuffer(bufs[1], dtype=np.int64 if large else np.int32)[arr.offset : arr.offset + n + 1]
-    offsets = offsets.astype(np.int64)
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64 if large else np.int32)
+    return offsets[arr.offset : arr.offset + len(arr) + 1]
+
+
+def _hash_strings_compiled(arr: pa.Array) -> np.ndarray:
+    """``_hash_strings`` in one compiled pass (sum, length, seed and mixer per string)."""
+    n = len(arr)
+    out = np.empty(n, dtype=_U)
+    if n == 0:
+        return out
+    offsets, data = _offsets(arr), arr.buffers()[2]
+    bad = _strhash.string_hashes(data if data is not None else b"", offsets, out, GOLD, SEED ^ TAG["str"])
+    if bad >= 0:
+        raise SplHfError(
+            f"corrupt string array: the offsets of value {bad} ({offsets[bad]}..{offsets[bad + 1]}) "
+            f"lie outside its {0 if data is None else data.size}-byte data buffer"
+        )
+    return _with_nulls(out, arr)
+
+
+def _string_sums(arr: pa.Array, offsets: np.ndarray) -> np.ndarray:
+    """sum_j (b_j + 1) P**j over each string's bytes with numpy: one multiply over the whole text
+    against cached powers, segment sums, then each string's sum shifted back to its own start."""
+    n = len(arr)
     base, end = int(offsets[0]), int(offsets[-1])
     total = end - base
     if total > SLICE_BYTES and n > 1:
-        # Each string's hash depends on its own bytes only, so row slices hash independently.
+        # Each string's sum depends on its own bytes only, so row slices are summed independently.
         cuts = np.searchsorted(offsets - base, np.arange(SLICE_BYTES, total, SLICE_BYTES), side="left")
         bounds = np.unique(np.concatenate([[0], np.clip(cuts, 1, n - 1), [n]]))
         return np.concatenate(
-            [_hash_strings(arr.slice(a, b - a)) for a, b in itertools.pairwise(bounds.tolist())]
+            [
+                _string_sums(arr.slice(a, b - a), offsets[a : b + 1])
+                for a, b in itertools.pairwise(bounds.tolist())
+            ]
         )
     starts, lengths = offsets[:-1] - base, np.diff(offsets)
     s = np.zeros(n, dtype=_U)
     if total:
-        data = np.frombuffer(bufs[2], dtype=np.uint8)[base:end]
+        data = np.frombuffer(arr.buffers()[2], dtype=np.uint8)[base:end]
         prod = _SCRATCH.get(total + 1)
         np.multiply(data, _POW.forward(total), out=prod[:total])
         prod[total] = 0  # a zero sentinel, so trailing empty strings index a valid element
@@ -229,12 +268,45 @@ def _hash_strings(arr: pa.Array) -> np.ndarray:
         # (where reduceat returns the element at their start) are masked out.
         sums = np.add.reduceat(prod, starts)
         s = np.where(lengths > 0, sums * _POW.inverse(starts), _U(0))
-    # sum_j (b_j + 1) P**j relative to each string's start: the "+1" part is a geometric
-    # series that depends on the length only, so it comes from a table.
+    # The "+1" part of sum_j (b_j + 1) P**j is a geometric series that depends on the length only,
+    # so it comes from a table.
     s += _POW.geometric(int(lengths.max(initial=0)) + 1)[lengths]
-    s ^= lengths.astype(_U) * _U(GOLD)
+    return s
+
+
+def _hash_strings(arr: pa.Array) -> np.ndarray:
+    if _strhash is not None:
+        return _hash_strings_compiled(arr)
+    n = len(arr)
+    # Shortcuts that pay off against the numpy pass (not against the compiled one): constant
+    # columns such as the rule-base hash or a message role...
+    if n > 64 and not arr.null_count and arr[0] == arr[n - 1] and pc.all(pc.equal(arr, arr[0])).as_py():
+        return np.full(n, _U(hash_value(arr[0].as_py(), arr.type)))
+    # ...and few distinct values (sources, instructions, topics): hash the dictionary, then gather.
+    if n > 4096 and len(pc.unique(arr.slice(0, 1024))) <= 64:
+        enc = pc.dictionary_encode(arr)
+        if len(enc.dictionary) <= n // 16:
+            idx = enc.indices.fill_null(0).to_numpy(zero_copy_only=False)
+            return _with_nulls(_hash_strings(enc.dictionary)[idx], arr)
+    offsets = _offsets(arr).astype(np.int64)
+    s = _string_sums(arr, offsets) if n else np.zeros(0, dtype=_U)
+    s ^= np.diff(offsets).astype(_U) * _U(GOLD)
     s ^= _U(SEED ^ TAG["str"])
     return _with_nulls(_vmix(s), arr)
+
+
+def _fold(h: np.ndarray, child: np.ndarray, mul: int, add: int, xor: bool = False) -> None:
+    """In place: h = fmix(h * mul + child + add), or with ``xor`` h = fmix(h ^ (child + add))."""
+    if _strhash is not None:
+        _strhash.fold(h, child, mul, add, xor)
+        return
+    if xor:
+        h ^= child + _U(add)
+    else:
+        h *= _U(mul)
+        h += child
+        h += _U(add)
+    _vmix(h)
 
 
 def hash_array(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -254,17 +326,18 @@ def hash_array(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t):
         return _hash_strings(arr)
     if pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_floating(t):
+        # Nulls are filled only to get a plain numpy array; their hash is replaced below.
+        filled = arr.fill_null(pa.scalar(0).cast(t)) if arr.null_count else arr
+        v = filled.to_numpy(zero_copy_only=False)
         if pa.types.is_floating(t):
-            v = arr.cast(pa.float64()).fill_null(0).to_numpy(zero_copy_only=False).view(_U)
-            tag = TAG["float"]
-        else:
-            v = arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64).view(_U)
-            tag = TAG["bool"] if pa.types.is_boolean(t) else TAG["int"]
+            v, tag = v.astype(np.float64).view(_U), TAG["float"]
+        else:  # two's complement words, as int(value) & MASK in hash_value
+            v, tag = v.astype(np.int64).view(_U), TAG["bool"] if pa.types.is_boolean(t) else TAG["int"]
         return _with_nulls(v + _U((SEED + tag) & MASK), arr)
     if pa.types.is_struct(t):
         h = np.full(n, _U(SEED ^ TAG["struct"]))
         for k, child in enumerate(arr.flatten()):  # offset-adjusted, one array per field
-            h = _vmix(h * _U(GOLD) + hash_array(child) + _U(k))
+            _fold(h, hash_array(child), GOLD, k)
         return _with_nulls(h, arr)
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         offsets = arr.offsets.to_numpy().astype(np.int64)
@@ -281,9 +354,6 @@ def hash_array(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     raise TypeError(f"cannot hash Arrow type {t}")
 
 
-_HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
-
-
 def combine(field_hashes: Sequence[np.ndarray]) -> pa.Array:
     """Fold per-field (n,) hashes into one 16-hex-digit digest string per row.
 
@@ -294,10 +364,7 @@ def combine(field_hashes: Sequence[np.ndarray]) -> pa.Array:
     n = len(field_hashes[0]) if field_hashes else 0
     d = np.full(n, _U(SEED))
     for k, h in enumerate(field_hashes):
-        d = _vmix(d ^ (h + _U((k + 1) * GOLD & MASK)))
-    raw = d.astype(">u8").view(np.uint8).reshape(n, 8)
-    hexed = np.empty((n, 16), dtype=np.uint8)
-    hexed[:, 0::2] = _HEX[raw >> 4]
-    hexed[:, 1::2] = _HEX[raw & 15]
-    offsets = pa.py_buffer((np.arange(n + 1, dtype=np.int32) * 16).tobytes())
-    return pa.StringArray.from_buffers(n, offsets, pa.py_buffer(hexed.tobytes()))
+        _fold(d, h, 0, (k + 1) * GOLD & MASK, xor=True)
+    hexed = binascii.hexlify(d.astype(">u8").tobytes())  # big-endian words: f"{d:016x}" back to back
+    offsets = pa.py_buffer(np.arange(0, 16 * n + 1, 16, dtype=np.int32))
+    return pa.StringArray.from_buffers(n, offsets, pa.py_buffer(hexed))

@@ -6,6 +6,7 @@ from spl_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from spl_hf.derive.derivation import (
+        column_array,
         derive_codes,
         derive_row,
         derive_table,
@@ -50,6 +51,7 @@ __all__ = [
     "VerdictRecord",
     "apply_labels",
     "candidate_pairs",
+    "column_array",
     "common_features",
     "derive_codes",
     "derive_row",
@@ -74,6 +76,7 @@ __all__ = [
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.derive.derivation": (
+        "column_array",
         "derive_codes",
         "derive_row",
         "derive_table",

@@ -36,8 +36,10 @@ class EncodedAttributes:
     invalid: np.ndarray  # (n,) bool: some category value lies outside the schema
 
 
-def _struct_column(table: pa.Table, name: str) -> pa.StructArray:
-    return table.column(name).combine_chunks()
+def column_array(table: pa.Table, name: str) -> pa.Array:
+    """A column as one array: its only chunk as is (``combine_chunks`` would copy it, text and all)."""
+    col = table.column(name)
+    return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
 
 
 def encode_attributes(
@@ -48,7 +50,7 @@ def encode_attributes(
     A category value outside the schema raises ``ValueError`` naming the rows and field; with
     ``strict=False`` (audit) such rows are marked ``invalid`` and treated as missing instead.
     """
-    arr = _struct_column(table, column)
+    arr = column_array(table, column)
     n = len(arr)
     missing = np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool).copy()
     attrs = rb.schema.prompt if scope == "prompt" else rb.schema.response
@@ -62,7 +64,8 @@ def encode_attributes(
         null = np.asarray(child.is_null().to_numpy(zero_copy_only=False), dtype=bool)
         missing |= null
         if attr.kind == "bool":
-            cols[attr.name] = np.asarray(child.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+            values = child.fill_null(False) if child.null_count else child  # no fill pass when not needed
+            cols[attr.name] = np.asarray(values.to_numpy(zero_copy_only=False), dtype=bool)
         else:
             codes = pc.index_in(child, value_set=pa.array(attr.values))
             bad_mask = codes.is_null().to_numpy(zero_copy_only=False) & ~null
@@ -217,8 +220,8 @@ def derive_table(
         "rulebase_hash": pa.array(np.full(n, rb.hash, dtype=object), pa.string()),
     }
     fields["digest"] = row_digests(table, fields) if digest else pa.nulls(n, pa.string())
-    resp_a = table.column("response_a").combine_chunks()
-    resp_b = table.column("response_b").combine_chunks()
+    resp_a = column_array(table, "response_a")
+    resp_b = column_array(table, "response_b")
     out_feats = derived_features(rb.schema)
     derivation = pa.StructArray.from_arrays(list(fields.values()), names=list(fields))
     chosen = assistant_messages(pc.if_else(pa.array(label_a), resp_a, resp_b), labeled)

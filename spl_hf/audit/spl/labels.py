@@ -20,6 +20,7 @@ from spl_hf.contract import hash_array
 from spl_hf.derive import (
     DIGEST_DERIVATION_FIELDS,
     NO_LABEL_REASONS,
+    column_array,
     derive_codes,
     derive_table,
     derived_features,
@@ -72,11 +73,20 @@ class RuleAuditReport:
 
 
 def null_mask(a: pa.Array) -> np.ndarray:
+    if not a.null_count:  # most stored fields: no Arrow pass for an all-false mask
+        return np.zeros(len(a), dtype=bool)
     return np.asarray(a.is_null().to_numpy(zero_copy_only=False), dtype=bool)
 
 
+def filled(a: pa.Array, value: object, dtype: type) -> np.ndarray:
+    """``a`` as numpy ``dtype`` with nulls replaced by ``value`` (no fill pass when there are none)."""
+    if a.null_count:
+        a = a.fill_null(value)
+    return np.asarray(a.to_numpy(zero_copy_only=False), dtype=dtype)
+
+
 def _list_lengths(a: pa.Array) -> np.ndarray:
-    return np.asarray(pc.list_value_length(a).fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    return filled(pc.list_value_length(a), -1, np.int64)
 
 
 def differs(a: pa.Array, b: pa.Array) -> np.ndarray:
@@ -97,22 +107,21 @@ def differs(a: pa.Array, b: pa.Array) -> np.ndarray:
         for k in range(a.type.num_fields):
             out |= differs(pc.struct_field(a, k), pc.struct_field(b, k))
         return out
-    eq = pc.equal(a, b)
-    same = np.asarray(eq.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+    same = filled(pc.equal(a, b), False, bool)
     return ~(same | (null_mask(a) & null_mask(b)))
 
 
 def codes_of(values: pa.Array, names: tuple[str, ...] | list[str]) -> np.ndarray:
     """Index of each value in ``names``; -1 for null, -2 for a value not in ``names``."""
     idx = pc.index_in(values, value_set=pa.array(list(names), pa.string()))
-    out = np.asarray(idx.fill_null(-2).to_numpy(zero_copy_only=False), dtype=np.int64)
+    out = filled(idx, -2, np.int64)
     return np.where(null_mask(values), -1, out)
 
 
 def int_differs(stored: pa.Array, expected: np.ndarray, valid: np.ndarray) -> np.ndarray:
     """Stored nullable ints against expected values that exist where ``valid``."""
     null = null_mask(stored)
-    vals = np.asarray(stored.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    vals = filled(stored, 0, np.int64)
     return np.where(valid, null | (vals != expected), ~null)
 
 
@@ -142,22 +151,34 @@ def messages_differ(
     """Stored chosen/rejected against one assistant message holding the picked response (or null)."""
     lengths = _list_lengths(stored)
     bad = np.where(want, lengths != 1, lengths != -1)
-    flat = pc.list_flatten(stored)
-    parents = pc.list_parent_indices(stored).to_numpy(zero_copy_only=False)
-    ok_rows = np.flatnonzero(want & ~bad)
-    if len(ok_rows):
-        # With exactly one element per compared row, the flattened elements line up with ok_rows.
-        keep = np.isin(parents, ok_rows)
-        elems = flat.filter(pa.array(keep))
-        rows = pa.array(parents[keep])
-        expected = pc.if_else(pa.array(pick_a[parents[keep]]), resp_a.take(rows), resp_b.take(rows))
-        elem_bad = differs(pc.struct_field(elems, "content"), expected)
-        role = pc.struct_field(elems, "role")
-        elem_bad |= ~np.asarray(
-            pc.equal(role, "assistant").fill_null(False).to_numpy(zero_copy_only=False), bool
-        )
-        bad[parents[keep][elem_bad]] = True
+    ok = want & ~bad
+    if ok.any():
+        # Each compared row holds exactly one message, at its list's first offset (into this slice's
+        # messages, not the whole column's, so a batch costs its own rows only).
+        offsets = np.asarray(stored.offsets, dtype=np.int64)
+        lo, hi = int(offsets[0]), int(offsets[-1])
+        messages = stored.values.slice(lo, hi - lo)
+        at = np.where(ok, offsets[:-1] - lo, 0)
+        role_ok = filled(pc.equal(pc.struct_field(messages, "role"), "assistant"), False, bool)
+        # The compared contents put back on their rows (null elsewhere) line up with both responses,
+        # which are then compared in place rather than copied.
+        content = pc.struct_field(messages, "content").take(pa.array(at, mask=~ok))
+        elem_bad = np.where(pick_a, differs(content, resp_a), differs(content, resp_b))
+        bad |= ok & (elem_bad | ~role_ok[at])
     return bad
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """The derived table's Arrow schema and its pair columns, built once per audit: datasets'
+    ``Features`` take milliseconds to turn into an Arrow schema, which adds up over batches."""
+
+    schema: pa.Schema
+    pair_columns: list[str]
+
+    @classmethod
+    def of(cls, rb: RuleBase) -> _Layout:
+        return cls(derived_features(rb.schema).arrow_schema, list(pair_features(rb.schema)))
 
 
 def audit_table(
@@ -174,16 +195,38 @@ def audit_table(
     ``messages=False`` leaves ``chosen``/``rejected`` to another check (a config whose messages follow
     the verdict judge's label, not the rules').
     """
-    feats = derived_features(rb.schema)
-    missing = [c for c in feats if c not in table.column_names]
+    return _audit_batch(
+        table,
+        rb,
+        _Layout.of(rb),
+        counterfactual=counterfactual,
+        start=start,
+        max_report=max_report,
+        messages=messages,
+    )
+
+
+def _audit_batch(
+    table: pa.Table,
+    rb: RuleBase,
+    layout: _Layout,
+    *,
+    counterfactual: bool,
+    start: int,
+    max_report: int = 1000,
+    messages: bool,
+) -> RuleAuditReport:
+    missing = [c for c in layout.schema.names if c not in table.column_names]
     if missing:
         raise SplHfError(f"not a derived SPL table: missing columns {missing}")
-    table = table.select(list(feats)).cast(feats.arrow_schema)
+    table = table.select(layout.schema.names)
+    if table.schema != layout.schema:
+        table = table.cast(layout.schema)
     n = table.num_rows
-    stored = table.column("derivation").combine_chunks()
+    stored = column_array(table, "derivation")
     sf = {f.name: pc.struct_field(stored, f.name) for f in stored.type}
-    components = table.select(list(pair_features(rb.schema)))
-    margins = np.asarray(sf["margin"].fill_null(1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    components = table.select(layout.pair_columns)
+    margins = filled(sf["margin"], 1, np.int64)
     c = derive_codes(components, rb, np.maximum(margins, 1).astype(np.int32), strict=False)
 
     checks: dict[str, np.ndarray] = {}
@@ -236,7 +279,7 @@ def _record_changes(
     changed = np.logical_or.reduce(list(label_checks.values()))
     report.changed_labels = int(changed.sum())
     after = derive_table(components, rb, np.maximum(margins, 1).astype(np.int32), digest=False, strict=False)
-    after_der = after.column("derivation").combine_chunks()
+    after_der = column_array(after, "derivation")
     ids = table.column("pair_id")
     for i in np.flatnonzero(changed)[:max_report]:
         k = int(i)
@@ -260,18 +303,15 @@ def _derivation_checks(sf: dict[str, pa.Array], c, rb: RuleBase) -> dict[str, np
         "rank_diff": int_differs(sf["rank_diff"], c.diff, c.has_diff),
     }
     for f, want in (("rulebase_id", rb.id), ("rulebase_hash", rb.hash)):
-        checks[f] = ~np.asarray(
-            pc.equal(sf[f], want).fill_null(False).to_numpy(zero_copy_only=False), dtype=bool
-        )
+        checks[f] = ~filled(pc.equal(sf[f], want), False, bool)
     return checks
 
 
 def _message_checks(table: pa.Table, c) -> dict[str, np.ndarray]:
     """``chosen``/``rejected`` hold the responses the recomputed label picks."""
-    resp_a = table.column("response_a").combine_chunks()
-    resp_b = table.column("response_b").combine_chunks()
+    resp_a, resp_b = column_array(table, "response_a"), column_array(table, "response_b")
     return {
-        col: messages_differ(table.column(col).combine_chunks(), c.labeled, resp_a, resp_b, pick_a)
+        col: messages_differ(column_array(table, col), c.labeled, resp_a, resp_b, pick_a)
         for col, pick_a in (("chosen", c.label_a), ("rejected", ~c.label_a))
     }
 
@@ -326,9 +366,11 @@ def audit_batches(
     starts = range(0, table.num_rows, batch_size)
     workers = max(1, min(workers or os.cpu_count() or 1, len(starts) or 1))
 
+    layout = _Layout.of(rb)
+
     def one(i: int) -> RuleAuditReport:
-        return audit_table(
-            table.slice(i, batch_size), rb, counterfactual=counterfactual, start=i, messages=messages
+        return _audit_batch(
+            table.slice(i, batch_size), rb, layout, counterfactual=counterfactual, start=i, messages=messages
         )
 
     if workers == 1:

@@ -23,6 +23,7 @@ from spl_hf.audit.spl.labels import (
 from spl_hf.derive import (
     JUDGE_COLUMN,
     JUDGE_NO_LABEL_REASONS,
+    column_array,
     judge_codes,
     judge_digests,
     judge_features,
@@ -45,7 +46,7 @@ def audit_judge_table(
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
         raise SplHfError(f"not a verdict-judge table: its columns have other types ({exc})") from None
     n = table.num_rows
-    judge = table.column(JUDGE_COLUMN).combine_chunks()
+    judge = column_array(table, JUDGE_COLUMN)
     jf = {f.name: pc.struct_field(judge, f.name) for f in judge.type}
     ranking = dict(rb.verdicts)
     options = verdict_options(ranking)
@@ -67,12 +68,9 @@ def audit_judge_table(
     )
     checks["judge_digest"] = differs(jf["digest"], judge_digests(table, jf))
     if messages:
-        resp_a = table.column("response_a").combine_chunks()
-        resp_b = table.column("response_b").combine_chunks()
+        resp_a, resp_b = column_array(table, "response_a"), column_array(table, "response_b")
         for col, pick_a in (("chosen", c.label_a), ("rejected", ~c.label_a)):
-            checks[col] = messages_differ(
-                table.column(col).combine_chunks(), c.labeled, resp_a, resp_b, pick_a
-            )
+            checks[col] = messages_differ(column_array(table, col), c.labeled, resp_a, resp_b, pick_a)
     # Judge fields are named as such; the messages keep their column names.
     named = {f if f in ("chosen", "rejected") else f"judge.{f}": m for f, m in checks.items()}
     report = RuleAuditReport(rows=n, rulebase_id=rb.id, rulebase_hash=rb.hash)
