@@ -9,6 +9,11 @@ from typing import Any, NamedTuple
 
 import pyarrow as pa
 import pytest
+from hypothesis import settings
+
+# No test asserts timing (the suite shares its cores with other workers): property tests have no deadline.
+settings.register_profile("spl_hf", deadline=None)
+settings.load_profile("spl_hf")
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
