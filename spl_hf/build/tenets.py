@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from spl_hf.assign import (
     AssignConfig,
+    AssignmentResult,
     assign_tenets,
     certificate_path,
     encode_scores,
@@ -192,9 +193,17 @@ def released_score_features():
     return Features({**SCORE_FEATURES, "source": Value("large_string"), "tenet": Value("large_string")})
 
 
-def build_tenets(cfg: TenetBuildConfig, gates: dict | None = None) -> TenetBuildResult:
+def build_tenets(
+    cfg: TenetBuildConfig, gates: dict | None = None, assigned: AssignmentResult | None = None
+) -> TenetBuildResult:
     """``gates``: the release's quality-gate record (:mod:`spl_hf.release.gates`), kept in the build
-    report and the card; None for a build outside a release (no gate was set)."""
+    report and the card; None for a build outside a release (no gate was set).
+
+    ``assigned``: the assignment of ``cfg.assignment`` as the release's assign stage solved and
+    verified it (:func:`spl_hf.assign.recorded_assignment`); the build then takes it as it is
+    instead of encoding the scores and verifying the certificate a second time (the audit verifies
+    the written certificate on its own). None: the assignment is solved here, or verified when given.
+    """
     guard_dir(
         cfg.output_dir,
         overwrite=cfg.overwrite,
@@ -216,7 +225,7 @@ def build_tenets(cfg: TenetBuildConfig, gates: dict | None = None) -> TenetBuild
     scores, recomputed = _read_scores(cfg)
     check_inputs(pairs, scores, cfg.scores)
     scores = with_source_preference(scores, pairs)
-    result, result_check = _assign(cfg, scores.select(["pair_id", "prompt_id", "tenet", "score"]))
+    result, result_check = _assign(cfg, scores.select(["pair_id", "prompt_id", "tenet", "score"]), assigned)
     rows = assemble_rows(pairs, scores, result.assignment, cfg)
     source_order = list(dict.fromkeys(pairs.column("source").to_pylist()))
     configs = _configs(cfg, rows, scores, result.kept_tenets, source_order)
@@ -292,24 +301,18 @@ def _read_scores(cfg: TenetBuildConfig) -> tuple[pa.Table, np.ndarray]:
     return scores, recomputed
 
 
-def _assign(cfg: TenetBuildConfig, columns: pa.Table):
-    """The assignment (solved here, or given and verified) and whether its certificate holds."""
+def _assign(cfg: TenetBuildConfig, columns: pa.Table, assigned: AssignmentResult | None = None):
+    """The assignment (solved here, given and verified, or recorded) and whether its certificate holds."""
+    if assigned is not None:  # solved and verified by the release's assign stage on these scores
+        _check_solved_as_built(cfg, assigned)
+        return assigned, True
     if cfg.assignment:  # solved by `spl-hf assign`: used only once its certificate verifies here
         cert = read_certificate(certificate_path(cfg.assignment))
         # given_assignment verifies the certificate against these scores and raises unless it holds
         # (checking it again on the same rows, sorted, could only repeat the verdict).
         given = read_table(cfg.assignment)
         result = given_assignment(encode_scores(columns), given, cert, cfg.assignment)
-        differ = [
-            k for k in ("capacity", "threshold", "seed") if getattr(result.config, k) != getattr(cfg, k)
-        ]
-        if differ:
-            raise SplHfError(
-                f"{cfg.assignment}: solved with "
-                + ", ".join(f"{k}={getattr(result.config, k)!r}" for k in differ)
-                + ", the build is set to "
-                + ", ".join(f"{k}={getattr(cfg, k)!r}" for k in differ)
-            )
+        _check_solved_as_built(cfg, result)
         return result, True
     config = AssignConfig(**fields_of(cfg, AssignConfig))  # the build's config is an AssignConfig
     judged = encode_scores(columns)  # once, for the solve and its check
@@ -318,6 +321,18 @@ def _assign(cfg: TenetBuildConfig, columns: pa.Table):
     if not check.ok:  # a solver or reduction bug: publish nothing rather than an unproven split
         raise RuntimeError(f"the assignment's certificate does not verify: {list(check.failures)[:5]}")
     return result, check.ok
+
+
+def _check_solved_as_built(cfg: TenetBuildConfig, result: AssignmentResult) -> None:
+    """An assignment solved elsewhere must have been solved with the build's capacity, threshold and seed."""
+    differ = [k for k in ("capacity", "threshold", "seed") if getattr(result.config, k) != getattr(cfg, k)]
+    if differ:
+        raise SplHfError(
+            f"{cfg.assignment}: solved with "
+            + ", ".join(f"{k}={getattr(result.config, k)!r}" for k in differ)
+            + ", the build is set to "
+            + ", ".join(f"{k}={getattr(cfg, k)!r}" for k in differ)
+        )
 
 
 def _configs(
