@@ -102,6 +102,10 @@ def _message(content: pa.Array) -> pa.Array:
 
 def _row_numbers(keys: pa.Table, table: pa.Table, on: list[str], missing: str) -> pa.Array:
     """For each row of ``keys``, the row of ``table`` with the same ``on`` values (an Arrow join, in key order)."""
+    found = _hash_lookup(keys, table, on)
+    if found is not None:
+        return found
+    # The join defines the result and its errors (repeated or absent keys, null keys).
     left = keys.select(on).append_column("__key_row", pa.array(np.arange(keys.num_rows, dtype=np.int64)))
     right = table.select(on).append_column("__row", pa.array(np.arange(table.num_rows, dtype=np.int64)))
     joined = left.join(right, on, join_type="left outer").sort_by("__key_row")
@@ -112,6 +116,29 @@ def _row_numbers(keys: pa.Table, table: pa.Table, on: list[str], missing: str) -
         absent = joined.filter(pc.is_null(joined.column("__row"))).select(on).slice(0, 5).to_pylist()
         raise SplHfError(f"{missing}: {absent}")
     return rows
+
+
+def _hash_lookup(keys: pa.Table, table: pa.Table, on: list[str]) -> pa.Array | None:
+    """:func:`_row_numbers` when every row of ``keys`` finds exactly one row of ``table``; else None.
+
+    An inner join that hashes the smaller side (an Arrow join hashes its right table; a build's
+    judge_scores is eight times its assigned rows) and puts the rows found in key order without a
+    sort. Where some key is absent or found twice, None: the left join decides and raises its errors.
+    """
+    left = table.select(on).append_column("__row", pa.array(np.arange(table.num_rows, dtype=np.int64)))
+    right = keys.select(on).append_column("__key_row", pa.array(np.arange(keys.num_rows, dtype=np.int64)))
+    joined = (
+        left.join(right, on, join_type="inner")
+        if keys.num_rows <= table.num_rows
+        else right.join(left, on, join_type="inner")
+    )
+    if joined.num_rows != keys.num_rows:
+        return None
+    rows = np.full(keys.num_rows, -1, np.int64)
+    rows[joined.column("__key_row").to_numpy()] = joined.column("__row").to_numpy()
+    if (rows < 0).any():  # a key row found twice, another not at all
+        return None
+    return pa.array(rows)
 
 
 def assemble_rows(pairs: pa.Table, scores: pa.Table, assignment: pa.Table, cfg: TenetBuildConfig) -> pa.Table:
