@@ -415,7 +415,10 @@ def _construction_kwargs(
 ) -> dict:
     """The card's construction: each source's origin, counts per stage and source, shares, warnings."""
     summary = decontamination.summary if decontamination else None
-    eligible = scores.filter(pc.greater_equal(pc.abs(scores.column("score")), cfg.threshold))
+    # Only the columns a stage counts are filtered (the whole judge_scores table is millions of rows).
+    eligible = scores.select(["pair_id", "prompt_id", "source"]).filter(
+        pc.greater_equal(pc.abs(scores.column("score")), cfg.threshold)
+    )
     released = pa.table(
         {
             "source": rows.column("source"),
