@@ -201,11 +201,12 @@ def _split_by(table: pa.Table, column: str, order: list[str]) -> dict[str, pa.Ta
     return {v: table.filter(pc.equal(col, v)) for v in order if pc.any(pc.equal(col, v)).as_py()}
 
 
-def with_source_preference(scores: pa.Table, pairs: pa.Table) -> pa.Table:
+def with_source_preference(scores: pa.Table, pairs: pa.Table, rows: pa.Array | None = None) -> pa.Table:
     """The judged rows with their pair's ``source_preference`` (null where the pair rows hold none), in
-    the released score schema."""
+    the released score schema. ``rows``: the pair row of each score row, where the caller has it."""
     if "source_preference" in pairs.column_names:
-        rows = _row_numbers(scores, pairs, ["pair_id"], "judged pairs missing from the pair rows")
+        if rows is None:
+            rows = _row_numbers(scores, pairs, ["pair_id"], "judged pairs missing from the pair rows")
         pref = pairs.column("source_preference").take(rows)
     else:  # pair rows written without the column: no pool preference is stated
         pref = pa.nulls(scores.num_rows, pa.string())
@@ -250,8 +251,7 @@ def build_tenets(
         ),
     )
     scores, recomputed = _read_scores(cfg)
-    check_inputs(pairs, scores, cfg.scores)
-    scores = with_source_preference(scores, pairs)
+    scores = with_source_preference(scores, pairs, check_inputs(pairs, scores, cfg.scores))
     result, result_check = _assign(cfg, scores.select(["pair_id", "prompt_id", "tenet", "score"]), assigned)
     rows = assemble_rows(pairs, scores, result.assignment, cfg)
     source_order = list(dict.fromkeys(pairs.column("source").to_pylist()))
