@@ -498,7 +498,7 @@ def _card_kwargs(
         judged=scores.num_rows,
         eligible=int((np.abs(recomputed) >= cfg.threshold).sum()),
         license_note=fields["license_note"],
-        model_ids=sorted(set(scores.column("model_id").to_pylist())),
+        model_ids=sorted(pc.unique(scores.column("model_id")).to_pylist()),
         clip_chars=DEFAULT_CLIP_CHARS,
         omitted_marker=OMITTED_MARKER,
         decontamination=decontamination.summary if decontamination else None,
