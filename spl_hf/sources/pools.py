@@ -76,11 +76,29 @@ def typed_dataset(columns: dict[str, list[Any]], features: Features) -> Dataset:
     rows, far more for a real pool); a digest of the serialised table is as deterministic and cheap.
     """
     table = pa.Table.from_pydict(columns, schema=_SCHEMAS[id(features)])
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
+    sink = _Sha256Sink()  # hashed as it is written: no copy of the serialised table is kept
+    with pa.ipc.new_stream(pa.PythonFile(sink, mode="w"), table.schema) as writer:
         writer.write_table(table)
-    fingerprint = hashlib.sha256(sink.getvalue()).hexdigest()[:32]
+    fingerprint = sink.hash.hexdigest()[:32]
     return Dataset(InMemoryTable(table), info=DatasetInfo(features=features), fingerprint=fingerprint)
+
+
+class _Sha256Sink:
+    """A write-only file object that hashes the bytes written to it (the handle of a ``pa.PythonFile``)."""
+
+    def __init__(self) -> None:
+        self.hash = hashlib.sha256()
+        self.closed = False
+
+    def write(self, data: Any) -> int:
+        self.hash.update(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
 
 
 def quarantine_dataset(records: list[QuarantineRecord]) -> Dataset:
@@ -206,10 +224,10 @@ class _PairRows:
                 if problem:
                     self.issue(index, Issue(problem[0], name, problem[1]))
                     return
-        pair = ("", draft.response_a, draft.response_b, draft.source_preference, draft.safety.columns(), None)
         pid = prompt_id(draft.identity())
         norms = normalize_text(draft.response_a), normalize_text(draft.response_b)
-        if self._keep(index, draft.messages(), pid, norms, pair):
+        values = (draft.response_a, draft.response_b, draft.source_preference, draft.safety.columns())
+        if self._keep(index, draft.messages(), pid, norms, values):
             self.report.clipped_prompts += draft.clipped
 
     def add_quick(self, index: int, pair: QuickPair) -> bool:
@@ -225,11 +243,14 @@ class _PairRows:
         if norms[0] == norms[1] or not a.strip() or not b.strip():
             return False
         pid = prompt_id(turns or (("user", prompt),))
-        self._keep(index, [{"role": "user", "content": prompt}], pid, norms, pair)
+        self._keep(index, [{"role": "user", "content": prompt}], pid, norms, pair[1:5])
         return True
 
-    def _keep(self, index: int, messages: list, pid: str, norms: tuple[str, str], pair: QuickPair) -> bool:
-        """The row of a checked pair, unless it repeats an earlier one (then quarantined, and False)."""
+    def _keep(self, index: int, messages: list, pid: str, norms: tuple[str, str], values: tuple) -> bool:
+        """The row of a checked pair, unless it repeats an earlier one (then quarantined, and False).
+
+        ``values``: response a, response b, the source preference and the four safety columns.
+        """
         # The same prompt with the same two responses (either order) would be judged twice.
         key = "\x1e".join([pid, *sorted(norms)])
         digest = hashlib.sha256(key.encode("utf-8")).digest()
@@ -242,7 +263,7 @@ class _PairRows:
         columns = self.columns
         row_id = len(columns["pair_id"])
         self.first_seen[digest] = (f"{name}_{row_id}", index)
-        _, response_a, response_b, preference, safety, _ = pair
+        response_a, response_b, preference, safety = values
         columns["pair_id"].append(f"{name}_{row_id}")
         columns["prompt_id"].append(pid)
         columns["source"].append(name)
