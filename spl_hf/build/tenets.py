@@ -224,14 +224,9 @@ def released_score_features():
 def build_tenets(
     cfg: TenetBuildConfig, gates: dict | None = None, assigned: AssignmentResult | None = None
 ) -> TenetBuildResult:
-    """``gates``: the release's quality-gate record (:mod:`spl_hf.release.gates`), kept in the build
-    report and the card; None for a build outside a release (no gate was set).
-
-    ``assigned``: the assignment of ``cfg.assignment`` as the release's assign stage solved and
-    verified it (:func:`spl_hf.assign.recorded_assignment`); the build then takes it as it is
-    instead of encoding the scores and verifying the certificate a second time (the audit verifies
-    the written certificate on its own). None: the assignment is solved here, or verified when given.
-    """
+    """``gates``: a release's quality-gate record for the report and card (None outside a release).
+    ``assigned``: ``cfg.assignment`` as a release's assign stage solved and verified it, taken as it is
+    (:func:`spl_hf.assign.recorded_assignment`); None: solved here, or verified when given."""
     guard_dir(
         cfg.output_dir,
         overwrite=cfg.overwrite,
