@@ -199,3 +199,21 @@ def test_an_unsaturated_drop_must_match_a_recorded_solve():
     check = verify_assignment(full, only_a.assignment, forged)
     assert not check.ok
     assert any("does not record dropping it" in f for f in check.failures)
+
+
+def test_a_recorded_assignment_is_what_the_given_one_is_without_a_second_check(solved) -> None:
+    """recorded_assignment (a release's write stage) gives the result given_assignment gives after its
+    check, from the solve's own statistics; statistics that are missing or not a mapping are refused."""
+    from spl_hf.assign import GIVEN_STATS, given_assignment, recorded_assignment
+    from spl_hf.errors import SplHfError
+
+    table, r = solved
+    given = given_assignment(table, r.assignment, r.certificate)
+    recorded = recorded_assignment(r.assignment, r.certificate, dict(r.stats))
+    assert recorded.assignment.equals(given.assignment) and recorded.config == given.config
+    assert recorded.stats == given.stats == {k: r.stats[k] for k in GIVEN_STATS}
+    assert recorded.summary() == given.summary()
+    with pytest.raises(SplHfError, match="lack"):
+        recorded_assignment(r.assignment, r.certificate, {"rows": r.stats["rows"]}, "stats.json")
+    with pytest.raises(SplHfError, match="not a JSON object"):
+        recorded_assignment(r.assignment, r.certificate, [1, 2], "stats.json")  # type: ignore[arg-type]

@@ -636,3 +636,38 @@ def test_a_build_that_keeps_no_tenet_says_why_instead_of_header_only_tables(tmp_
     assert "| tenet | statement |" not in card and "| source | rows | share |" not in card
     assert "No tenet was kept" in card and "no share per source" in card
     assert regenerate_card(result.path) == card
+
+
+def _joined_rows(keys, table, on):
+    """The row numbers by the plain left join (the definition the lookup must match)."""
+    import numpy as np
+
+    left = keys.select(on).append_column("k", pa.array(np.arange(keys.num_rows)))
+    right = table.select(on).append_column("r", pa.array(np.arange(table.num_rows)))
+    return left.join(right, on, join_type="left outer").sort_by("k").column("r").to_pylist()
+
+
+def test_row_numbers_match_the_join_and_its_errors():
+    from spl_hf.build.tenets import _row_numbers
+    from spl_hf.errors import SplHfError
+
+    table = pa.table({"pair_id": ["p1", "p2", "p3", "p1", "p4"], "tenet": ["a", "a", "b", "b", "a"]})
+    on = ["pair_id", "tenet"]
+    for keys in (
+        pa.table({"pair_id": ["p3", "p1", "p1"], "tenet": ["b", "b", "a"]}),
+        pa.table({"pair_id": ["p1", "p1"], "tenet": ["a", "a"]}),  # a key asked twice
+        pa.table(
+            {"pair_id": ["p4", "p2", "p1", "p3", "p1"], "tenet": ["a", "a", "a", "b", "b"]}
+        ),  # more keys
+    ):
+        assert _row_numbers(keys, table, on, "missing").to_pylist() == _joined_rows(keys, table, on)
+    with pytest.raises(SplHfError, match=r"missing: \[\{'pair_id': 'p9', 'tenet': 'a'\}\]"):
+        _row_numbers(pa.table({"pair_id": ["p1", "p9"], "tenet": ["a", "a"]}), table, on, "missing")
+    with pytest.raises(SplHfError, match="missing"):
+        _row_numbers(pa.table({"pair_id": [None, "p1"], "tenet": ["a", "a"]}), table, on, "missing")
+    twice = pa.table({"pair_id": ["p1", "p1", "p2"], "tenet": ["a", "a", "a"]})
+    with pytest.raises(SplHfError, match="repeat"):
+        _row_numbers(pa.table({"pair_id": ["p1"], "tenet": ["a"]}), twice, on, "missing")
+    # a repeated key no row asks for is no error (the join's answer)
+    keys = pa.table({"pair_id": ["p2"], "tenet": ["a"]})
+    assert _row_numbers(keys, twice, on, "missing").to_pylist() == [2] == _joined_rows(keys, twice, on)

@@ -386,7 +386,9 @@ def test_shipped_samples_read_cleanly():
 @settings(max_examples=200, deadline=None)
 @given(
     st.text(
-        alphabet=st.sampled_from(list("ab \t\n\r\x0b\x0c\x1c\x1f\x85\xa0\u2028\u3000\ufb01\uff21")),
+        alphabet=st.sampled_from(
+            list("ab \t\n\r\x0b\x0c\x1c\x1f\x00\x7f\x85\xa0\xe9\u2028\u3000\ufb01\uff21")
+        ),
         max_size=30,
     )
 )
@@ -397,3 +399,35 @@ def test_normalize_text_is_nfkc_with_whitespace_runs_collapsed(text):
     from spl_hf.sources import normalize_text
 
     assert normalize_text(text) == re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text)).strip()
+
+
+def test_normalize_text_fast_path_agrees_on_every_short_text():
+    """Texts already in normal form are returned as they are; every text of up to four characters
+    drawn from the edge cases (ASCII whitespace and control characters, Unicode spaces, a ligature)
+    normalises as the definition says."""
+    import itertools
+    import re
+
+    from spl_hf.sources.rows import _normalize
+
+    chars = [
+        " ",
+        "a",
+        ".",
+        "\t",
+        "\n",
+        "\x0b",
+        "\x0c",
+        "\r",
+        "\x1c",
+        "\x1f",
+        "\x00",
+        "\x7f",
+        "\xa0",
+        "\u2003",
+        "\ufb01",
+    ]
+    for k in range(5):
+        for combo in itertools.product(chars, repeat=k):
+            text = "".join(combo)
+            assert _normalize(text) == re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text)).strip(), text

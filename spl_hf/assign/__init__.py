@@ -33,7 +33,14 @@ if TYPE_CHECKING:
     )
     from spl_hf.assign.network import CostRangeError
     from spl_hf.assign.scores import REQUIRED_COLUMNS, ScoresError, ScoreTable, encode_scores
-    from spl_hf.assign.solve import AssignmentResult, assign_tenets, given_assignment, verify_certificate
+    from spl_hf.assign.solve import (
+        GIVEN_STATS,
+        AssignmentResult,
+        assign_tenets,
+        given_assignment,
+        recorded_assignment,
+        verify_certificate,
+    )
     from spl_hf.assign.solvers import SolverError
 
 
@@ -41,6 +48,7 @@ __all__ = [
     "ASSIGNMENT_SUFFIXES",
     "CERTIFICATE_FORMAT",
     "DEFAULT_STRATEGY",
+    "GIVEN_STATS",
     "REQUIRED_COLUMNS",
     "SOLVERS",
     "STRATEGIES",
@@ -64,6 +72,7 @@ __all__ = [
     "prompt_arcs",
     "read_certificate",
     "read_table",
+    "recorded_assignment",
     "verify_assignment",
     "verify_certificate",
     "write_certificate",
@@ -108,9 +117,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "encode_scores",
     ),
     "spl_hf.assign.solve": (
+        "GIVEN_STATS",
         "AssignmentResult",
         "assign_tenets",
         "given_assignment",
+        "recorded_assignment",
         "verify_certificate",
     ),
     "spl_hf.assign.solvers": ("SolverError",),

@@ -256,6 +256,17 @@ def verify_certificate(scores: pa.Table | ScoreTable, result: AssignmentResult) 
     return verify_assignment(scores, result.assignment, result.certificate)
 
 
+# The statistics of an assignment that its scores give without a solve (what a given or recorded
+# assignment's result carries; a solve adds the size of its final network).
+GIVEN_STATS: tuple[str, ...] = (
+    "rows",
+    "eligible_rows",
+    "eligible_pairs",
+    "eligible_prompts",
+    "final_prompts",
+)
+
+
 def given_assignment(
     scores: pa.Table | ScoreTable,
     assignment: pa.Table,
@@ -268,15 +279,51 @@ def given_assignment(
     Raises ``ValueError`` naming `source` and the first failures when it does not verify.
     """
     st = scores if isinstance(scores, ScoreTable) else encode_scores(scores)
-    missing = [c for c in ("pair_id", "prompt_id", "tenet", "score") if c not in assignment.column_names]
-    if missing:
-        raise SplHfError(f"{source}: assignment lacks columns {missing}")
-    assignment = assignment.select(["pair_id", "prompt_id", "tenet", "score"])
+    assignment = _assignment_columns(assignment, source)
     check = verify_assignment(st, assignment, certificate)
     if not check.ok:
         raise SplHfError(
             f"{source}: the certificate does not verify against the scores: {list(check.failures)[:5]}"
         )
+    elig = eligible_mask(st, certificate.threshold)
+    stats = {
+        "rows": st.num_rows,
+        "eligible_rows": int(elig.sum()),
+        "eligible_pairs": int(np.count_nonzero(np.bincount(st.pair[elig], minlength=len(st.pair_ids)))),
+        "eligible_prompts": num_eligible_prompts(st, certificate.threshold),
+        "final_prompts": len(certificate.prompt_ids),
+    }
+    return _stated_result(assignment, certificate, stats)
+
+
+def recorded_assignment(
+    assignment: pa.Table, certificate: Certificate, stats: dict[str, int], source: str = "<assignment>"
+) -> AssignmentResult:
+    """The result of an assignment this pipeline solved and verified before (a release's assign stage),
+    from what it recorded: the rows, the certificate and :data:`GIVEN_STATS` of its solve.
+
+    Nothing is verified again here (the stage that solved it did, against the same scores); the
+    audit of the written dataset verifies the certificate on its own.
+    """
+    if not isinstance(stats, dict):
+        raise SplHfError(f"{source}: the recorded statistics are not a JSON object")
+    missing = [k for k in GIVEN_STATS if not isinstance(stats.get(k), int)]
+    if missing:
+        raise SplHfError(f"{source}: the recorded statistics lack {missing}")
+    return _stated_result(
+        _assignment_columns(assignment, source), certificate, {k: stats[k] for k in GIVEN_STATS}
+    )
+
+
+def _assignment_columns(assignment: pa.Table, source: str) -> pa.Table:
+    missing = [c for c in ("pair_id", "prompt_id", "tenet", "score") if c not in assignment.column_names]
+    if missing:
+        raise SplHfError(f"{source}: assignment lacks columns {missing}")
+    return assignment.select(["pair_id", "prompt_id", "tenet", "score"])
+
+
+def _stated_result(assignment: pa.Table, certificate: Certificate, stats: dict[str, int]) -> AssignmentResult:
+    """The result of an assignment with its certificate: the settings it was solved with are the certificate's."""
     config = AssignConfig(
         capacity=certificate.capacity,
         threshold=certificate.threshold,
@@ -286,13 +333,5 @@ def given_assignment(
         strategy=certificate.strategy,
         tie_range=certificate.tie_range,
     )
-    elig = eligible_mask(st, config.threshold)
-    stats = {
-        "rows": st.num_rows,
-        "eligible_rows": int(elig.sum()),
-        "eligible_pairs": int(np.count_nonzero(np.bincount(st.pair[elig], minlength=len(st.pair_ids)))),
-        "eligible_prompts": num_eligible_prompts(st, config.threshold),
-        "final_prompts": len(certificate.prompt_ids),
-    }
     ordered = assignment.sort_by([("tenet", "ascending"), ("pair_id", "ascending")])
     return AssignmentResult(ordered, certificate, config, stats, {})

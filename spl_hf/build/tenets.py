@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from spl_hf.assign import (
     AssignConfig,
+    AssignmentResult,
     assign_tenets,
     certificate_path,
     encode_scores,
@@ -101,6 +102,10 @@ def _message(content: pa.Array) -> pa.Array:
 
 def _row_numbers(keys: pa.Table, table: pa.Table, on: list[str], missing: str) -> pa.Array:
     """For each row of ``keys``, the row of ``table`` with the same ``on`` values (an Arrow join, in key order)."""
+    found = _hash_lookup(keys, table, on)
+    if found is not None:
+        return found
+    # The join defines the result and its errors (repeated or absent keys, null keys).
     left = keys.select(on).append_column("__key_row", pa.array(np.arange(keys.num_rows, dtype=np.int64)))
     right = table.select(on).append_column("__row", pa.array(np.arange(table.num_rows, dtype=np.int64)))
     joined = left.join(right, on, join_type="left outer").sort_by("__key_row")
@@ -111,6 +116,29 @@ def _row_numbers(keys: pa.Table, table: pa.Table, on: list[str], missing: str) -
         absent = joined.filter(pc.is_null(joined.column("__row"))).select(on).slice(0, 5).to_pylist()
         raise SplHfError(f"{missing}: {absent}")
     return rows
+
+
+def _hash_lookup(keys: pa.Table, table: pa.Table, on: list[str]) -> pa.Array | None:
+    """:func:`_row_numbers` when every row of ``keys`` finds exactly one row of ``table``; else None.
+
+    An inner join that hashes the smaller side (an Arrow join hashes its right table; a build's
+    judge_scores is eight times its assigned rows) and puts the rows found in key order without a
+    sort. Where some key is absent or found twice, None: the left join decides and raises its errors.
+    """
+    left = table.select(on).append_column("__row", pa.array(np.arange(table.num_rows, dtype=np.int64)))
+    right = keys.select(on).append_column("__key_row", pa.array(np.arange(keys.num_rows, dtype=np.int64)))
+    joined = (
+        left.join(right, on, join_type="inner")
+        if keys.num_rows <= table.num_rows
+        else right.join(left, on, join_type="inner")
+    )
+    if joined.num_rows != keys.num_rows:
+        return None
+    rows = np.full(keys.num_rows, -1, np.int64)
+    rows[joined.column("__key_row").to_numpy()] = joined.column("__row").to_numpy()
+    if (rows < 0).any():  # a key row found twice, another not at all
+        return None
+    return pa.array(rows)
 
 
 def assemble_rows(pairs: pa.Table, scores: pa.Table, assignment: pa.Table, cfg: TenetBuildConfig) -> pa.Table:
@@ -173,11 +201,12 @@ def _split_by(table: pa.Table, column: str, order: list[str]) -> dict[str, pa.Ta
     return {v: table.filter(pc.equal(col, v)) for v in order if pc.any(pc.equal(col, v)).as_py()}
 
 
-def with_source_preference(scores: pa.Table, pairs: pa.Table) -> pa.Table:
+def with_source_preference(scores: pa.Table, pairs: pa.Table, rows: pa.Array | None = None) -> pa.Table:
     """The judged rows with their pair's ``source_preference`` (null where the pair rows hold none), in
-    the released score schema."""
+    the released score schema. ``rows``: the pair row of each score row, where the caller has it."""
     if "source_preference" in pairs.column_names:
-        rows = _row_numbers(scores, pairs, ["pair_id"], "judged pairs missing from the pair rows")
+        if rows is None:
+            rows = _row_numbers(scores, pairs, ["pair_id"], "judged pairs missing from the pair rows")
         pref = pairs.column("source_preference").take(rows)
     else:  # pair rows written without the column: no pool preference is stated
         pref = pa.nulls(scores.num_rows, pa.string())
@@ -192,9 +221,12 @@ def released_score_features():
     return Features({**SCORE_FEATURES, "source": Value("large_string"), "tenet": Value("large_string")})
 
 
-def build_tenets(cfg: TenetBuildConfig, gates: dict | None = None) -> TenetBuildResult:
-    """``gates``: the release's quality-gate record (:mod:`spl_hf.release.gates`), kept in the build
-    report and the card; None for a build outside a release (no gate was set)."""
+def build_tenets(
+    cfg: TenetBuildConfig, gates: dict | None = None, assigned: AssignmentResult | None = None
+) -> TenetBuildResult:
+    """``gates``: a release's quality-gate record for the report and card (None outside a release).
+    ``assigned``: ``cfg.assignment`` as a release's assign stage solved and verified it, taken as it is
+    (:func:`spl_hf.assign.recorded_assignment`); None: solved here, or verified when given."""
     guard_dir(
         cfg.output_dir,
         overwrite=cfg.overwrite,
@@ -214,9 +246,8 @@ def build_tenets(cfg: TenetBuildConfig, gates: dict | None = None) -> TenetBuild
         ),
     )
     scores, recomputed = _read_scores(cfg)
-    check_inputs(pairs, scores, cfg.scores)
-    scores = with_source_preference(scores, pairs)
-    result, result_check = _assign(cfg, scores.select(["pair_id", "prompt_id", "tenet", "score"]))
+    scores = with_source_preference(scores, pairs, check_inputs(pairs, scores, cfg.scores))
+    result, result_check = _assign(cfg, scores.select(["pair_id", "prompt_id", "tenet", "score"]), assigned)
     rows = assemble_rows(pairs, scores, result.assignment, cfg)
     source_order = list(dict.fromkeys(pairs.column("source").to_pylist()))
     configs = _configs(cfg, rows, scores, result.kept_tenets, source_order)
@@ -292,24 +323,18 @@ def _read_scores(cfg: TenetBuildConfig) -> tuple[pa.Table, np.ndarray]:
     return scores, recomputed
 
 
-def _assign(cfg: TenetBuildConfig, columns: pa.Table):
-    """The assignment (solved here, or given and verified) and whether its certificate holds."""
+def _assign(cfg: TenetBuildConfig, columns: pa.Table, assigned: AssignmentResult | None = None):
+    """The assignment (solved here, given and verified, or recorded) and whether its certificate holds."""
+    if assigned is not None:  # solved and verified by the release's assign stage on these scores
+        _check_solved_as_built(cfg, assigned)
+        return assigned, True
     if cfg.assignment:  # solved by `spl-hf assign`: used only once its certificate verifies here
         cert = read_certificate(certificate_path(cfg.assignment))
         # given_assignment verifies the certificate against these scores and raises unless it holds
         # (checking it again on the same rows, sorted, could only repeat the verdict).
         given = read_table(cfg.assignment)
         result = given_assignment(encode_scores(columns), given, cert, cfg.assignment)
-        differ = [
-            k for k in ("capacity", "threshold", "seed") if getattr(result.config, k) != getattr(cfg, k)
-        ]
-        if differ:
-            raise SplHfError(
-                f"{cfg.assignment}: solved with "
-                + ", ".join(f"{k}={getattr(result.config, k)!r}" for k in differ)
-                + ", the build is set to "
-                + ", ".join(f"{k}={getattr(cfg, k)!r}" for k in differ)
-            )
+        _check_solved_as_built(cfg, result)
         return result, True
     config = AssignConfig(**fields_of(cfg, AssignConfig))  # the build's config is an AssignConfig
     judged = encode_scores(columns)  # once, for the solve and its check
@@ -318,6 +343,18 @@ def _assign(cfg: TenetBuildConfig, columns: pa.Table):
     if not check.ok:  # a solver or reduction bug: publish nothing rather than an unproven split
         raise RuntimeError(f"the assignment's certificate does not verify: {list(check.failures)[:5]}")
     return result, check.ok
+
+
+def _check_solved_as_built(cfg: TenetBuildConfig, result: AssignmentResult) -> None:
+    """An assignment solved elsewhere must have been solved with the build's capacity, threshold and seed."""
+    differ = [k for k in ("capacity", "threshold", "seed") if getattr(result.config, k) != getattr(cfg, k)]
+    if differ:
+        raise SplHfError(
+            f"{cfg.assignment}: solved with "
+            + ", ".join(f"{k}={getattr(result.config, k)!r}" for k in differ)
+            + ", the build is set to "
+            + ", ".join(f"{k}={getattr(cfg, k)!r}" for k in differ)
+        )
 
 
 def _configs(
@@ -373,7 +410,10 @@ def _construction_kwargs(
 ) -> dict:
     """The card's construction: each source's origin, counts per stage and source, shares, warnings."""
     summary = decontamination.summary if decontamination else None
-    eligible = scores.filter(pc.greater_equal(pc.abs(scores.column("score")), cfg.threshold))
+    # Only the columns a stage counts are filtered (the whole judge_scores table is millions of rows).
+    eligible = scores.select(["pair_id", "prompt_id", "source"]).filter(
+        pc.greater_equal(pc.abs(scores.column("score")), cfg.threshold)
+    )
     released = pa.table(
         {
             "source": rows.column("source"),
@@ -453,7 +493,7 @@ def _card_kwargs(
         judged=scores.num_rows,
         eligible=int((np.abs(recomputed) >= cfg.threshold).sum()),
         license_note=fields["license_note"],
-        model_ids=sorted(set(scores.column("model_id").to_pylist())),
+        model_ids=sorted(pc.unique(scores.column("model_id")).to_pylist()),
         clip_chars=DEFAULT_CLIP_CHARS,
         omitted_marker=OMITTED_MARKER,
         decontamination=decontamination.summary if decontamination else None,

@@ -216,8 +216,9 @@ def oriented_input_hashes_arrow(
     return input_hashes(prompt, pc.if_else(a_first, c_text, r_text), pc.if_else(a_first, r_text, c_text))
 
 
-def check_inputs(pairs: pa.Table, scores: pa.Table, source: str) -> None:
-    """Pairs and scores must describe the same judged texts; raises naming the rows."""
+def check_inputs(pairs: pa.Table, scores: pa.Table, source: str) -> pa.Array:
+    """Pairs and scores must describe the same judged texts; raises naming the rows. Returns the pair
+    row of each score row (what a build joins on next)."""
     rows = _score_pair_rows(pairs, scores, source)
     wrong_prompt = np.flatnonzero(
         ~np.asarray(
@@ -238,6 +239,7 @@ def check_inputs(pairs: pa.Table, scores: pa.Table, source: str) -> None:
             f"{source}: score rows {wrong_text[:5].tolist()} were judged on other texts than "
             "their pair rows hold (input_sha256 differs)"
         )
+    return rows
 
 
 def _score_pair_rows(pairs: pa.Table, scores: pa.Table, source: str) -> pa.Array:

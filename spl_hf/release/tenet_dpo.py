@@ -23,6 +23,8 @@ from spl_hf.release.results import open_results
 from spl_hf.release.stages import StageRunner, fingerprint
 from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, record_output, written_here
 
+ASSIGN_STATS = "assignment_stats.json"  # in the assign stage's folder: the solve's statistics
+
 
 def recipe_classes() -> tuple[type, ...]:
     """The config dataclasses whose fields a recipe of this release holds (:data:`spl_hf.recipes.RECIPE_KINDS`)."""
@@ -284,6 +286,7 @@ class TenetRelease:
 
     def _assign(self, judge_dir: Path, out: Path) -> dict[str, Any]:
         from spl_hf.assign import (
+            GIVEN_STATS,
             assign_tenets,
             encode_scores,
             read_table,
@@ -300,6 +303,10 @@ class TenetRelease:
             raise RuntimeError(f"the assignment's certificate does not verify: {list(check.failures)[:5]}")
         write_table(result.assignment, out / "assignment.parquet")
         write_certificate(result.certificate, out / "assignment.parquet.certificate.json")
+        # What the write stage takes instead of verifying the certificate again (see _recorded_assignment).
+        write_text(
+            out / ASSIGN_STATS, json.dumps({k: result.stats[k] for k in GIVEN_STATS}, sort_keys=True) + "\n"
+        )
         s = result.summary()
         return {
             "assigned": result.assignment.num_rows,
@@ -345,7 +352,7 @@ class TenetRelease:
         )
         # The card names the repo it is published to, or a placeholder; the title defaults to the build's.
         cfg = replace(cfg, repo_id=c.repo_id or "ORG/NAME", pretty_name=c.pretty_name or cfg.pretty_name)
-        result = build_tenets(cfg, gates=gates)
+        result = build_tenets(cfg, gates=gates, assigned=_recorded_assignment(assign_dir))
         (out / WRITTEN).write_text(manifest_hash(c.output_dir) or "", encoding="utf-8")
         return {
             "rows": result.rows,
@@ -393,6 +400,28 @@ class TenetRelease:
         write_text(path, json.dumps(report, indent=2, sort_keys=True, default=str) + "\n")
         self.log(f"run report: {path}")
         return report
+
+
+def _recorded_assignment(assign_dir: Path) -> Any:
+    """The assign stage's result as it recorded it (rows, certificate, statistics), for the write stage.
+
+    The assign stage verified the certificate against the same scores right after the solve, so the
+    write stage does not encode the scores and verify it again; the audit verifies the written
+    certificate on its own. None for an assign stage that recorded no statistics (one finished by an
+    earlier version): the build then verifies the assignment as it verifies any given one.
+    """
+    from spl_hf.assign import certificate_path, read_certificate, read_table, recorded_assignment
+
+    stats_path = assign_dir / ASSIGN_STATS
+    if not stats_path.is_file():
+        return None
+    assignment = assign_dir / "assignment.parquet"
+    return recorded_assignment(
+        read_table(assignment),
+        read_certificate(certificate_path(assignment)),
+        json.loads(stats_path.read_text(encoding="utf-8")),
+        str(stats_path),
+    )
 
 
 def _preferences(path: Path) -> Any:

@@ -22,29 +22,36 @@ COLORS = {"a": "#2b8a3e", "b": "#c92a2a"}
 
 
 def pool_preference_data(scores: pa.Table, threshold: float) -> list[dict]:
-    """Per source and stated preference ("a"/"b"): the judged scores, their mean, and how many eligible
-    judgements (|score| ≥ threshold) side with the pool (the score's sign is the judge's side)."""
-    source = np.asarray(scores.column("source").to_pylist(), dtype=object)
-    pref = np.asarray(scores.column("source_preference").to_pylist(), dtype=object)
+    """Per source and stated preference ("a"/"b"): the judged scores (an array), their mean, and how
+    many eligible judgements (|score| ≥ threshold) side with the pool (the score's sign is the judge's side)."""
+    import pyarrow.compute as pc
+
+    # Integer codes and boolean masks: a build's judge_scores holds millions of rows.
+    enc = pc.dictionary_encode(scores.column("source").combine_chunks())
+    names = enc.dictionary.to_pylist()
+    codes = enc.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+    pref = scores.column("source_preference")
+    is_side = {side: np.asarray(pc.equal(pref, side).fill_null(False)) for side in ("a", "b")}
     score = np.asarray(scores.column("score").to_numpy(zero_copy_only=False), dtype=float)
     out = []
-    for s in sorted(set(source.tolist())):
+    for s in sorted(names):
+        of_source = codes == names.index(s)
         for side in ("a", "b"):
-            values = score[(source == s) & (pref == side)]
+            values = score[of_source & is_side[side]]
             eligible = values[np.abs(values) >= threshold]
             agree = int(np.sum(eligible > 0)) if side == "a" else int(np.sum(eligible < 0))
             out.append(
                 {
                     "source": s,
                     "preference": side,
-                    "scores": values.tolist(),
+                    "scores": values,
                     "n": int(values.size),
                     "mean": float(values.mean()) if values.size else None,
                     "eligible": int(eligible.size),
                     "agree": agree,
                 }
             )
-        out[-1]["unstated"] = int(np.sum((source == s) & ~np.isin(pref, ["a", "b"])))
+        out[-1]["unstated"] = int(np.sum(of_source & ~is_side["a"] & ~is_side["b"]))
     return out
 
 

@@ -29,6 +29,11 @@ class Filtered:
     reason: str
 
 
+# What a pair adapter's quick reader gives for a record in its regular shape: prompt text, response a,
+# response b, source preference, the four safety columns and the prompt's turns (None: the prompt
+# text is the one user turn). See ``PairAdapter.quick``.
+QuickPair = tuple[str, str, str, str, tuple[Any, Any, Any, Any], tuple[tuple[str, str], ...] | None]
+
 Item = Record | Issue | UnparsableRecord
 GroupFn = Callable[[Sequence[Record | UnparsableRecord]], Iterator[tuple[int, Item]]]
 
@@ -47,6 +52,11 @@ class PairAdapter:
     convert: Callable[[Record, SourceOptions], Converted]
     group: GroupFn = one_per_record  # how records become items (HelpSteer2 pairs consecutive rows)
     kind: str = "pairs"
+    # The converter's result for a record in the regular shape, read without building the issue
+    # machinery: the one pair ``convert`` would give (before the pool's text checks), or None, and
+    # then ``convert`` decides. Only for one-record-per-item adapters; a pool built with or without it
+    # is the same, which the tests check record by record.
+    quick: Callable[[Record, SourceOptions], QuickPair | None] | None = None
 
 
 @dataclass(frozen=True)

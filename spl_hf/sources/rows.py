@@ -87,10 +87,21 @@ def normalize_text(text: str) -> str:
     line endings, indentation or trailing newlines are the same prompt. Case and punctuation are
     kept: they can change what is being asked.
     """
-    return _normalize_recent(text) if type(text) is str else _normalize(text)
+    if type(text) is not str:
+        return _normalize(text)
+    return text if _is_normal(text) else _normalize_recent(text)
+
+
+def _is_normal(text: str) -> bool:
+    """Whether a text is in normal form by a quick test: ASCII (which NFKC leaves alone) whose only
+    whitespace is single inner spaces (an ASCII whitespace character other than the space is a
+    control character, which isprintable refuses). Most texts are; the tests run in C."""
+    return text.isascii() and text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
 
 
 def _normalize(text: str) -> str:
+    if _is_normal(text):
+        return text
     # str.split() splits on exactly the characters `\s` matches (str.isspace), ten times faster.
     return " ".join(unicodedata.normalize("NFKC", text).split())
 

@@ -24,10 +24,10 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from spl_hf.sources.adapter import Converted, PairAdapter, Record, SourceOptions
+from spl_hf.sources.adapter import Converted, PairAdapter, QuickPair, Record, SourceOptions
 from spl_hf.sources.fields import RowError, check_pair, get_value
 from spl_hf.sources.io import HubSpec
-from spl_hf.sources.rows import PairDraft, normalize_text
+from spl_hf.sources.rows import NO_SAFETY, PairDraft, normalize_text
 
 _MARKER = re.compile(r"\n\n(Human|Assistant):")
 _ROLES = {"Human": "user", "Assistant": "assistant"}
@@ -108,6 +108,34 @@ def convert_hh(record: Record, options: SourceOptions) -> Converted:
     return Converted(pairs=(PairDraft.single(prompt, a, b, "a", turns=turns),))
 
 
+def quick_hh(record: Record, options: SourceOptions) -> QuickPair | None:
+    """:func:`convert_hh`'s pair for the common record: the rejected transcript holds the chosen one's
+    text up to and including its last marker, an ``Assistant:`` one after a ``Human:`` turn.
+
+    Then both parse into the same turns up to that one, and :func:`_cut` parts them there: every
+    earlier turn is shared, and the chosen side ends with that turn (so the per-turn comparison is
+    not needed, and what the rejected reply holds after it is its reply). Other records return None.
+    """
+    chosen, rejected = record.get("chosen"), record.get("rejected")
+    if type(chosen) is not str or type(rejected) is not str:
+        return None
+    body = "\n\n" + chosen.lstrip()
+    found = list(_MARKER.finditer(body))
+    j = len(found) - 1
+    if j < 1 or found[0].start() != 0 or found[0].group(1) != "Human":
+        return None
+    last = found[j]
+    if last.group(1) != "Assistant" or found[j - 1].group(1) != "Human":
+        return None
+    other = "\n\n" + rejected.lstrip()
+    if not other.startswith(body[: last.end()]):
+        return None
+    ends = [m.start() for m in found[1:]]
+    turns = tuple((_ROLES[found[i].group(1)], body[found[i].end() : ends[i]].strip()) for i in range(j))
+    reply_a, reply_b = body[last.end() :].strip(), other[last.end() :].strip()
+    return body[2 : last.start()], reply_a, reply_b, "a", NO_SAFETY.columns(), turns
+
+
 HH = PairAdapter(
     name="hh_train",
     hub=HubSpec("Anthropic/hh-rlhf", data_dir="harmless-base", split="train"),
@@ -116,4 +144,5 @@ HH = PairAdapter(
     "final chosen reply as a, final rejected reply as b.",
     schemas=(("chosen", "rejected"),),
     convert=convert_hh,
+    quick=quick_hh,
 )

@@ -11,7 +11,7 @@ is not a boolean, a severity outside 0-3.
 
 from __future__ import annotations
 
-from spl_hf.sources.adapter import Converted, PairAdapter, Record, SourceOptions
+from spl_hf.sources.adapter import Converted, PairAdapter, QuickPair, Record, SourceOptions
 from spl_hf.sources.fields import RowError, check_pair, get_int, get_optional_bool, get_text
 from spl_hf.sources.io import HubSpec
 from spl_hf.sources.rows import PairDraft, Safety
@@ -58,6 +58,38 @@ def convert_pku(record: Record, options: SourceOptions) -> Converted:
     return Converted(pairs=(PairDraft.single(prompt, a, b, "a" if winner == 0 else "b", safety=safety),))
 
 
+def _quick_flag(value: object) -> bool:
+    return value is None or type(value) is bool
+
+
+def _quick_level(value: object) -> bool:
+    return value is None or (type(value) is int and 0 <= value <= 3)
+
+
+def quick_pku(record: Record, options: SourceOptions) -> QuickPair | None:
+    """:func:`convert_pku`'s pair for a record of plain types (texts non-blank, a 0/1 winner, boolean
+    flags, integer severities 0-3, each flag or severity absent or null at most); None otherwise."""
+    if options.pku_drop_both_unsafe:
+        return None
+    prompt, a, b = record.get("prompt"), record.get("response_0"), record.get("response_1")
+    winner = record.get(_PREFERENCE_FIELD[options.pku_preference])
+    if type(prompt) is not str or type(a) is not str or type(b) is not str or type(winner) is not int:
+        return None
+    if winner not in (0, 1) or not prompt.strip() or not a.strip() or not b.strip():
+        return None
+    safety = (
+        record.get("is_response_0_safe"),
+        record.get("is_response_1_safe"),
+        record.get("response_0_severity_level"),
+        record.get("response_1_severity_level"),
+    )
+    if not (_quick_flag(safety[0]) and _quick_flag(safety[1])):
+        return None
+    if not (_quick_level(safety[2]) and _quick_level(safety[3])):
+        return None
+    return prompt, a, b, "a" if winner == 0 else "b", safety, None
+
+
 PKU = PairAdapter(
     name="pku_train",
     hub=HubSpec("PKU-Alignment/PKU-SafeRLHF", config="default", split="train"),
@@ -66,4 +98,5 @@ PKU = PairAdapter(
     "(or better_response_id with pku_preference='better'); safety flags and severities kept.",
     schemas=(("prompt", "response_0", "response_1", "safer_response_id", "better_response_id"),),
     convert=convert_pku,
+    quick=quick_pku,
 )
