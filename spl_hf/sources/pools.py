@@ -180,10 +180,16 @@ def _whole(adapter: PairAdapter | PromptAdapter, table: RawTable, options: Sourc
         raise SourceFileError(f"{adapter.name}: {exc}") from None
 
 
-def _new_report(adapter: PairAdapter | PromptAdapter, table: RawTable) -> SourceReport:
-    return SourceReport(
+def _new_report(
+    adapter: PairAdapter | PromptAdapter, table: RawTable, options: SourceOptions
+) -> SourceReport:
+    """The report of a table about to be read, once its columns and its whole-file check pass."""
+    _check_columns(adapter, table)
+    report = SourceReport(
         adapter.name, adapter.kind, table.origin, adapter.license, records_read=len(table.records)
     )
+    report.partial = _whole(adapter, table, options)
+    return report
 
 
 class _PairRows:
@@ -282,9 +288,7 @@ def pairs_from_table(
     adapter: PairAdapter, table: RawTable, options: SourceOptions | None = None
 ) -> PoolResult:
     options = options or SourceOptions()
-    _check_columns(adapter, table)
-    report = _new_report(adapter, table)
-    report.partial = _whole(adapter, table, options)
+    report = _new_report(adapter, table, options)
     rows = _PairRows(adapter, options, report)
     for index, result in _issues(adapter, table, options):
         if isinstance(result, tuple):  # the adapter's quick pair
@@ -304,9 +308,7 @@ def prompts_from_table(
     adapter: PromptAdapter, table: RawTable, options: SourceOptions | None = None
 ) -> PromptPoolResult:
     options = options or SourceOptions()
-    _check_columns(adapter, table)
-    report = _new_report(adapter, table)
-    report.partial = _whole(adapter, table, options)
+    report = _new_report(adapter, table, options)
     quarantine: list[QuarantineRecord] = []
     columns: dict[str, list[Any]] = {name: [] for name in PROMPT_FEATURES}
     filtered: Counter[str] = Counter()
