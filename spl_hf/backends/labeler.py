@@ -59,6 +59,16 @@ class LabelItem:
     messages: tuple[dict[str, str], ...]
     response: str | None = None
 
+    def describe(self) -> dict[str, Any]:
+        """What a failure record names the item by (the labeler's and the verdict judge's)."""
+        return {"prompt_id": self.prompt_id, "response_id": self.response_id}
+
+    @property
+    def chars(self) -> int:
+        """Characters of the prompt's messages and the response: the runners take long items first,
+        so a too-long input fails before the short ones are spent."""
+        return sum(len(m["content"]) for m in self.messages) + len(self.response or "")
+
 
 @dataclass(frozen=True)
 class LabelResult:
@@ -230,15 +240,11 @@ class AttributeLabeler:
 
     @staticmethod
     def describe(item: LabelItem) -> dict[str, Any]:
-        return {"prompt_id": item.prompt_id, "response_id": item.response_id}
+        return item.describe()
 
     @staticmethod
     def order(item: LabelItem) -> tuple[int, str]:
-        # longest first: a too-long input fails before the short ones are spent
-        return (
-            -(sum(len(m["content"]) for m in item.messages) + len(item.response or "")),
-            AttributeLabeler.item_id(item),
-        )
+        return (-item.chars, AttributeLabeler.item_id(item))  # longest first
 
     def compute_batch(self, items: Sequence[LabelItem]) -> list[Any]:
         return one_by_one(self.label, items)

@@ -136,14 +136,11 @@ class VerdictJudge:
 
     @staticmethod
     def describe(item: LabelItem) -> dict[str, Any]:
-        return {"prompt_id": item.prompt_id, "response_id": item.response_id}
+        return item.describe()
 
     @staticmethod
     def order(item: LabelItem) -> tuple[int, str]:
-        return (
-            -(sum(len(m["content"]) for m in item.messages) + len(item.response or "")),
-            item.response_id or "",
-        )
+        return (-item.chars, item.response_id or "")  # longest first
 
     def compute_batch(self, items: Sequence[LabelItem]) -> list[Any]:
         return one_by_one(self.judge, items)
