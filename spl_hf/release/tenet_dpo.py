@@ -15,7 +15,7 @@ from typing import Any
 from spl_hf.backends import engine_kwargs
 from spl_hf.contract import DECONTAMINATION_FILE
 from spl_hf.errors import SplHfError
-from spl_hf.files import write_jsonl, write_text
+from spl_hf.files import write_json, write_jsonl, write_text
 from spl_hf.release.config import TenetReleaseConfig
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
@@ -304,9 +304,7 @@ class TenetRelease:
         write_table(result.assignment, out / "assignment.parquet")
         write_certificate(result.certificate, out / "assignment.parquet.certificate.json")
         # What the write stage takes instead of verifying the certificate again (see _recorded_assignment).
-        write_text(
-            out / ASSIGN_STATS, json.dumps({k: result.stats[k] for k in GIVEN_STATS}, sort_keys=True) + "\n"
-        )
+        write_json(out / ASSIGN_STATS, {k: result.stats[k] for k in GIVEN_STATS}, indent=None, sort_keys=True)
         s = result.summary()
         return {
             "assigned": result.assignment.num_rows,
