@@ -11,6 +11,7 @@ if TYPE_CHECKING:
         derive_row,
         derive_table,
         encode_attributes,
+        filled,
         row_digests,
     )
     from spl_hf.derive.features import (
@@ -58,6 +59,7 @@ __all__ = [
     "derive_table",
     "derived_features",
     "encode_attributes",
+    "filled",
     "judge_codes",
     "judge_column",
     "judge_digests",
@@ -81,6 +83,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "derive_row",
         "derive_table",
         "encode_attributes",
+        "filled",
         "row_digests",
     ),
     "spl_hf.derive.features": (

@@ -42,6 +42,13 @@ def column_array(table: pa.Table, name: str) -> pa.Array:
     return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
 
 
+def filled(a: pa.Array, value: object, dtype: type) -> np.ndarray:
+    """``a`` as numpy ``dtype`` with nulls replaced by ``value`` (no fill pass when there are none)."""
+    if a.null_count:
+        a = a.fill_null(value)
+    return np.asarray(a.to_numpy(zero_copy_only=False), dtype=dtype)
+
+
 def encode_attributes(
     table: pa.Table, column: str, rb: RuleBase, scope: str, strict: bool = True
 ) -> EncodedAttributes:
@@ -64,8 +71,7 @@ def encode_attributes(
         null = np.asarray(child.is_null().to_numpy(zero_copy_only=False), dtype=bool)
         missing |= null
         if attr.kind == "bool":
-            values = child.fill_null(False) if child.null_count else child  # no fill pass when not needed
-            cols[attr.name] = np.asarray(values.to_numpy(zero_copy_only=False), dtype=bool)
+            cols[attr.name] = filled(child, False, bool)
         else:
             codes = pc.index_in(child, value_set=pa.array(attr.values))
             bad_mask = codes.is_null().to_numpy(zero_copy_only=False) & ~null

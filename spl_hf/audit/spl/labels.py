@@ -24,6 +24,7 @@ from spl_hf.derive import (
     derive_codes,
     derive_table,
     derived_features,
+    filled,
     pair_features,
     row_digests,
 )
@@ -76,13 +77,6 @@ def null_mask(a: pa.Array) -> np.ndarray:
     if not a.null_count:  # most stored fields: no Arrow pass for an all-false mask
         return np.zeros(len(a), dtype=bool)
     return np.asarray(a.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-
-
-def filled(a: pa.Array, value: object, dtype: type) -> np.ndarray:
-    """``a`` as numpy ``dtype`` with nulls replaced by ``value`` (no fill pass when there are none)."""
-    if a.null_count:
-        a = a.fill_null(value)
-    return np.asarray(a.to_numpy(zero_copy_only=False), dtype=dtype)
 
 
 def _list_lengths(a: pa.Array) -> np.ndarray:

@@ -24,6 +24,7 @@ from spl_hf.derive import (
     JUDGE_COLUMN,
     JUDGE_NO_LABEL_REASONS,
     column_array,
+    filled,
     judge_codes,
     judge_digests,
     judge_features,
@@ -54,18 +55,14 @@ def audit_judge_table(
     checks: dict[str, np.ndarray] = {}
     checks["options"] = differs(jf["options"], pa.array([list(options)] * n, pa.list_(pa.string())))
     for side, v, r in (("a", c.verdict_a, c.rank_a), ("b", c.verdict_b, c.rank_b)):
-        ok_status = np.asarray(
-            pc.equal(jf[f"status_{side}"], "ok").fill_null(False).to_numpy(zero_copy_only=False), dtype=bool
-        )
+        ok_status = filled(pc.equal(jf[f"status_{side}"], "ok"), False, bool)
         # A judged response has probabilities over every option; one that was not judged has none.
         checks[f"probs_{side}"] = (v == -2) | (ok_status != (v >= 0)) | null_mask(jf[f"status_{side}"])
         checks[f"verdict_{side}"] = codes_of(jf[f"verdict_{side}"], options) != np.where(v >= 0, v, -1)
         checks[f"rank_{side}"] = int_differs(jf[f"rank_{side}"], r, v >= 0)
     checks["label"] = codes_of(jf["label"], ("a", "b")) != np.where(c.labeled, np.where(c.label_a, 0, 1), -1)
     checks["no_label_reason"] = codes_of(jf["no_label_reason"], JUDGE_NO_LABEL_REASONS) != c.reason
-    checks["rulebase_hash"] = ~np.asarray(
-        pc.equal(jf["rulebase_hash"], rb.hash).fill_null(False).to_numpy(zero_copy_only=False), dtype=bool
-    )
+    checks["rulebase_hash"] = ~filled(pc.equal(jf["rulebase_hash"], rb.hash), False, bool)
     checks["judge_digest"] = differs(jf["digest"], judge_digests(table, jf))
     if messages:
         resp_a, resp_b = column_array(table, "response_a"), column_array(table, "response_b")

@@ -35,6 +35,7 @@ from spl_hf.contract import (
     row_digests,
     scores_from_probs,
 )
+from spl_hf.derive import filled
 from spl_hf.errors import SplHfError
 
 TOLERANCE = 1e-12
@@ -83,7 +84,7 @@ def _field(der: pa.Array, *names: str) -> pa.Array:
 
 def _mask(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """True where ``values`` (a boolean array) is false or null."""
-    return ~np.asarray(values.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+    return ~filled(values, False, bool)
 
 
 def score_rows(pair_id: pa.Array, tenet: pa.Array, scores: pa.Table) -> tuple[np.ndarray, np.ndarray]:
