@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import spl_hf.build.tenets as build
+from spl_hf.errors import SplHfError
 from spl_hf.release.tenet_dpo import ASSIGN_STATS
 from tests.conftest import REPO
 
@@ -82,3 +83,10 @@ def test_the_write_stage_takes_the_recorded_assignment_and_the_audit_still_check
     shutil.rmtree(next(stages.glob("write-*")))
     with pytest.raises(RuntimeError, match="'certificate_ok': False"):
         release()
+
+    # Damaged statistics: an error naming the file (and how to redo the stage), nothing written.
+    (assign_dir / ASSIGN_STATS).write_text('{"rows": 3')
+    shutil.rmtree(next(stages.glob("write-*")))
+    with pytest.raises(SplHfError, match=rf"{ASSIGN_STATS}: damaged .*remove .*assign-"):
+        release()
+    assert not list(stages.glob("write-*"))

@@ -23,11 +23,23 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spl_hf.errors import SplHfError
 from spl_hf.filehash import files_sha256, sha256_file
 from spl_hf.files import temp_dir_beside, write_text
 
 STAGE_FILE = "stage.json"
 STAGE_VERSION = 1
+
+
+def read_stage_json(path: Path) -> Any:
+    """A JSON file a finished stage wrote. Damage is an error naming it: removing the stage's folder
+    makes the release run that stage again."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise SplHfError(
+            f"{path}: damaged ({exc.msg}, line {exc.lineno}); remove {path.parent} and rerun to redo that stage"
+        ) from None
 
 
 def fingerprint(path: str | Path) -> str:
@@ -110,7 +122,7 @@ class StageRunner:
             self._wait()
             done = False
         if done:
-            counts = json.loads((path / STAGE_FILE).read_text(encoding="utf-8"))["counts"]
+            counts = read_stage_json(path / STAGE_FILE)["counts"]
             self.log(f"[{name}] finished earlier with the same inputs and settings: skipped ({path})")
             outcome = StageOutcome(name, key, path, True, counts, 0.0)
             self.outcomes.append(outcome)
@@ -132,7 +144,7 @@ class StageRunner:
             tmp.replace(path)
         self._wait()
         if not self.is_main:
-            counts = json.loads((path / STAGE_FILE).read_text(encoding="utf-8"))["counts"]
+            counts = read_stage_json(path / STAGE_FILE)["counts"]
         seconds = time.perf_counter() - t0
         self.log(f"[{name}] done in {seconds:.1f} s: {_short(counts)}")
         outcome = StageOutcome(name, key, path, False, dict(counts), seconds)

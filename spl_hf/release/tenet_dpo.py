@@ -20,7 +20,7 @@ from spl_hf.release.config import TenetReleaseConfig
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
 from spl_hf.release.results import open_results
-from spl_hf.release.stages import StageRunner, fingerprint
+from spl_hf.release.stages import StageRunner, fingerprint, read_stage_json
 from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, record_output, written_here
 
 ASSIGN_STATS = "assignment_stats.json"  # in the assign stage's folder: the solve's statistics
@@ -417,7 +417,7 @@ def _recorded_assignment(assign_dir: Path) -> Any:
     return recorded_assignment(
         read_table(assignment),
         read_certificate(certificate_path(assignment)),
-        json.loads(stats_path.read_text(encoding="utf-8")),
+        read_stage_json(stats_path),
         str(stats_path),
     )
 
