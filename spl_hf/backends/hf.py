@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import copy
 import inspect
 import os
 from collections.abc import Iterator, Sequence
@@ -13,6 +12,7 @@ import torch
 
 from spl_hf.backends.base import Generation, InputError, LabelScores, TokenizerProbe, TokenizerText
 from spl_hf.backends.loading import LoadedModel, ModelInfo, load_model
+from spl_hf.backends.prefix_cache import PrefixSlots
 from spl_hf.errors import SplHfError
 
 try:  # transformers renamed `past_key_values` to `cache` (5.2x); keep older 5.x working
@@ -38,32 +38,6 @@ def width_groups(suffix_ids: Sequence[Sequence[int]]) -> list[tuple[int, list[in
     return sorted(groups.items())
 
 
-def expanded_cache(cache: Any, rows: int) -> Any:
-    """``cache`` seen ``rows`` times along the batch, without copying it.
-
-    The dynamic layers only ever replace their tensors (``torch.cat`` with the new tokens), so a shallow
-    copy whose tensors are broadcast views leaves the prefix's cache intact and skips the two copies a
-    deep copy plus ``batch_repeat_interleave`` made; the values, and so the results, are the same.
-    """
-    from transformers.cache_utils import DynamicLayer
-
-    layers = getattr(cache, "layers", None)
-    if layers is None or not all(isinstance(layer, DynamicLayer) for layer in layers):
-        out = copy.deepcopy(cache)
-        if rows > 1:
-            out.batch_repeat_interleave(rows)
-        return out
-    out = copy.copy(cache)
-    out.layers = []
-    for layer in layers:
-        view = copy.copy(layer)
-        if getattr(view, "keys", None) is not None:
-            view.keys = view.keys.expand(rows, *view.keys.shape[1:])
-            view.values = view.values.expand(rows, *view.values.shape[1:])
-        out.layers.append(view)
-    return out
-
-
 class BoundaryError(SplHfError):
     """Prefix and suffix do not tokenize independently, so the shared cache would change the scores."""
 
@@ -72,7 +46,7 @@ class HFBackend(TokenizerText):
     """A causal LM from transformers behind the :class:`~spl_hf.backends.base.Backend` interface.
 
     ``chunk_size`` suffixes are scored per forward pass against one copy of the prefix cache
-    (8-16 measured fastest on CPU: larger chunks spend their time copying the expanded cache).
+    (the prefix's cache is copied into each row once per prefix, see :mod:`~spl_hf.backends.prefix_cache`).
     """
 
     def __init__(
@@ -102,6 +76,7 @@ class HFBackend(TokenizerText):
         self.max_length = int(min(max_length or ctx, ctx))
         self.device = next(self.model.parameters()).device
         self.boundary_fallbacks = 0
+        self._slots = PrefixSlots()  # the prefix's cache once per chunk row, kept between prefixes
         self.forward_calls = 0  # counted so tests can prove resumed runs recompute nothing
         # Only the last position's logits are ever read; skipping the vocabulary projection for the
         # rest saves about a fifth of a small model's compute.
@@ -223,44 +198,66 @@ class HFBackend(TokenizerText):
                 input_ids=torch.tensor([prefix_ids], device=self.device), use_cache=True, **self._last_only
             )
         self.forward_calls += 1
-        prefix_cache = getattr(out, _CACHE_KW)
         room = self.max_length - len(prefix_ids)  # padding never goes past the model's positions
+        groups = [(min(width, room), members) for width, members in width_groups(suffix_ids)]
+        slots = self._slots
+        slots.load(
+            getattr(out, _CACHE_KW),
+            rows=min(self.chunk_size, max(len(m) for _, m in groups)),
+            room=max(width for width, _ in groups),
+        )
         probs: list[torch.Tensor | None] = [None] * len(suffix_ids)
-        for width, members in width_groups(suffix_ids):
-            width = min(width, room)
+        for width, members in groups:
             for start in range(0, len(members), self.chunk_size):
                 rows = members[start : start + self.chunk_size]
-                chunk = self._score_chunk(prefix_cache, [suffix_ids[r] for r in rows], width)
+                chunk = self._score_chunk(
+                    slots.chunk_cache(len(rows), width), [suffix_ids[r] for r in rows], width
+                )
                 for i, r in enumerate(rows):
                     probs[r] = chunk[i]
         return probs  # type: ignore[return-value]
 
-    def _score_chunk(self, prefix_cache: Any, chunk: list[list[int]], width: int) -> torch.Tensor:
-        """Next-token probabilities after each suffix of ``chunk`` (all padded to ``width``)."""
+    def _score_chunk(self, cache: Any, chunk: list[list[int]], width: int) -> torch.Tensor:
+        """Next-token probabilities after each suffix of ``chunk`` (all padded to ``width``).
+
+        ``cache`` holds the prefix once per row of the chunk and is spent by the pass.
+        """
         # Right padding needs no attention mask: under the causal mask a real token never sees the
-        # padding after it, and default positions (prefix length + i) are the true ones. Only the rows'
-        # last real positions are projected onto the vocabulary.
+        # padding after it, and default positions (prefix length + i) are the true ones.
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         ids = torch.full((len(chunk), width), pad, dtype=torch.long)
         for i, s in enumerate(chunk):
             ids[i, : len(s)] = torch.tensor(s)
-        last = torch.tensor([len(s) - 1 for s in chunk])
-        keep = torch.unique(last)
-        need = min(width, -(-MIN_PROJECTED_ROWS // len(chunk)))
-        if len(keep) < need:
-            # A projection of few rows takes small-matrix kernels whose sums round differently (a suffix
-            # scored alone came out 1e-6 off its batched value): project extra positions, never read.
-            extra = [p for p in range(width) if p not in set(keep.tolist())][: need - len(keep)]
-            keep = torch.unique(torch.cat([keep, torch.tensor(extra, dtype=keep.dtype)]))
-        cache = expanded_cache(prefix_cache, len(chunk))
-        kw: dict[str, Any] = {_CACHE_KW: cache}
-        if self._last_only:
-            kw["logits_to_keep"] = keep.to(self.device)
-        with self._gqa():
-            logits = self.model(input_ids=ids.to(self.device), use_cache=True, **kw).logits
+        last = torch.tensor([len(s) - 1 for s in chunk], device=self.device)
+        with self._gqa(), self._project_last(last):
+            logits = self.model(input_ids=ids.to(self.device), use_cache=True, **{_CACHE_KW: cache}).logits
         self.forward_calls += 1
-        col = torch.searchsorted(keep, last) if self._last_only else last
-        return torch.softmax(logits[torch.arange(len(chunk)), col.to(logits.device)].float(), dim=-1)
+        return torch.softmax(logits[: len(chunk), 0].float(), dim=-1)
+
+    @contextlib.contextmanager
+    def _project_last(self, last: torch.Tensor) -> Iterator[None]:
+        """Project only each row's last real position onto the vocabulary, whatever the model's head does after.
+
+        ``logits_to_keep`` keeps the same positions in every row, so rows of different lengths made the
+        head project rows x distinct lengths positions. This hook hands the output layer one row per
+        suffix instead (``logits[i, 0]`` is row i's), padded to ``MIN_PROJECTED_ROWS`` rows: a projection
+        of few rows takes small-matrix kernels whose sums round differently (a suffix scored alone came
+        out 1e-6 off its batched value), so every pass projects at least that many, extras never read.
+        """
+        rows = torch.arange(len(last), device=last.device)
+        extra = max(0, MIN_PROJECTED_ROWS - len(last))
+        pick_rows = torch.cat([rows, rows.new_zeros(extra)])
+        pick_cols = torch.cat([last, last.new_zeros(extra)])
+
+        def gather(_module: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
+            hidden = args[0]
+            return (hidden[pick_rows, pick_cols].unsqueeze(1), *args[1:])
+
+        handle = self.model.get_output_embeddings().register_forward_pre_hook(gather)
+        try:
+            yield
+        finally:
+            handle.remove()
 
     @torch.inference_mode()
     def next_token_scores_full(self, text: str, labels: Sequence[str]) -> LabelScores:
