@@ -1,5 +1,6 @@
 """Wall time of every ``spl-hf [COMMAND [ACTION]] --help`` as a ratio to a bare
-interpreter (``python -c pass``), both measured here, each the median of N fresh processes.
+interpreter (``python -c pass``), both measured here, each the median of N fresh processes, the
+two alternated process by process.
 
     python benchmarks/bench_help.py --runs 7          # every command and action, worst ratio last
     python benchmarks/bench_help.py --runs 5 --command "release tenets"
@@ -30,23 +31,40 @@ ROOT = Path(__file__).resolve().parents[1]
 _PYCACHE = tempfile.TemporaryDirectory(prefix="bench_help_pyc_")  # removed at exit
 
 
-def median_seconds(argv: list[str], runs: int) -> tuple[float, float]:
-    """Median wall seconds and median CPU seconds (user + system) of ``runs`` fresh processes."""
+def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update(PYTHONPATH=str(ROOT), PYTHONPYCACHEPREFIX=_PYCACHE.name)
-    # One untimed run writes the bytecode cache, as installing a wheel does.
+    return env
+
+
+def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one fresh process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
     subprocess.run(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    times, cpu = [], []
-    for _ in range(runs):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def paired_medians(argv: list[str], bare: list[str], runs: int) -> tuple[float, float, float, float]:
+    """Median wall and CPU seconds of ``argv`` and of ``bare``, their runs alternated.
+
+    Alternating one process of each keeps a drift in the machine's speed (a virtual machine's neighbours,
+    frequency changes) out of the ratio: a baseline measured once at the start moved the ratios of
+    later commands by up to a third on this machine.
+    """
+    env = _env()
+    for cmd in (bare, argv):  # one untimed run each writes the bytecode cache, as installing a wheel does
         subprocess.run(
-            argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+            cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
         )
-        times.append(time.perf_counter() - t0)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    return statistics.median(times), statistics.median(cpu)
+    ours, base = [], []
+    for _ in range(runs):
+        base.append(_timed(bare, env))
+        ours.append(_timed(argv, env))
+    med = [statistics.median(x[i] for x in rows) for rows in (ours, base) for i in (0, 1)]
+    return med[0], med[1], med[2], med[3]
 
 
 def command_paths() -> list[str]:
@@ -86,16 +104,17 @@ def main() -> None:
     commands = [args.command] if args.command is not None else command_paths()
     if args.tiny and args.command is None:
         commands = ["", "release tenets"]
-    bare, bare_cpu = median_seconds([sys.executable, "-c", "pass"], args.runs)
-    print(f"python -c pass: {bare:.3f} s, cpu {bare_cpu:.3f} s (median of {args.runs})")
+    bare_cmd = [sys.executable, "-c", "pass"]
+    print(f"baseline: python -c pass, its runs alternated with each command's ({args.runs} of each, medians)")
     rows = []
     for command in commands:
         cli = [sys.executable, "-m", "spl_hf.cli", *command.split(), "--help"]
-        help_s, help_cpu = median_seconds(cli, args.runs)
+        help_s, help_cpu, bare, bare_cpu = paired_medians(cli, bare_cmd, args.runs)
         name = " ".join(["spl-hf", *command.split(), "--help"])
         rows.append((help_s / bare, help_cpu / bare_cpu, name))
         print(
-            f"{name:<40} {help_s:.3f} s, cpu {help_cpu:.3f} s: {help_s / bare:4.1f}x wall, {help_cpu / bare_cpu:4.1f}x cpu"
+            f"{name:<40} {help_s:.3f} s (bare {bare:.3f}), cpu {help_cpu:.3f} s: "
+            f"{help_s / bare:4.1f}x wall, {help_cpu / bare_cpu:4.1f}x cpu"
         )
     worst = max(rows)
     print(f"cpu ratio (worst): {max(r[1] for r in rows):.1f}x")

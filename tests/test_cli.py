@@ -113,6 +113,7 @@ def test_a_parser_built_for_one_action_configures_it_as_the_full_parser_does(pat
     """`spl-hf release tenets ...` configures only `release tenets` (fast --help); its options are the same."""
     lazy = dict(leaf_parsers(build_parser([*path, "--help"])))
     assert _options(lazy[path]) == _options(dict(leaf_parsers())[path])
+    assert {p[0] for p in lazy} == {path[0]}  # no other command gets a parser
     siblings = [p for p in lazy if p[0] == path[0] and p != path]
     if len(path) > 1 and path[0] in ("release", "eval"):  # the other actions: listed, not configured
         assert siblings and all(_options(lazy[p]) == [("-h", "--help")] for p in siblings), siblings
@@ -519,3 +520,12 @@ def test_required_settings_are_named(tmp_path, capsys):
     assert "--pairs is required" in error_line(capsys)
     assert main(["tenets", "build", "--scores", "s.parquet"]) == 2
     assert "--pairs is required" in error_line(capsys)
+
+
+def test_an_unknown_command_is_refused_with_every_command_listed(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["relase", "tenets"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'relase'" in err
+    assert all(f"'{name}'" in err for name, _, _ in COMMANDS)
