@@ -80,3 +80,12 @@ def test_other_layer_kinds_take_the_copying_path() -> None:
     slots.load(cache, rows=2, room=4)
     assert not slots.buffered and slots.buffers == []
     assert slots.chunk_cache(2, 4).layers[0].keys.shape == (2, 1, 3, 2)
+
+
+def test_release_drops_the_prefix_and_its_buffers(tiny_backend) -> None:
+    with torch.inference_mode():
+        cache = _prefix_cache(tiny_backend, [3, 4, 5])
+    slots = PrefixSlots()
+    slots.load(cache, rows=2, room=4)
+    slots.release()
+    assert slots.cache is None and slots.buffers == [] and not slots.buffered

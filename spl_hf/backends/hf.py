@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover
 # attention kernels' shapes and with them the last bits of a result, while the rows sharing a chunk do
 # not (measured); so a width fixed by the suffix itself makes its scores independent of its batch.
 PAD_MULTIPLE = 16
-MIN_PROJECTED_ROWS = 16  # rows of the vocabulary projection per chunk pass, at least (see _score_chunk)
+MIN_PROJECTED_ROWS = 16  # rows of the vocabulary projection per chunk pass, at least (see _project_last)
 
 
 def width_groups(suffix_ids: Sequence[Sequence[int]]) -> list[tuple[int, list[int]]]:
@@ -76,7 +76,7 @@ class HFBackend(TokenizerText):
         self.max_length = int(min(max_length or ctx, ctx))
         self.device = next(self.model.parameters()).device
         self.boundary_fallbacks = 0
-        self._slots = PrefixSlots()  # the prefix's cache once per chunk row, kept between prefixes
+        self._slots = PrefixSlots()  # the prefix's cache once per chunk row, for one prefix at a time
         self.forward_calls = 0  # counted so tests can prove resumed runs recompute nothing
         # Only the last position's logits are ever read; skipping the vocabulary projection for the
         # rest saves about a fifth of a small model's compute.
@@ -207,14 +207,17 @@ class HFBackend(TokenizerText):
             room=max(width for width, _ in groups),
         )
         probs: list[torch.Tensor | None] = [None] * len(suffix_ids)
-        for width, members in groups:
-            for start in range(0, len(members), self.chunk_size):
-                rows = members[start : start + self.chunk_size]
-                chunk = self._score_chunk(
-                    slots.chunk_cache(len(rows), width), [suffix_ids[r] for r in rows], width
-                )
-                for i, r in enumerate(rows):
-                    probs[r] = chunk[i]
+        try:
+            for width, members in groups:
+                for start in range(0, len(members), self.chunk_size):
+                    rows = members[start : start + self.chunk_size]
+                    chunk = self._score_chunk(
+                        slots.chunk_cache(len(rows), width), [suffix_ids[r] for r in rows], width
+                    )
+                    for i, r in enumerate(rows):
+                        probs[r] = chunk[i]
+        finally:
+            slots.release()
         return probs  # type: ignore[return-value]
 
     def _score_chunk(self, cache: Any, chunk: list[list[int]], width: int) -> torch.Tensor:
