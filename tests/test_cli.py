@@ -529,3 +529,9 @@ def test_an_unknown_command_is_refused_with_every_command_listed(capsys):
     err = capsys.readouterr().err
     assert "invalid choice: 'relase'" in err
     assert all(f"'{name}'" in err for name, _, _ in COMMANDS)
+
+
+@pytest.mark.parametrize("argv", [["release", "--help"], ["eval", "--help"], ["release", "tenet"]])
+def test_a_command_named_without_its_action_lists_its_actions_unconfigured(argv):
+    lazy = dict(leaf_parsers(build_parser(argv)))
+    assert len(lazy) > 1 and all(_options(p) == [("-h", "--help")] for p in lazy.values()), lazy

@@ -5,7 +5,7 @@ Each subcommand lives in its own module under ``spl_hf.cli`` exposing
 flags by :func:`spl_hf.configs.add_config_parser` (flags, ``--config`` YAML, validation in one place).
 Only the module of the command being run is imported (``spl-hf --help`` imports none), a command with
 actions (``release tenets``, ``eval refusal``) configures only the ``action`` named on the command line
-when it knows it (the others are listed by name and help), and the config dataclasses live in modules
+(the others, and all of them when none is named, are listed by name and help), and the config dataclasses live in modules
 that import no heavy library, so that any ``--help`` answers at once; a command imports its heavy
 modules inside its run function.
 
@@ -91,7 +91,7 @@ def _words_in(argv: Sequence[str]) -> tuple[str | None, str | None]:
     """The command and its action named in ``argv``: the first two words that are not options.
 
     spl-hf's own options and a command's level take no values, so these are the command and action
-    when given; a command ignores an action word that is none of its actions (all are configured).
+    when given; an action word that is none of the command's actions is left to argparse to refuse.
     """
     words = [w for w in argv if not w.startswith("-")]
     return (words[0] if words else None), (words[1] if len(words) > 1 else None)
@@ -123,7 +123,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             if exc.name != module_name:
                 raise
             continue  # capability not installed in this checkout
-        module.add_parser(sub, name, help_text, action if name == wanted else None)
+        # The action word after a named command ("" when none): a command with actions configures only
+        # that one, and lists the others (all of them for "" or an unknown word) by name and help.
+        module.add_parser(sub, name, help_text, (action or "") if name == wanted else None)
     return parser
 
 

@@ -58,9 +58,8 @@ def add_parser(
 
     p = subparsers.add_parser(name, help=help_text, description="Refusal evaluation of policies.")
     sub = p.add_subparsers(dest="eval_command", metavar="ACTION")
-    known = {a for a, _, _ in ACTIONS}
     for act, help_line, description in ACTIONS:
-        if action in known and act != action:
+        if action is not None and act != action:
             sub.add_parser(act, help=help_line)  # listed; configured only when it runs
             continue
         classes, func = _classes(act)

@@ -33,7 +33,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str, actio
     p = sub.add_parser(name, help=help_text, description=help_text)
     rsub = p.add_subparsers(dest="release", metavar="RELEASE", required=True)
     for release, (module, description) in RELEASES.items():
-        if action in RELEASES and release != action:
+        if action is not None and release != action:
             rsub.add_parser(release, help=description)  # listed; its settings are read only when it runs
             continue
         r = add_config_parser(
