@@ -2,7 +2,8 @@
 
 A chunk of ``rows`` suffixes needs the prefix's keys and values once per row. transformers' dynamic
 layer appends new tokens with ``torch.cat``, which copies the whole prefix for every chunk and every
-layer (about a seventh of the shared-prefix time on a small model). :class:`PrefixSlots` copies the
+layer (up to a seventh of the shared-prefix time on the embedded model where each copy met
+fresh memory; a few percent where the allocator reused it). :class:`PrefixSlots` copies the
 prefix once per prefix into buffers with room after it, and each chunk writes only its own suffix
 tokens there. Attention reads the same values in the same order as after a concatenation, so the
 scores are the same bits (``tests/test_backends_prefix_cache.py`` compares them).
