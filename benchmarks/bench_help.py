@@ -56,15 +56,14 @@ def paired_medians(argv: list[str], bare: list[str], runs: int) -> tuple[float, 
     """
     env = _env()
     for cmd in (bare, argv):  # one untimed run each writes the bytecode cache, as installing a wheel does
-        subprocess.run(
-            cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
-        )
+        _timed(cmd, env)
     ours, base = [], []
     for _ in range(runs):
         base.append(_timed(bare, env))
         ours.append(_timed(argv, env))
-    med = [statistics.median(x[i] for x in rows) for rows in (ours, base) for i in (0, 1)]
-    return med[0], med[1], med[2], med[3]
+    (wall, cpu), (bare_wall, bare_cpu) = zip(*ours), zip(*base)
+    median = statistics.median
+    return median(wall), median(cpu), median(bare_wall), median(bare_cpu)
 
 
 def command_paths() -> list[str]:

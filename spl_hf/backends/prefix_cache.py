@@ -71,10 +71,10 @@ class PrefixSlots:
     """Per-layer buffers of ``rows`` x (prefix + room) tokens for one prefix's chunks.
 
     :meth:`load` copies a prefix's cache into every row once; :meth:`chunk_cache` hands a chunk views
-    of those rows; :meth:`release` drops them when the prefix is done. Buffers that still fit are reused
-    by the next :meth:`load`. Held across prefixes, the buffers slowed the other passes (a full pass
-    per score ran 2.4% slower beside them, measured); released, the allocator hands the same memory
-    back at the next prefix without page faults (15-25 ms per load on the embedded model, chunk 8).
+    of those rows; :meth:`release` drops them when the prefix is done. Held across prefixes, the
+    buffers slowed the other passes (a full pass per score ran 2.4% slower beside them, measured);
+    released, the allocator hands the same memory back at the next prefix without page faults
+    (15-25 ms per load on the embedded model, chunk 8).
     Only plain dynamic layers (full attention, growing) are buffered; any other cache (sliding
     windows, quantised layers) takes the copying path of :func:`expanded_cache`.
     """
@@ -90,38 +90,15 @@ class PrefixSlots:
         self.cache = cache
         layers = getattr(cache, "layers", None)
         self.buffered = layers is not None and all(type(layer) is DynamicLayer for layer in layers)
+        self.buffers = []  # a previous prefix's, freed before the new ones are made
         if not self.buffered:
             return
         self.prefix_len = n = layers[0].keys.shape[-2]
-        self._reserve(layers, rows, n + room)
-        for layer, (kb, vb) in zip(layers, self.buffers, strict=True):
-            kb[:rows, :, :n].copy_(layer.keys.expand(rows, *layer.keys.shape[1:]))
-            vb[:rows, :, :n].copy_(layer.values.expand(rows, *layer.values.shape[1:]))
-
-    def _reserve(self, layers: list[Any], rows: int, length: int) -> None:
-        """Buffers of at least ``rows`` x ``length`` tokens shaped like ``layers``, grown only when short."""
-        old = self.buffers[0][0].shape if self.buffers else (0, 0, 0, 0)
-        alike = len(self.buffers) == len(layers) and all(
-            kb.shape[1] == layer.keys.shape[1]
-            and vb.shape[1] == layer.values.shape[1]
-            and kb.shape[3] == layer.keys.shape[3]
-            and vb.shape[3] == layer.values.shape[3]
-            and kb.dtype == layer.keys.dtype
-            and kb.device == layer.keys.device
-            for (kb, vb), layer in zip(self.buffers, layers)
-        )
-        if alike and old[0] >= rows and old[2] >= length:
-            return
-        rows, length = (max(rows, old[0]), max(length, old[2])) if alike else (rows, length)
-        self.buffers = []  # the old ones are freed before the larger ones are made
         for layer in layers:
-            k, v = layer.keys, layer.values
-            self.buffers.append(
-                (
-                    k.new_empty((rows, k.shape[1], length, k.shape[3])),
-                    v.new_empty((rows, v.shape[1], length, v.shape[3])),
-                )
-            )
+            k, v = (t.new_empty((rows, t.shape[1], n + room, t.shape[3])) for t in (layer.keys, layer.values))
+            k[:, :, :n].copy_(layer.keys.expand(rows, *layer.keys.shape[1:]))
+            v[:, :, :n].copy_(layer.values.expand(rows, *layer.values.shape[1:]))
+            self.buffers.append((k, v))
 
     def release(self) -> None:
         """Drop the prefix and the buffers (between prefixes, so other passes get the memory back)."""

@@ -5,9 +5,9 @@ Each subcommand lives in its own module under ``spl_hf.cli`` exposing
 flags by :func:`spl_hf.configs.add_config_parser` (flags, ``--config`` YAML, validation in one place).
 Only the module of the command being run is imported (``spl-hf --help`` imports none), a command with
 actions (``release tenets``, ``eval refusal``) configures only the ``action`` named on the command line
-(the others, and all of them when none is named, are listed by name and help), and the config dataclasses live in modules
-that import no heavy library, so that any ``--help`` answers at once; a command imports its heavy
-modules inside its run function.
+(the others, and all of them when none is named, are listed by name and help), and the config
+dataclasses live in modules that import no heavy library, so that any ``--help`` answers at once; a
+command imports its heavy modules inside its run function.
 
 A user-facing failure (bad input, bad argument, an output spl_hf refuses to write, a file that
 cannot be read or written) exits 2 with one line naming the file; ``--debug`` shows the
