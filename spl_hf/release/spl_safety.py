@@ -462,7 +462,7 @@ class SPLRelease:
             min_rows=c.min_rows,
             gates_note=c.gates_note,
         )
-        (out / WRITTEN).write_text(manifest_hash(c.output_dir) or "", encoding="utf-8")
+        write_text(out / WRITTEN, manifest_hash(c.output_dir) or "")
         counts = {
             "pairs": result.total,
             "labeled": result.labeled,
@@ -504,8 +504,9 @@ class SPLRelease:
             create_pr=c.create_pr,
             allow_empty=c.min_rows == 0,  # the release accepted an empty result explicitly
         )
-        (out / "publish.json").write_text(
-            json.dumps({**result.to_json(), "load": result.load_line()}, indent=2) + "\n", encoding="utf-8"
+        write_text(
+            out / "publish.json",
+            json.dumps({**result.to_json(), "load": result.load_line()}, indent=2) + "\n",
         )
         return {"repo_id": result.repo_id, "commit_sha": result.commit_sha}
 

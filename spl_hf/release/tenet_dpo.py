@@ -351,7 +351,7 @@ class TenetRelease:
         # The card names the repo it is published to, or a placeholder; the title defaults to the build's.
         cfg = replace(cfg, repo_id=c.repo_id or "ORG/NAME", pretty_name=c.pretty_name or cfg.pretty_name)
         result = build_tenets(cfg, gates=gates, assigned=_recorded_assignment(assign_dir))
-        (out / WRITTEN).write_text(manifest_hash(c.output_dir) or "", encoding="utf-8")
+        write_text(out / WRITTEN, manifest_hash(c.output_dir) or "")
         return {
             "rows": result.rows,
             "tenets_kept": result.tenets_kept,
@@ -382,8 +382,9 @@ class TenetRelease:
             private=self.cfg.private,
             create_pr=self.cfg.create_pr,
         )
-        (out / "publish.json").write_text(
-            json.dumps({**result.to_json(), "load": result.load_line()}, indent=2) + "\n", encoding="utf-8"
+        write_text(
+            out / "publish.json",
+            json.dumps({**result.to_json(), "load": result.load_line()}, indent=2) + "\n",
         )
         return {"repo_id": result.repo_id, "commit_sha": result.commit_sha}
 
