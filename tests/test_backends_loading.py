@@ -1,6 +1,8 @@
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -205,3 +207,38 @@ def test_a_label_that_is_not_one_token_is_refused_before_the_weights_load(tmp_pa
         match=rf"model {folder}: answer label 'Maybe' is not a single token .*Tokenizer\({folder}\)",
     ):
         HFBackend.load(str(folder), labels=("A", "Maybe"))
+
+
+_ALLOCATE = """
+import ctypes, sys
+class Info(ctypes.Structure):  # glibc's struct mallinfo2
+    _fields_ = [(n, ctypes.c_size_t) for n in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost"
+    )]
+libc = ctypes.CDLL("libc.so.6")
+libc.mallinfo2.restype = Info
+if sys.argv[1] == "keep":
+    from spl_hf.backends.loading import keep_freed_memory
+    keep_freed_memory()
+import torch
+activation = torch.ones(4 << 20)  # 16 MB
+mapped = libc.mallinfo2().hblkhd >= 16 << 20
+del activation
+blocks = [torch.ones(1 << 20) for _ in range(50)]  # a pass's 200 MB, then freed
+del blocks
+print(int(mapped), libc.mallinfo2().arena >> 20)
+"""
+
+
+@pytest.mark.skipif(not os.confstr("CS_GNU_LIBC_VERSION"), reason="glibc only")
+def test_freed_activations_stay_in_the_process_for_the_next_pass() -> None:
+    def run(mode: str) -> tuple[int, int]:
+        out = subprocess.run(
+            [sys.executable, "-c", _ALLOCATE, mode], capture_output=True, text=True, check=True
+        )
+        mapped, heap_mb = out.stdout.split()
+        return int(mapped), int(heap_mb)
+
+    assert run("default")[0] == 1  # glibc's default maps a 16 MB block (and unmaps it when freed)
+    mapped, heap_mb = run("keep")
+    assert mapped == 0 and heap_mb >= 200  # from the heap, and the freed 200 MB kept for reuse

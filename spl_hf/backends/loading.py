@@ -6,6 +6,7 @@ result, so a stored score names exactly which weights produced it.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib.util
 import json
@@ -263,6 +264,30 @@ def preflight(
     return tok
 
 
+# mallopt's parameter numbers (glibc malloc.h).
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+
+
+def keep_freed_memory() -> None:
+    """Let glibc's malloc keep a forward pass's freed activations for the next pass.
+
+    Its thresholds adapt to what it has seen freed; in a scoring process they came to allocate a
+    long prompt's activations (a few MB each) with mmap and return them to the system after the pass,
+    so the next pass faulted them back in: 110-150k page faults per 800-token pass of the embedded
+    model, 7-12% of its time (measured). Fixed thresholds keep them for reuse, as jemalloc or tcmalloc
+    would. It applies to the whole process, as torch's thread count does; other C libraries are left.
+    """
+    try:
+        libc_name = os.confstr("CS_GNU_LIBC_VERSION") or ""
+    except (ValueError, OSError):  # not a glibc system
+        return
+    if not libc_name.startswith("glibc"):
+        return
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)  # glibc's largest; bigger blocks are still mapped
+    libc.mallopt(_M_TRIM_THRESHOLD, 1 << 30)
+
+
 def load_model(
     model: str | None = None,
     threads: int = 1,
@@ -275,6 +300,7 @@ def load_model(
 
     ``check`` sees the tokenizer before the weights load, so a model the task cannot use is refused
     in seconds, not after the load; the special-token ids are checked against the config here too.
+    On the CPU, freed activations stay in the process for the next pass (:func:`keep_freed_memory`).
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -287,6 +313,9 @@ def load_model(
         check(tok, info)
     check_token_ids(tok, path, info)
     lm = AutoModelForCausalLM.from_pretrained(str(path), trust_remote_code=False, dtype=getattr(torch, dtype))
-    lm.to(device or default_device())
+    device = device or default_device()
+    if device == "cpu":
+        keep_freed_memory()
+    lm.to(device)
     lm.eval()
     return LoadedModel(lm, tok, info)
