@@ -40,20 +40,31 @@ def smollm_tokenizer_to(dest: Path) -> Path:
 
 
 def build_tiny_llama(
-    dest: Path, tokenizer_dir: Path, seed: int = 0, max_positions: int = 2048, head_dim: int = 8
+    dest: Path,
+    tokenizer_dir: Path,
+    seed: int = 0,
+    max_positions: int = 2048,
+    head_dim: int = 8,
+    family: str = "Llama",
+    **extra: Any,
 ) -> Path:
     """A 2-layer random Llama (vocab of the SmolLM2 tokenizer) saved as a normal model folder.
 
     ``head_dim`` 8 keeps the transformers tests fast; vLLM's CPU attention needs at least 32.
+    ``family`` names another Llama-like architecture of transformers (``Mistral``), ``extra`` its own
+    config arguments.
     """
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    import transformers
+
+    config_cls = getattr(transformers, f"{family}Config")
+    model_cls = getattr(transformers, f"{family}ForCausalLM")
 
     dest.mkdir(parents=True, exist_ok=True)
     for f in tokenizer_dir.iterdir():
         shutil.copy(f, dest / f.name)
     torch.manual_seed(seed)
-    config = LlamaConfig(
+    config = config_cls(
         vocab_size=49152,
         hidden_size=4 * head_dim if head_dim == 8 else 2 * head_dim,
         intermediate_size=64,
@@ -66,8 +77,9 @@ def build_tiny_llama(
         bos_token_id=1,
         eos_token_id=2,
         pad_token_id=2,
+        **extra,
     )
-    LlamaForCausalLM(config).save_pretrained(str(dest))
+    model_cls(config).save_pretrained(str(dest))
     return dest
 
 

@@ -13,6 +13,7 @@ from transformers.cache_utils import DynamicLayer
 from spl_hf.backends import packed
 from spl_hf.backends.hf import HFBackend, even_chunks
 from spl_hf.backends.packed import PACK_MULTIPLE, NotPackable, Packing, packed_pass
+from tests.backends_fixtures import build_tiny_llama
 
 LABELS = [("A", "B")]
 
@@ -55,27 +56,9 @@ def test_packed_scores_match_one_pass_each(tiny_backend) -> None:
 @pytest.fixture(scope="module")
 def sliding_backend(tmp_path_factory: pytest.TempPathFactory, smollm_tokenizer_dir: Path) -> HFBackend:
     """A Mistral with a sliding window: its attention takes an argument the packed function refuses."""
-    import shutil
-
-    from transformers import MistralConfig, MistralForCausalLM
-
-    dest = tmp_path_factory.mktemp("tiny_mistral")
-    for f in smollm_tokenizer_dir.iterdir():
-        shutil.copy(f, dest / f.name)
-    torch.manual_seed(0)
-    config = MistralConfig(
-        vocab_size=49152,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        sliding_window=4096,
-        initializer_range=0.2,
-        tie_word_embeddings=True,
-        pad_token_id=2,
+    dest = build_tiny_llama(
+        tmp_path_factory.mktemp("tiny_mistral"), smollm_tokenizer_dir, family="Mistral", sliding_window=4096
     )
-    MistralForCausalLM(config).save_pretrained(str(dest))
     return HFBackend.load(str(dest), threads=1, chunk_size=3)
 
 

@@ -25,9 +25,9 @@ except ImportError:  # pragma: no cover
 
 
 # The padded path (models whose attention is not packed, see packed.py): suffixes are padded to their
-# own length rounded up to this multiple. The padded width changes the
-# attention kernels' shapes and with them the last bits of a result, while the rows sharing a chunk do
-# not (measured); so a width fixed by the suffix itself makes its scores independent of its batch.
+# own length rounded up to this multiple. The padded width changes the attention kernels' shapes and
+# with them the last bits of a result, while the rows sharing a chunk do not (measured); so a width
+# fixed by the suffix itself makes its scores independent of its batch.
 PAD_MULTIPLE = 16
 MIN_PROJECTED_ROWS = 16  # rows of the vocabulary projection per chunk pass, at least (see _project_last)
 # Scored once at load, packed and in one plain pass, to decide whether this model's suffixes are packed.
