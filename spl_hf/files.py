@@ -15,7 +15,7 @@ import secrets
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from spl_hf.errors import OutputError
 
@@ -92,9 +92,16 @@ def jsonl_line(row: Any) -> str:
     return json.dumps(row, ensure_ascii=False) + "\n"
 
 
+@contextmanager
+def text_writer(path: str | Path) -> Iterator[TextIO]:
+    """A UTF-8 text file (no newline translation) written as the block goes, put in place at its end."""
+    with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8", newline="\n") as fh:
+        yield fh
+
+
 def write_jsonl(path: str | Path, rows: Iterable[Any]) -> Path:
     """Write ``rows`` as JSON Lines atomically; returns the path."""
-    with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8", newline="\n") as fh:
+    with text_writer(path) as fh:
         for row in rows:
             fh.write(jsonl_line(row))
     return Path(path)

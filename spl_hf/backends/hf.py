@@ -289,8 +289,7 @@ class HFBackend(TokenizerText):
         """
         # Right padding needs no attention mask: under the causal mask a real token never sees the
         # padding after it, and default positions (prefix length + i) are the true ones.
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        ids = torch.full((len(chunk), width), pad, dtype=torch.long)
+        ids = torch.full((len(chunk), width), self._pad_id, dtype=torch.long)
         for i, s in enumerate(chunk):
             ids[i, : len(s)] = torch.tensor(s)
         last = torch.tensor([len(s) - 1 for s in chunk], device=self.device)

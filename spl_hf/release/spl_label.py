@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from spl_hf.files import atomic_path
+from spl_hf.files import text_writer
 
 VERDICTS_FILE = "verdicts.jsonl"
 
@@ -48,11 +48,11 @@ def label_stage(rel: Any, clean_dir: Path, gen_dir: Path, out: Path) -> dict[str
     by_id = {(r["scope"], r["prompt_id"] if r["scope"] == "prompt" else r["response_id"]): r for r in labels}
     engine = result.stats["engine"]  # backend and resolved dtype, as the shards record them
     labeler_id = {**engine, "mode": config.mode, **_model_identity(labels)}
-    with atomic_path(out / "prompts.jsonl") as tmp, tmp.open("w", encoding="utf-8", newline="\n") as fh:
+    with text_writer(out / "prompts.jsonl") as fh:
         for p in prompts:
             rec = {**_record(p, by_id.get(("prompt", p["prompt_id"]))), "labeler": labeler_id}
             fh.write(json.dumps(rec, sort_keys=True) + "\n")
-    with atomic_path(out / "candidates.jsonl") as tmp, tmp.open("w", encoding="utf-8", newline="\n") as fh:
+    with text_writer(out / "candidates.jsonl") as fh:
         for r in cands:
             lab = by_id.get(("response", r["response_id"]))
             rec = {
@@ -107,7 +107,7 @@ def verdict_stage(rel: Any, label_dir: Path, out: Path) -> dict[str, Any]:
     got = {r["response_id"]: r for r in result.rows}
     options = verdict_options(stage.settings["ranking"])
     verdicts: dict[str, int] = {}
-    with atomic_path(out / VERDICTS_FILE) as tmp, tmp.open("w", encoding="utf-8", newline="\n") as fh:
+    with text_writer(out / VERDICTS_FILE) as fh:
         for r in cands:
             row = got.get(r["candidate_id"])
             if row is None:  # recorded as not judged, never given a default verdict

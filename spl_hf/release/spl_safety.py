@@ -25,7 +25,15 @@ from spl_hf.release.pools import SourceSpec, parse_sources
 from spl_hf.release.results import open_results
 from spl_hf.release.spl_label import VERDICTS_FILE
 from spl_hf.release.stages import StageRunner, fingerprint
-from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, record_output, written_here
+from spl_hf.release.written import (
+    check_output,
+    content,
+    manifest_hash,
+    publish_output,
+    record_output,
+    record_written,
+    written_here,
+)
 
 
 def recipe_classes() -> tuple[type, ...]:
@@ -462,7 +470,7 @@ class SPLRelease:
             min_rows=c.min_rows,
             gates_note=c.gates_note,
         )
-        write_text(out / WRITTEN, manifest_hash(c.output_dir) or "")
+        record_written(out, c.output_dir)
         counts = {
             "pairs": result.total,
             "labeled": result.labeled,
@@ -493,22 +501,8 @@ class SPLRelease:
         }
 
     def _publish(self, out: Path) -> dict[str, Any]:
-        from spl_hf.hub import publish
-
-        c = self.cfg
-        result = publish(
-            c.output_dir,
-            c.repo_id,
-            revision=c.revision,
-            private=c.private,
-            create_pr=c.create_pr,
-            allow_empty=c.min_rows == 0,  # the release accepted an empty result explicitly
-        )
-        write_text(
-            out / "publish.json",
-            json.dumps({**result.to_json(), "load": result.load_line()}, indent=2) + "\n",
-        )
-        return {"repo_id": result.repo_id, "commit_sha": result.commit_sha}
+        # min_rows 0: the release accepted an empty result explicitly.
+        return publish_output(self.cfg, out, allow_empty=self.cfg.min_rows == 0)
 
 
 def make_release(cfg: SPLReleaseConfig, generation: Any, decontam: Any, executor: Any = None) -> SPLRelease:

@@ -21,7 +21,15 @@ from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
 from spl_hf.release.results import open_results
 from spl_hf.release.stages import StageRunner, fingerprint, read_stage_json
-from spl_hf.release.written import WRITTEN, check_output, content, manifest_hash, record_output, written_here
+from spl_hf.release.written import (
+    check_output,
+    content,
+    manifest_hash,
+    publish_output,
+    record_output,
+    record_written,
+    written_here,
+)
 
 ASSIGN_STATS = "assignment_stats.json"  # in the assign stage's folder: the solve's statistics
 
@@ -351,7 +359,7 @@ class TenetRelease:
         # The card names the repo it is published to, or a placeholder; the title defaults to the build's.
         cfg = replace(cfg, repo_id=c.repo_id or "ORG/NAME", pretty_name=c.pretty_name or cfg.pretty_name)
         result = build_tenets(cfg, gates=gates, assigned=_recorded_assignment(assign_dir))
-        write_text(out / WRITTEN, manifest_hash(c.output_dir) or "")
+        record_written(out, c.output_dir)
         return {
             "rows": result.rows,
             "tenets_kept": result.tenets_kept,
@@ -373,20 +381,7 @@ class TenetRelease:
         }
 
     def _publish(self, out: Path) -> dict[str, Any]:
-        from spl_hf.hub import publish
-
-        result = publish(
-            self.cfg.output_dir,
-            self.cfg.repo_id,
-            revision=self.cfg.revision,
-            private=self.cfg.private,
-            create_pr=self.cfg.create_pr,
-        )
-        write_text(
-            out / "publish.json",
-            json.dumps({**result.to_json(), "load": result.load_line()}, indent=2) + "\n",
-        )
-        return {"repo_id": result.repo_id, "commit_sha": result.commit_sha}
+        return publish_output(self.cfg, out)
 
     def _write_report(self, runner: StageRunner, gates: dict[str, Any]) -> dict[str, Any]:
         report = {

@@ -13,6 +13,7 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from spl_hf.files import write_text
 from spl_hf.release.config import ReleaseSettings
 from spl_hf.release.stages import fingerprint
 
@@ -36,6 +37,30 @@ def written_here(stage_dir: Path, output_dir: str) -> bool:
     """Whether ``output_dir`` still holds exactly the build this write stage made."""
     recorded = stage_dir / WRITTEN
     return recorded.is_file() and recorded.read_text(encoding="utf-8") == (manifest_hash(output_dir) or "")
+
+
+def record_written(stage_dir: Path, output_dir: str) -> None:
+    """Record in the write stage's folder the build it just made in ``output_dir`` (see written_here)."""
+    write_text(stage_dir / WRITTEN, manifest_hash(output_dir) or "")
+
+
+def publish_output(cfg: ReleaseSettings, stage_dir: Path, allow_empty: bool = False) -> dict[str, Any]:
+    """The publish stage: ``output_dir`` to ``repo_id``, its result recorded as ``publish.json``."""
+    from spl_hf.hub import publish
+
+    result = publish(
+        cfg.output_dir,
+        cfg.repo_id,
+        revision=cfg.revision,
+        private=cfg.private,
+        create_pr=cfg.create_pr,
+        allow_empty=allow_empty,
+    )
+    write_text(
+        stage_dir / "publish.json",
+        json.dumps({**result.to_json(), "load": result.load_line()}, indent=2) + "\n",
+    )
+    return {"repo_id": result.repo_id, "commit_sha": result.commit_sha}
 
 
 def release_settings(cfg: ReleaseSettings, *configs: Any) -> dict[str, Any]:
