@@ -1,10 +1,10 @@
-"""Packaging step that pyproject.toml cannot express: card templates and recipes become package data.
+"""Packaging step that pyproject.toml cannot express: the recipes become package data.
 
-People edit the dataset card templates in ``cards/`` and the YAML recipes in ``recipes/``; the wheel
-must carry them (the demo runs its recipes), so ``build_py`` copies ``cards/*.j2`` into
-``spl_hf/hub/templates/`` and ``recipes/**/*.yaml`` into ``spl_hf/data/recipes/`` of the built
-package. A source checkout or an editable install reads ``cards/`` and ``recipes/`` directly (see
-``spl_hf.hub.card`` and ``spl_hf.recipes.recipe_path``).
+People edit the YAML recipes in ``recipes/``; the wheel must carry them (the demo runs its recipes),
+so ``build_py`` copies ``recipes/**/*.yaml`` into ``spl_hf/data/recipes/`` of the built package. A
+source checkout or an editable install reads ``recipes/`` directly (see
+``spl_hf.recipes.recipe_path``). The dataset card templates are ordinary package data
+(``spl_hf/dataset/templates/``, listed in pyproject.toml): no copy step.
 
 It also compiles ``spl_hf.contract._strhash``, the C pass over every text byte of the row digest. The
 extension is optional: where no C compiler is found the install still succeeds and
@@ -19,10 +19,10 @@ from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
 # (source folder, glob, target inside the built package)
-COPIED = (("cards", "*.j2", "spl_hf/hub/templates"), ("recipes", "**/*.yaml", "spl_hf/data/recipes"))
+COPIED = (("recipes", "**/*.yaml", "spl_hf/data/recipes"),)
 
 
-class BuildPyWithCards(build_py):
+class BuildPyWithRecipes(build_py):
     def _copies(self) -> list[tuple[Path, Path]]:
         out = []
         for folder, pattern, target in COPIED:
@@ -42,4 +42,4 @@ class BuildPyWithCards(build_py):
 
 STRHASH = Extension("spl_hf.contract._strhash", ["spl_hf/contract/_strhash.c"], optional=True)
 
-setup(cmdclass={"build_py": BuildPyWithCards}, ext_modules=[STRHASH])
+setup(cmdclass={"build_py": BuildPyWithRecipes}, ext_modules=[STRHASH])

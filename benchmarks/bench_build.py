@@ -1,6 +1,6 @@
 """Benchmark of the per-tenet release builder's stages after judging, on a synthetic card-scale pool.
 
-The release itself runs (`spl_hf.release.tenet_dpo.TenetRelease.run`: stage keys, stage folders,
+The release itself runs (`spl_hf.release.tenets.TenetRelease.run`: stage keys, stage folders,
 the real read, decontaminate, assign, write and audit), with one change: the judge stage, which
 needs a model, is replaced by a synthetic judge that scores the decontaminated pairs with a
 card-shaped score table (`spl_hf.assign.synthetic`: 60 tenets, 11 of them unable to fill the
@@ -175,7 +175,7 @@ def make_release(work: Path, pairs_n: int, seed: int, log: Any) -> Any:
     from spl_hf.assign import AssignConfig
     from spl_hf.backends.settings import JudgeConfig
     from spl_hf.decontam import DecontamConfig
-    from spl_hf.release.tenet_dpo import TenetRelease, TenetReleaseConfig
+    from spl_hf.release.tenets import TenetRelease, TenetReleaseConfig
 
     class SyntheticJudgeRelease(TenetRelease):
         """The release with its judge stage replaced by card-shaped synthetic scores (see module doc)."""

@@ -112,7 +112,7 @@ def test_an_edited_spl_claim_fails_naming_file_and_claim(built_spl, tmp_path, ca
     assert audit(folder).ok
     edit_json(folder / file, edit)
     if file == "card.json":
-        from spl_hf.hub import regenerate_card
+        from spl_hf.dataset import regenerate_card
 
         regenerate_card(folder)  # `spl-hf card`: the README now shows the false counts too
     _caught(folder, file, claim)
@@ -170,7 +170,7 @@ def test_an_edited_tenet_claim_fails_naming_file_and_claim(built_tenets, tmp_pat
     folder = _copy(built_tenets, tmp_path)
     edit_json(folder / file, edit)
     if file == "card.json":
-        from spl_hf.hub import regenerate_card
+        from spl_hf.dataset import regenerate_card
 
         regenerate_card(folder)  # the README shows the forged entry too
     _caught(folder, file, claim)

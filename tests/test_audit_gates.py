@@ -67,7 +67,7 @@ def gated_spl(tmp_path_factory) -> Path:
 def _forge(src: Path, tmp_path: Path, edit: Callable[[dict], None]) -> Path:
     """A copy with ``edit`` applied to the record of both files, the README rendered again from
     card.json (`spl-hf card`) and the manifest regenerated."""
-    from spl_hf.hub import regenerate_card
+    from spl_hf.dataset import regenerate_card
 
     folder = Path(shutil.copytree(src, tmp_path / "b"))
     edit_json(folder / "build_report.json", lambda d: edit(d["quality_gates"]))

@@ -6,9 +6,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from spl_hf.audit.card import read_card
 from spl_hf.audit.load import read_folder
 from spl_hf.cli import main
+from spl_hf.dataset.layout import read_card
 from tests.audit_fixtures import copy_build, rewrite, tenet_files
 
 SPL_FILE = "derivations/ultrachat-00000-of-00001.parquet"

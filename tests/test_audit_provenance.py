@@ -49,7 +49,7 @@ def _forge_tenet_row(folder, pair_id: str, tenet: str, new_text: str) -> None:
                 r["input_sha256"] = judged[(r["pair_id"], r["tenet"])]
 
     rewrite(data_file(folder, "judge_scores"), rejudge)
-    from spl_hf.hub import regenerate_card
+    from spl_hf.dataset import regenerate_card
 
     regenerate_card(folder)  # the card's example rows show the forged text too
     reseal(folder)
@@ -242,15 +242,13 @@ def _reseal_judge_quality(folder) -> None:
     released = {t: [r["score"] for r in rows.to_pylist() if r["tenet"] == t] for t in report["tenets_kept"]}
     old = report["judge_quality"]
     section = judge_quality_section(scores, released, threshold=old["threshold"], capacity=old["capacity"])
-    from spl_hf.contract import judge_quality_card
-    from spl_hf.hub import regenerate_card
+    from spl_hf.dataset import judge_quality_card, regenerate_card
 
     report["judge_quality"] = card["kwargs"]["judge_quality"] = section
     card["kwargs"]["judge_quality_card"] = judge_quality_card(section)
     report_path.write_text(json.dumps(report))
     card_path.write_text(json.dumps(card))
-    from spl_hf.contract import POOL_FIGURE
-    from spl_hf.report import pool_preference_png
+    from spl_hf.dataset import POOL_FIGURE, pool_preference_png
 
     (folder / POOL_FIGURE).write_bytes(pool_preference_png(scores, old["threshold"]))  # it plots the column
     regenerate_card(folder)  # the README shows the forged figures too

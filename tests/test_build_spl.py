@@ -274,7 +274,7 @@ def test_card_names_the_harm_pools_the_licence_reason_and_counts_per_stage(built
 
 
 def test_a_build_without_labels_says_so_instead_of_printing_header_only_tables(tmp_path):
-    from spl_hf.hub import regenerate_card
+    from spl_hf.dataset import regenerate_card
 
     # two candidates with the same attributes: equal ranks, so no pair gets a label
     p, c = _records(tmp_path, [PROMPT], [CAND, {**CAND, "candidate_id": "c2"}])

@@ -575,8 +575,8 @@ def test_card_states_each_stage_per_source_the_shares_and_the_pools_with_harmful
 
 
 def test_card_names_local_files_by_sha256_with_the_read_counts_and_lists_sft(tmp_path):
+    from spl_hf.dataset import regenerate_card
     from spl_hf.decontam import DecontamConfig
-    from spl_hf.hub import regenerate_card
     from spl_hf.release.decontam_stage import public_report
     from spl_hf.sources import read_pools, sample_paths
 
@@ -626,7 +626,7 @@ def test_card_names_local_files_by_sha256_with_the_read_counts_and_lists_sft(tmp
 
 
 def test_a_build_that_keeps_no_tenet_says_why_instead_of_header_only_tables(tmp_path):
-    from spl_hf.hub import regenerate_card
+    from spl_hf.dataset import regenerate_card
 
     pairs, scores, _ = _inputs(tmp_path)
     cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=100, output_dir=str(tmp_path / "x"))

@@ -88,7 +88,7 @@ def test_per_tenet_and_overall_rows_from_the_stored_columns():
 
 
 def test_the_figure_is_a_png_that_depends_on_the_data_only(tmp_path):
-    from spl_hf.report._judge_quality_figure import save_judge_quality_figure
+    from spl_hf.dataset.figure_judge_quality import save_judge_quality_figure
 
     def draw(name, p2):
         table = _scores(["t1", "t2", "t2"], [0.9, 0.6, 0.2], p2)

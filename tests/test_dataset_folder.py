@@ -10,7 +10,7 @@ import yaml
 from datasets import Features, Value, concatenate_datasets, load_dataset
 
 from spl_hf.cli import main
-from spl_hf.hub.folder import ConfigData, write_dataset_folder, yaml_metadata
+from spl_hf.dataset.folder import ConfigData, write_dataset_folder, yaml_metadata
 from spl_hf.manifest import verify_manifest
 
 FRESH = "force_redownload"  # datasets keys a local folder's Arrow cache by its name, not its bytes
@@ -77,7 +77,7 @@ def test_a_union_of_unknown_splits_is_refused():
 
 
 def yaml_metadata_checked(configs):
-    from spl_hf.hub.folder import validate_layout
+    from spl_hf.dataset.folder import validate_layout
 
     validate_layout(configs)
     return yaml_metadata(configs)

@@ -1,4 +1,4 @@
-"""spl_hf.frontmatter: the one card front-matter reader (audit, publish and the Hub server use it)."""
+"""spl_hf.dataset.frontmatter: the one card front-matter reader (audit, publish and the Hub server use it)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from spl_hf.frontmatter import (
+from spl_hf.dataset.frontmatter import (
     MAX_DEPTH,
     MAX_FRONT_MATTER_BYTES,
     FrontMatterError,
@@ -93,8 +93,8 @@ def test_read_front_matter_names_the_file(tmp_path):
 
 
 def test_the_audit_and_publish_read_cards_through_it(tmp_path):
-    from spl_hf.audit.card import front_matter
-    from spl_hf.hub import card_configs
+    from spl_hf.dataset import card_configs
+    from spl_hf.dataset.layout import front_matter
 
     card = tmp_path / "README.md"
     card.write_text(

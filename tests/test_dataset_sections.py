@@ -1,6 +1,6 @@
 import pyarrow as pa
 
-from spl_hf.build.card_sections import (
+from spl_hf.dataset.sections import (
     HARMFUL_PROMPT_POOLS,
     MULTI_TURN_POOLS,
     markdown_table,

@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from spl_hf.cli import main
+from spl_hf.dataset.folder import sha256_file
 from spl_hf.hub._publish import build_files, publish
-from spl_hf.hub.folder import sha256_file
 from spl_hf.hub.roundtrip import split_digests
 from tests.hub_fixtures import TOKEN, client_env, remote_digests
 

@@ -85,7 +85,13 @@ LAYERS = {
             "spl_hf.rules.config",
             "spl_hf.train.config",
         ),
-        ("spl_hf.cli", "spl_hf.build.spl", "spl_hf.build.tenets", "spl_hf.audit.load", "spl_hf.hub.folder"),
+        (
+            "spl_hf.cli",
+            "spl_hf.build.spl",
+            "spl_hf.build.tenets",
+            "spl_hf.audit.load",
+            "spl_hf.dataset.folder",
+        ),
     ),
 }
 

@@ -44,8 +44,8 @@ def test_wheel_installs_and_builds_and_audits_outside_the_repo(tmp_path: Path) -
     )
     (wheel,) = dist.glob("spl_hf-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    cards = sorted(p.name for p in (REPO / "cards").glob("*.j2"))
-    assert cards and {f"spl_hf/hub/templates/{c}" for c in cards} <= names
+    cards = sorted(p.name for p in (REPO / "spl_hf" / "dataset" / "templates").glob("*.j2"))
+    assert cards and {f"spl_hf/dataset/templates/{c}" for c in cards} <= names
     assert "spl_hf/data/rulebase_default.yaml" in names and "spl_hf/data/samples/spl_prompts.jsonl" in names
     compiler = bool(shutil.which("cc") or shutil.which("gcc"))
     # The digest's C kernel is an optional extension: built wherever a compiler is, else numpy is used.

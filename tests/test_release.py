@@ -245,7 +245,7 @@ def test_spl_release_draws_after_decontamination_and_names_an_emptied_source(tmp
 
     monkeypatch.setattr(model_stages, "load_backend", lambda *a, **k: pytest.fail("model loaded"))
     from spl_hf.decontam import DecontamConfig
-    from spl_hf.release.spl_safety import SPLReleaseConfig, make_release
+    from spl_hf.release.spl import SPLReleaseConfig, make_release
 
     cfg = SPLReleaseConfig(
         prompt_sources=[
@@ -276,7 +276,7 @@ def test_spl_release_draws_after_decontamination_and_names_an_emptied_source(tmp
     assert record["summary"]["empty_sources"] == ["harmbench"]
     assert all(r["heldout_prompt"] for r in record["removed"])
     # the card names the emptied source and shows every held-out set's prompt count
-    from spl_hf.hub.card import render_card
+    from spl_hf.dataset.card import render_card
 
     card = render_card(
         "spl_dataset.md.j2", [], license="mit", pretty_name="t", tags=[], decontamination=summary
@@ -309,7 +309,7 @@ def test_spl_release_in_json_mode_records_producers_parse_failures_and_the_candi
     # issue 16: the paper's procedure (JSON labeling, Table VI's generation share) and who produced what
     from spl_hf.backends.settings import GenerationConfig
     from spl_hf.decontam import DecontamConfig
-    from spl_hf.release.spl_safety import SPLReleaseConfig, make_release
+    from spl_hf.release.spl import SPLReleaseConfig, make_release
 
     cfg = SPLReleaseConfig(
         prompt_sources=[
@@ -374,7 +374,7 @@ def test_the_paper_recipe_labels_in_json_mode_and_generates_for_table_vis_share(
     assert plan["labeler_mode"] == "json"
     assert plan["pool_sizes"] == {s: pool for s, (pool, _) in TABLE_VI.items()}
     from spl_hf.recipes import parse_recipe
-    from spl_hf.release.spl_safety import make_release
+    from spl_hf.release.spl import make_release
 
     cfg, gen, decontam = parse_recipe(REPO / "recipes" / "spl" / "paper.yaml")[:3]
     release = make_release(cfg, gen, decontam)

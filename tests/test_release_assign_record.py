@@ -18,7 +18,7 @@ import pytest
 
 import spl_hf.build.tenets as build
 from spl_hf.errors import SplHfError
-from spl_hf.release.tenet_dpo import ASSIGN_STATS
+from spl_hf.release.tenets import ASSIGN_STATS
 from tests.conftest import REPO
 
 PAIRS = 600

@@ -6,9 +6,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from spl_hf.dataset.figure_judge_quality import judge_quality_figure
+from spl_hf.dataset.figure_pool_preference import pool_preference_data, pool_preference_figure
 from spl_hf.report import RunMetrics, seed_report
-from spl_hf.report._judge_quality_figure import judge_quality_figure
-from spl_hf.report._pool_preference_figure import pool_preference_data, pool_preference_figure
 from spl_hf.report.figures import conditions_data, figure_conditions
 
 

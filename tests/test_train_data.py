@@ -34,7 +34,7 @@ def publish(root: Path, configs: dict[str, dict[str, list[dict]]], schema: pa.Sc
     """A Hub-layout dataset folder (the layout the builders write) with the given configs and splits."""
     from datasets import Features
 
-    from spl_hf.hub.folder import ConfigData, write_dataset_folder, yaml_metadata
+    from spl_hf.dataset.folder import ConfigData, write_dataset_folder, yaml_metadata
 
     cds = []
     for i, (name, splits) in enumerate(configs.items()):

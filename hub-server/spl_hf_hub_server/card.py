@@ -1,6 +1,6 @@
 """The Hub's ``cardData``: README.md's front matter, parsed once when a commit is made.
 
-Read through :func:`spl_hf.frontmatter.parse_front_matter`, the project's one card reader, with its
+Read through :func:`spl_hf.dataset.parse_front_matter`, the project's one card reader, with its
 size, depth and alias limits; a README whose front matter breaks them, or is not valid YAML, is
 refused with the commit (400), as the Hub refuses a commit with invalid README metadata.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import BinaryIO
 
-from spl_hf.frontmatter import MAX_FRONT_MATTER_BYTES, FrontMatterError, parse_front_matter
+from spl_hf.dataset.frontmatter import MAX_FRONT_MATTER_BYTES, FrontMatterError, parse_front_matter
 from spl_hf_hub_server.errors import StoreError
 
 # Enough of the README to hold the largest accepted block and its closing line; the prose after it

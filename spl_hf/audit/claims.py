@@ -192,7 +192,7 @@ def check_readme(built: BuiltFolder, card: Mapping, template: str) -> list[str]:
         return [f"{CARD_FILE}: the README cannot be rendered from it ({type(exc).__name__}: {exc})"]
     prov = read_json(built.path / PROVENANCE)
     if (built.path / PROVENANCE).exists():
-        from spl_hf.hub import provenance_section
+        from spl_hf.dataset import provenance_section
 
         if not isinstance(prov, dict):
             return [f"{PROVENANCE}: not a JSON object"]
@@ -219,7 +219,7 @@ def render_from_inputs(built: BuiltFolder, card: Mapping) -> str:
     """The README ``card.json`` renders, with the released tables as each stored split's data."""
     from datasets import Features
 
-    from spl_hf.hub import ConfigData, render_card
+    from spl_hf.dataset import ConfigData, render_card
 
     tables = {(s.config, s.split): s.table for s in built.splits}
     configs = []

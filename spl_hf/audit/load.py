@@ -17,10 +17,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from spl_hf.audit.card import CardLayout, read_card
 from spl_hf.audit.decontam import check_decontamination
 from spl_hf.audit.files import is_data_file
 from spl_hf.contract import CERTIFICATE_FILE
+from spl_hf.dataset import CardLayout, read_card
 from spl_hf.errors import SplHfError
 from spl_hf.manifest import MANIFEST, ManifestCheck, check_manifest, folder_files, safe_relative
 from spl_hf.rules import RuleBase, default_rulebase, load_rulebase
@@ -113,7 +113,7 @@ def _resolve(folder: Path, patterns: list[str], where: str, failures: list[str])
 
 def recorded_counts(folder: Path, card: CardLayout) -> dict[tuple[str, str], tuple[int, str]]:
     """Expected rows per (config, split) and who declares them: the card's ``dataset_info``, else the
-    build report (the Hub layout's card states no split sizes, see :func:`spl_hf.hub.folder.yaml_metadata`)."""
+    build report (the Hub layout's card states no split sizes, see :func:`spl_hf.dataset.yaml_metadata`)."""
     counts: dict[tuple[str, str], tuple[int, str]] = {}
     data = read_build_report(folder)
     spl_splits = data.get("splits") if "rulebase_hash" in data else None

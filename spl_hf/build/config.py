@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from spl_hf.assign import AssignConfig
 from spl_hf.configs import OutputArgs
-from spl_hf.hub import DEFAULT_MAX_SHARD_SIZE
+from spl_hf.dataset import DEFAULT_MAX_SHARD_SIZE
 
 SAMPLE = "<embedded sample>"
 

@@ -1,5 +1,5 @@
 """The judge-quality part of a tenet build: the report entry, and the not-judged counts (the card's table and sentence are
-:func:`spl_hf.contract.judge_quality_card`, the PNG :func:`spl_hf.report.judge_quality_png`).
+:func:`spl_hf.dataset.judge_quality_card`, the PNG :func:`spl_hf.dataset.judge_quality_png`).
 
 The figures themselves are :func:`spl_hf.contract.quality.judge_quality_section`, a pure
 function of the released ``judge_scores`` rows and the released rows' scores, which the audit

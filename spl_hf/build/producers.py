@@ -13,7 +13,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from spl_hf.contract import IDENTITY_FIELDS, PRODUCER_NOT_RECORDED, identity_key, record_identity
+from spl_hf.contract import IDENTITY_FIELDS, identity_key, record_identity
+from spl_hf.dataset import PRODUCER_NOT_RECORDED
 from spl_hf.errors import SplHfError
 
 NOT_RECORDED = PRODUCER_NOT_RECORDED

@@ -13,7 +13,7 @@ import pyarrow as pa
 from datasets import Features, Value
 
 from spl_hf.contract import MESSAGES
-from spl_hf.hub import ConfigData
+from spl_hf.dataset import ConfigData
 
 SFT_CONFIG = "sft"
 SFT_FEATURES = Features(

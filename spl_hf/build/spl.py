@@ -21,7 +21,6 @@ import yaml
 from datasets import Dataset
 from datasets.table import InMemoryTable
 
-from spl_hf.build.card_sections import harmful_pools, markdown_table, origins_markdown, shares, stage_table
 from spl_hf.build.config import SAMPLE, SPLBuildConfig
 from spl_hf.build.spl_evidence import evidence, evidence_report
 from spl_hf.contract import (
@@ -32,7 +31,6 @@ from spl_hf.contract import (
     CompositionTables,
     JudgeComparisonTables,
     composition_tables,
-    evidence_card,
     gate_record,
     judge_comparison_tables,
     license_text,
@@ -40,6 +38,19 @@ from spl_hf.contract import (
     row_gate,
     spl_license_fields,
     spl_source_licenses,
+)
+from spl_hf.dataset import (
+    CARD_INPUTS,
+    ConfigData,
+    card_inputs,
+    evidence_card,
+    harmful_pools,
+    markdown_table,
+    origins_markdown,
+    render_card,
+    shares,
+    stage_table,
+    write_dataset_folder,
 )
 from spl_hf.derive import (
     JUDGE_COLUMN,
@@ -56,13 +67,6 @@ from spl_hf.derive import (
     read_jsonl,
 )
 from spl_hf.errors import SplHfError
-from spl_hf.hub import (
-    CARD_INPUTS,
-    ConfigData,
-    card_inputs,
-    render_card,
-    write_dataset_folder,
-)
 from spl_hf.outputs import guard_dir
 from spl_hf.rules import RuleBase, default_rulebase, load_rulebase
 

@@ -31,14 +31,6 @@ from spl_hf.assign import (
     read_table,
     verify_certificate,
 )
-from spl_hf.build.card_sections import (
-    harmful_pools,
-    markdown_table,
-    multi_turn_share,
-    origins_markdown,
-    shares,
-    stage_table,
-)
 from spl_hf.build.config import TenetBuildConfig, fields_of
 from spl_hf.build.judge_quality import build_quality, read_not_judged
 from spl_hf.contract import (
@@ -48,13 +40,10 @@ from spl_hf.contract import (
     JUDGE_FIELDS,
     JUDGED_SCORE_COLUMNS,
     LICENSE_FILE,
-    POOL_FIGURE,
-    QUALITY_FIGURE,
     ROW_FEATURES,
     SCORE_FEATURES,
     TENET_INTRO,
     check_inputs,
-    judge_quality_card,
     license_text,
     read_decontamination,
     row_digests,
@@ -62,16 +51,26 @@ from spl_hf.contract import (
     tenet_license_fields,
 )
 from spl_hf.contract import pool_licenses as source_licenses
-from spl_hf.errors import SplHfError
-from spl_hf.hub import (
+from spl_hf.dataset import (
     CARD_INPUTS,
+    POOL_FIGURE,
+    QUALITY_FIGURE,
     ConfigData,
     card_inputs,
+    harmful_pools,
+    judge_quality_card,
+    judge_quality_png,
+    markdown_table,
+    multi_turn_share,
+    origins_markdown,
+    pool_preference_png,
     render_card,
+    shares,
+    stage_table,
     write_dataset_folder,
 )
+from spl_hf.errors import SplHfError
 from spl_hf.outputs import guard_dir
-from spl_hf.report import judge_quality_png, pool_preference_png
 from spl_hf.sources import ADAPTERS, DEFAULT_CLIP_CHARS, OMITTED_MARKER
 from spl_hf.tenets import default_tenets, load_tenets
 

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if figure:
         from spl_hf.agreement import figure_agreement
-        from spl_hf.report import save_png
+        from spl_hf.dataset import save_png
 
         save_png(figure_agreement(report), figure)
     if js.json:

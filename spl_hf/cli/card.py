@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str, actio
 
 def run(args: argparse.Namespace) -> int:
     from spl_hf.configs import configs_from_args
-    from spl_hf.hub import regenerate_card
+    from spl_hf.dataset import regenerate_card
 
     (card,) = configs_from_args(args)
     text = regenerate_card(card.path, repo_id=card.repo_id, template=card.template)

@@ -14,12 +14,12 @@ import sys
 
 RELEASES = {
     "tenets": (
-        "spl_hf.release.tenet_dpo",
+        "spl_hf.release.tenets",
         "per-tenet judge-scored DPO: pools -> decontaminate -> judge -> "
         "assign -> dataset -> audit -> publish",
     ),
     "spl": (
-        "spl_hf.release.spl_safety",
+        "spl_hf.release.spl",
         "SPL safety pairs: prompts -> decontaminate -> generate -> label -> "
         "derive -> audit -> publish (or recorded attributes -> derive -> audit -> publish)",
     ),

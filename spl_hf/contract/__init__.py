@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from spl_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from spl_hf.contract._evidence_card import PRODUCER_NOT_RECORDED, card_rows, evidence_card
     from spl_hf.contract.composition import (
         CompositionTables,
         JudgeComparisonTables,
@@ -60,12 +59,6 @@ if TYPE_CHECKING:
         section_of,
         tenet_quality,
     )
-    from spl_hf.contract.quality_card import (
-        POOL_FIGURE,
-        QUALITY_FIGURE,
-        bias_sentence,
-        judge_quality_card,
-    )
     from spl_hf.contract.scores import pair_input_hash, score_from_probs, scores_from_probs
     from spl_hf.contract.spl_quality import (
         record_label_quality,
@@ -99,9 +92,6 @@ __all__ = [
     "JUDGE_GATES",
     "LICENSE_FILE",
     "MESSAGES",
-    "POOL_FIGURE",
-    "PRODUCER_NOT_RECORDED",
-    "QUALITY_FIGURE",
     "ROW_FEATURES",
     "ROW_GATE",
     "SCORE_FEATURES",
@@ -116,13 +106,10 @@ __all__ = [
     "TenetQuality",
     "TopicRow",
     "VerdictPairRow",
-    "bias_sentence",
-    "card_rows",
     "check_inputs",
     "combine",
     "combine_scalar",
     "composition_tables",
-    "evidence_card",
     "first_content",
     "flat_figures",
     "gate_record",
@@ -134,7 +121,6 @@ __all__ = [
     "input_hashes",
     "judge_comparison_tables",
     "judge_quality",
-    "judge_quality_card",
     "judge_quality_section",
     "label_mass",
     "license_text",
@@ -163,11 +149,6 @@ __all__ = [
 
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "spl_hf.contract._evidence_card": (
-        "PRODUCER_NOT_RECORDED",
-        "card_rows",
-        "evidence_card",
-    ),
     "spl_hf.contract.composition": (
         "CompositionTables",
         "JudgeComparisonTables",
@@ -226,12 +207,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "position_counts",
         "section_of",
         "tenet_quality",
-    ),
-    "spl_hf.contract.quality_card": (
-        "POOL_FIGURE",
-        "QUALITY_FIGURE",
-        "bias_sentence",
-        "judge_quality_card",
     ),
     "spl_hf.contract.scores": (
         "pair_input_hash",

@@ -16,13 +16,14 @@ import pyarrow.parquet as pq
 from datasets import Features
 from huggingface_hub import DatasetCard, DatasetCardData
 
+from spl_hf.dataset.examples import card_examples
+from spl_hf.dataset.folder import ConfigData, config_rows, sha256_file, yaml_metadata
 from spl_hf.errors import SplHfError
 from spl_hf.files import refuse_symlink, write_text
-from spl_hf.hub.examples import card_examples
-from spl_hf.hub.folder import ConfigData, config_rows, sha256_file, yaml_metadata
 from spl_hf.manifest import MANIFEST, update_manifest
 
-CARD_INPUTS = "card.json"
+CARD_INPUTS = "card.json"  # what the card is rendered from
+PROVENANCE = "provenance.json"  # added to a published commit: what the rows were checked against
 
 
 def size_category(n: int) -> str:
@@ -49,7 +50,7 @@ def render_card(
     license_link: str | None = None,
     **context: object,
 ) -> str:
-    """Render a card; ``template`` is a file path or the name of a template shipped in ``cards/``.
+    """Render a card; ``template`` is a file path or the name of a template shipped in ``spl_hf/dataset/templates/``.
 
     ``license="other"`` needs ``license_name`` (a slug) and ``license_link`` (a URL or a file in
     the repo), as the Hub's card specification asks.
@@ -131,7 +132,7 @@ def card_text(
 ) -> str:
     """The card of a build folder rendered from its ``card.json`` and data, with the loading snippets
     naming ``repo_id`` (and ``revision``, when given); nothing is written."""
-    from spl_hf.hub.folder import shard_pattern
+    from spl_hf.dataset.folder import shard_pattern
 
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such build folder")
@@ -155,21 +156,41 @@ def card_text(
     return render_card(template or inputs["template"], configs, **kwargs)
 
 
-# Where people edit the templates: found in a source checkout or an editable install. An installed
-# wheel carries copies under spl_hf/hub/templates (setup.py's build_py step).
-CARDS_DIR = Path(__file__).resolve().parents[2] / "cards"
+# The templates are package data of spl_hf.dataset, read the same way from a checkout and a wheel.
+CARDS_DIR = Path(__file__).resolve().parent / "templates"
 
 
 def _template_text(template: str | Path) -> str:
     path = Path(template)
     if path.is_file():
         return path.read_text(encoding="utf-8")
-    packaged = resources.files("spl_hf.hub").joinpath("templates", str(template))
+    packaged = resources.files("spl_hf.dataset").joinpath("templates", str(template))
     if packaged.is_file():
         return packaged.read_text(encoding="utf-8")
-    local = CARDS_DIR / str(template)
-    if local.is_file():
-        return local.read_text(encoding="utf-8")
-    raise FileNotFoundError(
-        f"card template {template!r}: not a file, not in the installed package, nor in {CARDS_DIR}"
-    )
+    raise FileNotFoundError(f"card template {template!r}: not a file, nor a template of {CARDS_DIR}")
+
+
+def provenance_section(record: dict) -> str:
+    """The card's account of the provenance check (appended to README.md in the published commit)."""
+    lines = ["", "## Provenance check at publication", ""]
+    if not record["checked"]:
+        lines.append(
+            "Not checked: this release was published without `--sources`, so its rows were audited for "
+            "self-consistency only (digests, certificate, manifest), not re-read from their source files."
+        )
+    else:
+        lines.append(
+            f"Every row ({record.get('rows_checked', 0)}) was compared with the source records it names "
+            f"(`spl-hf publish --sources`); {record.get('rows_differing', 0)} differ. Sources:"
+        )
+        lines.append("")
+        for e in record["sources"]:
+            what = (
+                f"`{e['file']}` sha256 `{e['sha256']}`"
+                if "file" in e
+                else f"Hub dataset `{e['hub_dataset']}`"
+            )
+            lines.append(f"- {e['key'] or 'pairs'}: {what}")
+    lines.append("")
+    lines.append(f"The same record is in `{PROVENANCE}`.")
+    return "\n".join(lines) + "\n"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from spl_hf.contract.producers import IDENTITY_FIELDS
+from spl_hf.contract import IDENTITY_FIELDS
 
 ROLES = ("labeler", "generator", "verdict_judge")
 PRODUCER_NOT_RECORDED = "recorded, producer not recorded"

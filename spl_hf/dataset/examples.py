@@ -7,7 +7,7 @@ import json
 
 import pyarrow as pa
 
-from spl_hf.hub.folder import ConfigData
+from spl_hf.dataset.folder import ConfigData
 
 # The configs whose rows a reader needs to see once each, in card order.
 EXAMPLE_CONFIGS = ("all", "sft", "judge_scores", "preferences", "derivations", "judge_derivations")

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from spl_hf.contract import TenetQuality
-from spl_hf.report.figures import png_bytes, save_png
+from spl_hf.dataset.png import png_bytes, save_png
 
 SHARES = (
     ("consistent", "position-consistent", "#2b8a3e"),

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from spl_hf.report._judge_quality_figure import score_reach
-from spl_hf.report.figures import save_png
+from spl_hf.dataset.figure_judge_quality import score_reach
+from spl_hf.dataset.png import save_png
 
 FIGURE_FILE = "judge_vs_pool.png"
 COLORS = {"a": "#2b8a3e", "b": "#c92a2a"}
@@ -110,6 +110,6 @@ def save_pool_preference_figure(path: str | Path, scores: pa.Table, threshold: f
 def pool_preference_png(scores, threshold: float) -> bytes:
     """The PNG bytes of a tenet build's judge-vs-pool figure over its ``judge_scores`` rows, as the build
     draws it and the audit redraws it."""
-    from spl_hf.report.figures import png_bytes
+    from spl_hf.dataset.png import png_bytes
 
     return png_bytes(pool_preference_figure(pool_preference_data(scores, threshold), threshold))

@@ -23,10 +23,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets import Features
 
+from spl_hf.dataset import DEFAULT_MAX_SHARD_SIZE
 from spl_hf.errors import SplHfError
 from spl_hf.filehash import sha256_file
 from spl_hf.files import temp_dir_beside, write_bytes
-from spl_hf.hub import DEFAULT_MAX_SHARD_SIZE
 from spl_hf.manifest import check_manifest, write_manifest
 from spl_hf.outputs import (
     MARKER,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spl_hf.frontmatter import FrontMatterError, read_front_matter
+from spl_hf.dataset.frontmatter import FrontMatterError, read_front_matter
 
 
 @dataclass(frozen=True)
@@ -135,3 +135,17 @@ def read_card(folder: Path) -> CardLayout:
         elif split not in configs[config]:
             problems.append(f"dataset_info names split {config}/{split}, which its data_files do not declare")
     return CardLayout(configs, counts, default, tuple(problems), meta)
+
+
+def card_configs(folder: Path) -> tuple[list[str], str | None, str | None]:
+    """Config names in the card, the default config and the split a DPO user loads from it."""
+    readme = folder / "README.md"
+    meta = read_front_matter(readme) if readme.is_file() else None
+    entries = (meta or {}).get("configs") or []
+    names = [e["config_name"] for e in entries]
+    default = next((e for e in entries if e.get("default")), entries[0] if entries else None)
+    if default is None:
+        return names, None, None
+    splits = [d["split"] for d in default.get("data_files") or [] if isinstance(d, dict)]
+    split = "train" if "train" in splits else (splits[0] if splits else None)
+    return names, default["config_name"], split

@@ -98,7 +98,8 @@ def demo_chain(out: Path, builds: dict[str, Path]) -> bool:
 
 def write_refusal_figure(out: Path, run_dir: Path | None) -> bool:
     """The refusal of the base model and the trained adapter (paired by the run's seed) as a PNG."""
-    from spl_hf.report import RunMetrics, figure_conditions, save_png, seed_report
+    from spl_hf.dataset import save_png
+    from spl_hf.report import RunMetrics, figure_conditions, seed_report
 
     seed = json.loads((run_dir / "run.json").read_text())["seed"] if run_dir else 0
     runs = []

@@ -125,7 +125,8 @@ def demo_publish(out: Path, builds: dict[str, Path]) -> bool:
 
 
 def _load_line(repo_id: str, folder: Path, sha: str) -> str:
-    from spl_hf.hub import PublishResult, card_configs
+    from spl_hf.dataset import card_configs
+    from spl_hf.hub import PublishResult
 
     configs, default, split = card_configs(Path(folder))
     return PublishResult(repo_id, sha, "main", [], [], configs, default, split).load_line()

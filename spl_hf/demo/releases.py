@@ -10,7 +10,7 @@ from spl_hf.demo.steps import step
 
 RELEASES = {
     "tenets": (
-        "spl_hf.release.tenet_dpo",
+        "spl_hf.release.tenets",
         "tenets/demo.yaml",
         "Tenet release: shipped sample pools -> decontaminate against held-out prompts -> judge every "
         "(pair, tenet) in both orderings with the embedded model -> min-cost-flow assignment -> dataset "
@@ -18,7 +18,7 @@ RELEASES = {
         "judge, not the card's 0.5)",
     ),
     "spl": (
-        "spl_hf.release.spl_safety",
+        "spl_hf.release.spl",
         "spl/demo.yaml",
         "SPL release: one shipped prompt per Table VI source -> decontaminate -> candidates under "
         "'comply'/'refuse' -> attributes labeled by the embedded model -> rules -> dataset -> audit "

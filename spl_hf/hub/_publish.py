@@ -16,15 +16,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spl_hf.dataset import CARD_INPUTS, PROVENANCE, card_configs, card_text, provenance_section
 from spl_hf.errors import SplHfError
 from spl_hf.filehash import sha256_file
-from spl_hf.frontmatter import read_front_matter
 from spl_hf.manifest import MANIFEST, format_manifest, read_manifest
 
 REPO_TYPE = "dataset"
 KEEP = (".gitattributes",)  # repo files a build never holds but the Hub manages
-CARD_INPUTS = "card.json"  # what the card is rendered from (spl_hf.hub.card.CARD_INPUTS)
-PROVENANCE = "provenance.json"  # added to the published commit: what the rows were checked against
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -120,32 +118,6 @@ def provenance_record(sources: list[str] | None, report: dict | None) -> dict:
     return record
 
 
-def provenance_section(record: dict) -> str:
-    """The card's account of the provenance check (appended to README.md in the published commit)."""
-    lines = ["", "## Provenance check at publication", ""]
-    if not record["checked"]:
-        lines.append(
-            "Not checked: this release was published without `--sources`, so its rows were audited for "
-            "self-consistency only (digests, certificate, manifest), not re-read from their source files."
-        )
-    else:
-        lines.append(
-            f"Every row ({record.get('rows_checked', 0)}) was compared with the source records it names "
-            f"(`spl-hf publish --sources`); {record.get('rows_differing', 0)} differ. Sources:"
-        )
-        lines.append("")
-        for e in record["sources"]:
-            what = (
-                f"`{e['file']}` sha256 `{e['sha256']}`"
-                if "file" in e
-                else f"Hub dataset `{e['hub_dataset']}`"
-            )
-            lines.append(f"- {e['key'] or 'pairs'}: {what}")
-    lines.append("")
-    lines.append(f"The same record is in `{PROVENANCE}`.")
-    return "\n".join(lines) + "\n"
-
-
 def release_files(
     folder: Path, files: list[str], record: dict, repo_id: str | None = None, revision: str | None = None
 ) -> dict[str, bytes | str]:
@@ -158,8 +130,6 @@ def release_files(
     card = (folder / "README.md").read_bytes()
     changed: dict[str, bytes] = {}
     if repo_id and (folder / CARD_INPUTS).is_file():
-        from spl_hf.hub.card import card_text
-
         pinned = None if revision in (None, "main") else revision
         card = card_text(folder, repo_id, pinned).encode()
         # card.json records what the pushed README was rendered from, so the audit of the published
@@ -190,20 +160,6 @@ def build_files(folder: Path) -> list[str]:
         if p.is_file():
             out.append(rel.as_posix())
     return out
-
-
-def card_configs(folder: Path) -> tuple[list[str], str | None, str | None]:
-    """Config names in the card, the default config and the split a DPO user loads from it."""
-    readme = folder / "README.md"
-    meta = read_front_matter(readme) if readme.is_file() else None
-    entries = (meta or {}).get("configs") or []
-    names = [e["config_name"] for e in entries]
-    default = next((e for e in entries if e.get("default")), entries[0] if entries else None)
-    if default is None:
-        return names, None, None
-    splits = [d["split"] for d in default.get("data_files") or [] if isinstance(d, dict)]
-    split = "train" if "train" in splits else (splits[0] if splits else None)
-    return names, default["config_name"], split
 
 
 def _publishable(folder: Path, repo_id: str, sources: list[str] | None, allow_empty: bool) -> dict | None:

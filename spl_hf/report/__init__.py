@@ -7,19 +7,8 @@ from typing import TYPE_CHECKING
 from spl_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from spl_hf.report._judge_quality_figure import (
-        judge_quality_figure,
-        judge_quality_png,
-        save_judge_quality_figure,
-    )
-    from spl_hf.report._pool_preference_figure import (
-        pool_preference_data,
-        pool_preference_figure,
-        pool_preference_png,
-        save_pool_preference_figure,
-    )
     from spl_hf.report.config import JudgeReportArgs, SeedReportArgs
-    from spl_hf.report.figures import PNG_METADATA, figure_conditions, save_png
+    from spl_hf.report.figures import figure_conditions
     from spl_hf.report.judge_comparison import compare_build, write_comparison
     from spl_hf.report.runs import METRIC_KEYS, RunMetrics, load_runs
     from spl_hf.report.seeds import ConditionSummary, ContrastSummary, SeedReport, parse_contrast, seed_report
@@ -28,7 +17,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "METRIC_KEYS",
-    "PNG_METADATA",
     "ConditionSummary",
     "ContrastSummary",
     "JudgeReportArgs",
@@ -37,16 +25,8 @@ __all__ = [
     "SeedReportArgs",
     "compare_build",
     "figure_conditions",
-    "judge_quality_figure",
-    "judge_quality_png",
     "load_runs",
     "parse_contrast",
-    "pool_preference_data",
-    "pool_preference_figure",
-    "pool_preference_png",
-    "save_judge_quality_figure",
-    "save_png",
-    "save_pool_preference_figure",
     "seed_report",
     "write_comparison",
     "write_seed_report",
@@ -54,26 +34,11 @@ __all__ = [
 
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "spl_hf.report._judge_quality_figure": (
-        "judge_quality_figure",
-        "judge_quality_png",
-        "save_judge_quality_figure",
-    ),
-    "spl_hf.report._pool_preference_figure": (
-        "pool_preference_data",
-        "pool_preference_figure",
-        "pool_preference_png",
-        "save_pool_preference_figure",
-    ),
     "spl_hf.report.config": (
         "JudgeReportArgs",
         "SeedReportArgs",
     ),
-    "spl_hf.report.figures": (
-        "PNG_METADATA",
-        "figure_conditions",
-        "save_png",
-    ),
+    "spl_hf.report.figures": ("figure_conditions",),
     "spl_hf.report.judge_comparison": (
         "compare_build",
         "write_comparison",

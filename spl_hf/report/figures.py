@@ -10,14 +10,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from spl_hf.dataset import save_png
 from spl_hf.errors import SplHfError
 from spl_hf.report.seeds import SeedReport
 from spl_hf.stats import SeedSummary
 
 MIN_SEEDS_FOR_INTERVAL = 2  # a t interval needs at least two seeds
 MARKERS = ("s", "^", "o", "D", "v", "P", "X")
-# PNG text chunks carry the matplotlib version by default; drop it so outputs depend on data only.
-PNG_METADATA = {"Software": None}
 
 
 def _figure(width: float, height: float, panels: int):
@@ -27,21 +26,6 @@ def _figure(width: float, height: float, panels: int):
     fig = Figure(figsize=(width, height))
     axes = fig.subplots(1, panels, squeeze=False)[0]
     return fig, axes, rcParams["axes.prop_cycle"].by_key()["color"]
-
-
-def png_bytes(fig) -> bytes:
-    """The figure as PNG bytes: the one encoding of every figure (the audit redraws and compares them)."""
-    import io
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120, metadata=PNG_METADATA)
-    return buf.getvalue()
-
-
-def save_png(fig, path: str | Path) -> Path:
-    from spl_hf.files import write_bytes
-
-    return write_bytes(path, png_bytes(fig))
 
 
 def _offsets(n: int, width: float = 0.24) -> list[float]:

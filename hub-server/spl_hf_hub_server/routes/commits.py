@@ -6,7 +6,7 @@ import base64
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from spl_hf.frontmatter import FrontMatterError, parse_front_matter
+from spl_hf.dataset.frontmatter import FrontMatterError, parse_front_matter
 from spl_hf_hub_server.commit_ops import check_path, parse_commit
 from spl_hf_hub_server.routes.common import url_prefix
 from spl_hf_hub_server.store import upload_mode

@@ -170,7 +170,7 @@ def _evidence_card(built: BuiltFolder) -> dict:
     (which the evidence audit recounts from the rows) with the build's own formatter."""
     from spl_hf.audit.claims import read_json
     from spl_hf.audit.load import BUILD_REPORT
-    from spl_hf.contract import evidence_card
+    from spl_hf.dataset import evidence_card
 
     report = read_json(built.path / BUILD_REPORT) or {}
     stored = (read_json(built.path / "card.json") or {}).get("kwargs") or {}

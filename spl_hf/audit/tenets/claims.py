@@ -4,7 +4,7 @@
 The assignment's summary (objective, kept and dropped tenets, settings) comes from the certificate
 the row audit verified; counts from the released ``judge_scores`` and rows; the licence from the
 released sources' adapters. ``judge_quality.png`` is drawn again from the released scores with the
-build's own function (:func:`spl_hf.report.judge_quality_png`) and compared byte for byte: the figure
+build's own function (:func:`spl_hf.dataset.judge_quality_png`) and compared byte for byte: the figure
 is saved without any version text, so the same data and the same matplotlib give the same bytes.
 """
 
@@ -21,14 +21,12 @@ from spl_hf.audit.gates import gate_claims
 from spl_hf.audit.load import BUILD_REPORT, BuiltFolder
 from spl_hf.contract import (
     CERTIFICATE_FILE,
-    POOL_FIGURE,
-    QUALITY_FIGURE,
     TENET_INTRO,
-    judge_quality_card,
     no_rows_concerned,
     pool_licenses,
     tenet_license_fields,
 )
+from spl_hf.dataset import POOL_FIGURE, QUALITY_FIGURE, judge_quality_card
 
 TEMPLATE = "tenet_dataset.md.j2"
 FIGURE_FILE = QUALITY_FIGURE
@@ -201,7 +199,7 @@ def check_figure(built: BuiltFolder, scores: pa.Table, rows: pa.Table, cert: Cer
     quality = judge_quality(
         scores, released, threshold=cert.threshold, capacity=cert.capacity, not_judged=not_judged
     )
-    from spl_hf.report import judge_quality_png, pool_preference_png
+    from spl_hf.dataset import judge_quality_png, pool_preference_png
 
     return _compare_png(
         built, FIGURE_FILE, judge_quality_png(scores, rows, quality, cert.threshold), "judge-quality figure"
