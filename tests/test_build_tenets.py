@@ -648,7 +648,7 @@ def _joined_rows(keys, table, on):
 
 
 def test_row_numbers_match_the_join_and_its_errors():
-    from spl_hf.build.tenets import _row_numbers
+    from spl_hf.build.rows import row_numbers
     from spl_hf.errors import SplHfError
 
     table = pa.table({"pair_id": ["p1", "p2", "p3", "p1", "p4"], "tenet": ["a", "a", "b", "b", "a"]})
@@ -660,14 +660,14 @@ def test_row_numbers_match_the_join_and_its_errors():
             {"pair_id": ["p4", "p2", "p1", "p3", "p1"], "tenet": ["a", "a", "a", "b", "b"]}
         ),  # more keys
     ):
-        assert _row_numbers(keys, table, on, "missing").to_pylist() == _joined_rows(keys, table, on)
+        assert row_numbers(keys, table, on, "missing").to_pylist() == _joined_rows(keys, table, on)
     with pytest.raises(SplHfError, match=r"missing: \[\{'pair_id': 'p9', 'tenet': 'a'\}\]"):
-        _row_numbers(pa.table({"pair_id": ["p1", "p9"], "tenet": ["a", "a"]}), table, on, "missing")
+        row_numbers(pa.table({"pair_id": ["p1", "p9"], "tenet": ["a", "a"]}), table, on, "missing")
     with pytest.raises(SplHfError, match="missing"):
-        _row_numbers(pa.table({"pair_id": [None, "p1"], "tenet": ["a", "a"]}), table, on, "missing")
+        row_numbers(pa.table({"pair_id": [None, "p1"], "tenet": ["a", "a"]}), table, on, "missing")
     twice = pa.table({"pair_id": ["p1", "p1", "p2"], "tenet": ["a", "a", "a"]})
     with pytest.raises(SplHfError, match="repeat"):
-        _row_numbers(pa.table({"pair_id": ["p1"], "tenet": ["a"]}), twice, on, "missing")
+        row_numbers(pa.table({"pair_id": ["p1"], "tenet": ["a"]}), twice, on, "missing")
     # a repeated key no row asks for is no error (the join's answer)
     keys = pa.table({"pair_id": ["p2"], "tenet": ["a"]})
-    assert _row_numbers(keys, twice, on, "missing").to_pylist() == [2] == _joined_rows(keys, twice, on)
+    assert row_numbers(keys, twice, on, "missing").to_pylist() == [2] == _joined_rows(keys, twice, on)

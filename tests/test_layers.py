@@ -227,3 +227,94 @@ def test_no_library_module_imports_the_cli():
                 if n == "spl_hf.cli" or n.startswith("spl_hf.cli.")
             ]
     assert offenders == []
+
+
+# The runtime import graph (tests/import_graph.py): every import that runs, function-level ones
+# included, none under TYPE_CHECKING. Floors go from the bottom up; a folder imports only its own
+# floor or lower ones. A new package must be given a floor here.
+FLOORS = (
+    (  # root modules: errors, one reader/writer per kind of file, the parser
+        "spl_hf",
+        "spl_hf.errors",
+        "spl_hf.lazy",
+        "spl_hf.files",
+        "spl_hf.filehash",
+        "spl_hf.yamlio",
+        "spl_hf.jsonl",
+        "spl_hf.manifest",
+        "spl_hf.outputs",
+        "spl_hf.configs",
+        "spl_hf.recipes",
+        "spl_hf.data",
+    ),
+    (  # pure: no model, no released folder
+        "spl_hf.schema",
+        "spl_hf.rules",
+        "spl_hf.derive",
+        "spl_hf.assign",
+        "spl_hf.tenets",
+        "spl_hf.contract",
+        "spl_hf.decontam",
+        "spl_hf.refusal",
+        "spl_hf.stats",
+        "spl_hf.sources",
+        "spl_hf.agreement",
+        "spl_hf.metrics",
+    ),
+    ("spl_hf.dataset",),  # the released folder format, written and read in one place
+    ("spl_hf.backends", "spl_hf.build", "spl_hf.audit", "spl_hf.train"),  # engines, producers, checker
+    ("spl_hf.hub", "spl_hf.explain", "spl_hf.view", "spl_hf.evaluation", "spl_hf.report"),
+    ("spl_hf.release", "spl_hf.demo"),  # pipelines over all of the above
+    ("spl_hf.cli",),
+    ("spl_hf_hub_server",),  # the sibling distribution, on top of the core
+)
+
+
+def _floor_of() -> dict[str, int]:
+    return {folder: i for i, floors in enumerate(FLOORS) for folder in floors}
+
+
+def test_the_runtime_import_graph_has_no_cycle():
+    from tests import import_graph
+
+    cycles = import_graph.cycles(import_graph.graph())
+    assert cycles == [], f"import cycles (function-level imports included): {cycles}"
+
+
+def test_no_folder_imports_a_higher_floor():
+    from tests import import_graph
+
+    floor = _floor_of()
+    folders = {import_graph.folder(m) for m in import_graph.modules()}
+    top = {f.split(".")[0] if f.startswith("spl_hf_hub_server") else f for f in folders}
+    assert top <= set(floor), f"give these a floor in FLOORS: {sorted(top - set(floor))}"
+
+    def level(f: str) -> int:
+        return floor[f.split(".")[0] if f.startswith("spl_hf_hub_server") else f]
+
+    upward = [
+        f"{where}: {src} (floor {level(src)}) imports {dst} (floor {level(dst)})"
+        for src, targets in import_graph.folder_graph(import_graph.graph()).items()
+        for dst, where in targets.items()
+        if level(dst) > level(src)
+    ]
+    assert upward == []
+
+
+def test_the_import_graph_sees_function_level_imports(tmp_path, monkeypatch):
+    """The scanner itself: a cycle hidden behind a function-level import is found, a type-only one is not."""
+    from tests import import_graph
+
+    pkg = tmp_path / "spl_hf"
+    (pkg / "a").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a" / "__init__.py").write_text("")
+    (pkg / "a" / "x.py").write_text("def f():\n    from spl_hf.a.y import g\n")
+    (pkg / "a" / "y.py").write_text("from spl_hf.a import x\n")
+    (pkg / "a" / "z.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from spl_hf.a.x import f\n"
+    )
+    (pkg / "a" / "w.py").write_text("import spl_hf.a.z\n")
+    monkeypatch.setattr(import_graph, "TREES", (tmp_path,))
+    monkeypatch.setattr(import_graph, "PACKAGES", ("spl_hf",))
+    assert import_graph.cycles(import_graph.graph()) == [["spl_hf.a.x", "spl_hf.a.y"]]

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
         RunArgs,
         check_row_suffix,
     )
-    from spl_hf.backends.executor import ExecutorArgs, ExecutorError, check_executor
-    from spl_hf.backends.factory import VLLM_ONLY, make_backend
+    from spl_hf.backends.executor import ExecutorArgs, ExecutorError
+    from spl_hf.backends.factory import VLLM_ONLY, load_backend, make_backend
     from spl_hf.backends.generate import CandidateGenerator, prompts_from_rows
     from spl_hf.backends.hf import BoundaryError, HFBackend
     from spl_hf.backends.io import require_columns, write_rows
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
         verdict_stage,
     )
     from spl_hf.backends.options import argmax_option, option_block, option_keys
+    from spl_hf.backends.runner import check_executor, run_stage, run_worker
     from spl_hf.backends.settings import (
         GenerationConfig,
         JudgeConfig,
@@ -61,14 +62,13 @@ if TYPE_CHECKING:
         check_context,
         check_positive,
         engine_kwargs,
-        load_backend,
         shipped_instructions,
     )
     from spl_hf.backends.shards import ResultsFolderError, ShardStore
     from spl_hf.backends.text import split_template, template_hash, validate_text
     from spl_hf.backends.verdict import VerdictJudge, verdict_pair_labels, verdict_preference
     from spl_hf.backends.vllm import VLLMBackend
-    from spl_hf.backends.worker import NoResult, Stage, StageResult, Worker, run_stage, run_worker
+    from spl_hf.backends.worker import NoResult, Stage, StageResult, Worker
 
 __all__ = [
     "EMBEDDED_NAME",
@@ -175,10 +175,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.backends.executor": (
         "ExecutorArgs",
         "ExecutorError",
-        "check_executor",
     ),
     "spl_hf.backends.factory": (
         "VLLM_ONLY",
+        "load_backend",
         "make_backend",
     ),
     "spl_hf.backends.generate": (
@@ -239,8 +239,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "check_context",
         "check_positive",
         "engine_kwargs",
-        "load_backend",
         "shipped_instructions",
+    ),
+    "spl_hf.backends.runner": (
+        "check_executor",
+        "run_stage",
+        "run_worker",
     ),
     "spl_hf.backends.shards": (
         "ResultsFolderError",
@@ -262,8 +266,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Stage",
         "StageResult",
         "Worker",
-        "run_stage",
-        "run_worker",
     ),
 }
 

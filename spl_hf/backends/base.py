@@ -6,9 +6,10 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from spl_hf.backends.loading import ModelInfo
+from spl_hf.backends.loading import ModelInfo, check_token_ids
 from spl_hf.backends.thinking import (
     PROBE,
     check_chat_template,
@@ -161,6 +162,24 @@ class TokenizerProbe(TokenizerText):
         self.chat_template_kwargs = dict(chat_template_kwargs)
         self.close_thinking = close_thinking
         self.engine = {}
+
+
+def preflight(
+    path: Path | str,
+    info: ModelInfo,
+    chat_template_kwargs: dict[str, Any],
+    close_thinking: bool = False,
+    labels: Sequence[str] = (),
+) -> Any:
+    """The model's tokenizer, checked (chat template, thinking, token ids, answer labels) before any
+    weights load."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(path), trust_remote_code=False)
+    check_chat_template(tok, info.model_id, chat_template_kwargs, close_thinking)
+    check_token_ids(tok, path, info)
+    TokenizerProbe(tok, info, chat_template_kwargs, close_thinking).check_labels(labels)
+    return tok
 
 
 def _tokenizer_name(backend: Any) -> str:

@@ -69,23 +69,6 @@ class ExecutorArgs:
         return self.ray_address or os.environ.get("RAY_ADDRESS") or None
 
 
-def check_executor(cfg: ExecutorArgs) -> None:
-    """Errors before any model loads: Ray missing or unreachable, more GPUs per replica than the cluster has."""
-    if cfg.executor == "ray":
-        from spl_hf.backends.ray_executor import connect
-
-        connect(cfg)
-
-
-def compute_missing(stage: Any, shards: Sequence[Any], store: Any, cfg: ExecutorArgs) -> dict[str, Any]:
-    """Compute and write ``shards``; returns timing (seconds computing and writing shards)."""
-    if cfg.executor == "ray":
-        from spl_hf.backends.ray_executor import run_on_ray
-
-        return run_on_ray(stage, shards, store, cfg)
-    return run_local(stage, shards, store)
-
-
 def run_local(stage: Any, shards: Sequence[Any], store: Any) -> dict[str, Any]:
     from tqdm.auto import tqdm
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from spl_hf.backends.settings import ModelArgs, check_context, engine_kwargs
 from spl_hf.errors import SplHfError
 
 if TYPE_CHECKING:
@@ -44,3 +45,15 @@ def make_backend(kind: str = "hf", model: str | None = None, **kwargs: Any) -> B
         kwargs.pop("chunk_size", None)
         return VLLMBackend(model, **kwargs)
     raise SplHfError(f"backend: expected 'hf', 'vllm' or 'openai', got {kind!r}")
+
+
+def load_backend(model: ModelArgs, **kw: Any) -> Any:
+    """The backend ``model`` names, its context checked first (reading its config, no weights)."""
+    check_context(model)
+    return make_backend(
+        model.backend,
+        model.model,
+        threads=model.threads,
+        max_length=model.max_length,
+        **{**engine_kwargs(model), **kw},
+    )

@@ -12,7 +12,7 @@ import importlib.util
 import json
 import os
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -241,27 +241,6 @@ def check_token_ids(tokenizer: Any, path: Path | str, info: ModelInfo) -> None:
             f"ids past the embedding table of {rows} rows ({past}), so the first forward pass would fail; set "
             "model to a folder whose tokenizer matches its weights"
         )
-
-
-def preflight(
-    path: Path | str,
-    info: ModelInfo,
-    chat_template_kwargs: dict[str, Any],
-    close_thinking: bool = False,
-    labels: Sequence[str] = (),
-) -> Any:
-    """The model's tokenizer, checked (chat template, thinking, token ids, answer labels) before any
-    weights load."""
-    from transformers import AutoTokenizer
-
-    from spl_hf.backends.base import TokenizerProbe
-    from spl_hf.backends.thinking import check_chat_template
-
-    tok = AutoTokenizer.from_pretrained(str(path), trust_remote_code=False)
-    check_chat_template(tok, info.model_id, chat_template_kwargs, close_thinking)
-    check_token_ids(tok, path, info)
-    TokenizerProbe(tok, info, chat_template_kwargs, close_thinking).check_labels(labels)
-    return tok
 
 
 # mallopt's parameter numbers (glibc malloc.h).

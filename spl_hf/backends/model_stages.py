@@ -1,7 +1,7 @@
 """The model stages as runner :class:`~spl_hf.backends.worker.Stage` s: how each engine is built, what fixes results.
 
 Every driver (the ``judge``/``label``/``generate`` commands, ``eval refusal``, the releases) builds
-its stage here and calls :func:`spl_hf.backends.worker.run_stage`. A stage's ``make`` is a
+its stage here and calls :func:`spl_hf.backends.runner.run_stage`. A stage's ``make`` is a
 ``functools.partial`` of a module-level function, so the Ray executor can send it to replicas.
 """
 
@@ -11,7 +11,8 @@ from dataclasses import asdict
 from functools import partial
 from typing import Any
 
-from spl_hf.backends.settings import engine_kwargs, load_backend
+from spl_hf.backends.factory import load_backend
+from spl_hf.backends.settings import engine_kwargs
 from spl_hf.backends.worker import Stage, StageResult
 
 

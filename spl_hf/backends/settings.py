@@ -241,19 +241,6 @@ def served_kwargs(model: ModelArgs) -> dict[str, Any]:
     }
 
 
-def load_backend(model: ModelArgs, **kw: Any) -> Any:
-    from spl_hf.backends import make_backend
-
-    check_context(model)
-    return make_backend(
-        model.backend,
-        model.model,
-        threads=model.threads,
-        max_length=model.max_length,
-        **{**engine_kwargs(model), **kw},
-    )
-
-
 @dataclass(frozen=True)
 class JudgeConfig:
     """Pairwise judge"""

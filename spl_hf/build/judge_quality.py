@@ -50,7 +50,7 @@ def build_quality(
 def judged_quality(scores: pa.Table, pairs: pa.Table, threshold: float) -> dict:
     """The judge-quality section of a judge stage's scores before any assignment (nothing released):
     what a release's quality gates and its console line read, computed as the card's figures are."""
-    from spl_hf.build.tenets import with_source_preference
+    from spl_hf.build.rows import with_source_preference
     from spl_hf.contract import JUDGED_SCORE_COLUMNS, SCORE_FEATURES
 
     # As a build reads them: the released score columns, typed (a judge stage writes a few more).

@@ -116,20 +116,6 @@ class JudgeGates(RowGate):
                 raise SplHfError(f"{name} must be a number in [{low:g}, 1] or None, got {value!r}")
 
 
-def parse_assignments(entries: list[str], what: str) -> dict[str, str]:
-    """'name=value' entries as a dict; names must be unique."""
-    out: dict[str, str] = {}
-    for entry in entries:
-        name, sep, value = str(entry).partition("=")
-        name, value = name.strip(), value.strip()
-        if not sep or not name or not value:
-            raise SplHfError(f"{what}: expected 'name=value', got {entry!r}")
-        if name in out:
-            raise SplHfError(f"{what}: {name!r} given twice")
-        out[name] = value
-    return out
-
-
 @dataclass
 class TenetReleaseConfig(ReleaseSettings, ModelArgs, JudgeGates, TenetCardArgs):
     """Per-tenet DPO release"""

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from spl_hf.errors import SplHfError
-from spl_hf.release.config import parse_assignments
+from spl_hf.release.spl_settings import parse_assignments
 from spl_hf.release.stages import fingerprint
 from spl_hf.sources import is_hub_id
 

@@ -14,6 +14,20 @@ from typing import Any
 from spl_hf.errors import SplHfError
 
 
+def parse_assignments(entries: list[str], what: str) -> dict[str, str]:
+    """'name=value' entries as a dict; names must be unique."""
+    out: dict[str, str] = {}
+    for entry in entries:
+        name, sep, value = str(entry).partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name or not value:
+            raise SplHfError(f"{what}: expected 'name=value', got {entry!r}")
+        if name in out:
+            raise SplHfError(f"{what}: {name!r} given twice")
+        out[name] = value
+    return out
+
+
 def _fraction(value: str, what: str) -> Fraction:
     """A share in (0, 1] written as a decimal or a ratio ('0.7', '1007/1439'), kept exact."""
     try:
@@ -37,8 +51,6 @@ def _positive_int(value: str, what: str) -> int:
 
 def source_names(cfg: Any) -> list[str]:
     """The prompt sources a release names ('sample' stands for every shipped prompt sample)."""
-    from spl_hf.release.config import parse_assignments
-
     if list(cfg.prompt_sources) == ["sample"]:
         from spl_hf.sources import prompt_sample_paths
 
@@ -47,8 +59,6 @@ def source_names(cfg: Any) -> list[str]:
 
 
 def _per_source(cfg: Any, key: str, parse: Any) -> dict[str, Any]:
-    from spl_hf.release.config import parse_assignments
-
     values = {k: parse(v, f"{key} {k}") for k, v in parse_assignments(getattr(cfg, key), key).items()}
     unknown = sorted(set(values) - set(source_names(cfg)))
     if unknown:
