@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from spl_hf.backends.text import OMITTED_MARKER, transcript
+from spl_hf.backends.text import OMITTED_MARKER, content_key, transcript
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sources"
 
@@ -65,3 +65,9 @@ def test_a_clipped_transcript_and_a_system_message_keep_their_labels() -> None:
         {"role": "user", "content": "Humans: who are they?"},
     ]
     assert transcript(turns) == "User: hi\n\nAssistant: hello\n\nUser: Humans: who are they?"
+
+
+def test_content_key_is_canonical() -> None:
+    assert content_key("judge", {"b": 1, "a": [1, 2]}) == content_key("judge", {"a": [1, 2], "b": 1})
+    assert content_key("judge", "x") != content_key("label", "x")
+    assert content_key("judge", "ab", "c") != content_key("judge", "a", "bc")

@@ -1,4 +1,4 @@
-"""The model-based refusal classifier on a tiny random model: labels, cache, agreement with a matcher."""
+"""The model-based refusal classifier on a tiny random model: labels, results folder, agreement with a matcher."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from spl_hf.backends.cache import ResultCache
+from spl_hf.backends import ShardStore
 from spl_hf.evaluation.classifier import CLASSES, RefusalClassifier, RefusalItem
 from spl_hf.refusal import agreement, compute_refusal
 
@@ -18,13 +18,14 @@ def test_classifier_labels_cache_and_agreement(tiny_backend, tmp_path: Path) -> 
         RefusalItem("c", "Tell me a joke.", "   "),
     ]
     clf = RefusalClassifier(tiny_backend, progress=False)
-    with ResultCache(tmp_path / "c.sqlite") as cache:
-        stats = clf.run(items, cache)
-        assert stats["computed"] == 2
-        assert stats["failures"] == [{"item_id": "c", "reason": "response: empty"}]  # recorded, not guessed
-        calls = tiny_backend.forward_calls
-        assert clf.run(items, cache)["computed"] == 0 and tiny_backend.forward_calls == calls
-        rows = clf.collect(items, cache)
+    store = ShardStore(str(tmp_path / "results"))
+    rows, stats = clf.run(items, store)
+    assert stats["computed"] == 3  # the empty reply too: its failure is a result, kept in its shard
+    assert stats["failures"] == [{"item_id": "c", "reason": "response: empty"}]  # recorded, not guessed
+    calls = tiny_backend.forward_calls
+    again, stats = clf.run(items, store)
+    assert stats["computed"] == 0 and stats["cached"] == 3 and tiny_backend.forward_calls == calls
+    assert again == rows
     assert [r["label"] in CLASSES for r in rows[:2]] == [True, True]
     assert rows[2]["label"] is None and rows[2]["is_refusal"] is None
     import json
@@ -69,7 +70,7 @@ def test_classify_cli_on_saved_responses(tiny_model_dir: Path, tmp_path: Path, c
         "--model",
         str(tiny_model_dir),
         "--cache",
-        str(tmp_path / "c.sqlite"),
+        str(tmp_path / "results"),
         "--output_dir",
         str(tmp_path / "labels.jsonl"),
         "--no_progress",

@@ -1,4 +1,4 @@
-"""LM backends: model loading, result cache, pairwise tenet judge, attribute labeler, verdict judge,
+"""LM backends: model loading, results folder, pairwise tenet judge, attribute labeler, verdict judge,
 candidate generation. Attributes load on first use, so ``import spl_hf.backends`` imports no torch."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from spl_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from spl_hf.backends.base import Backend, Generation, InputError, LabelScores
-    from spl_hf.backends.cache import ResultCache, check_cache_path, content_key, run_cached
     from spl_hf.backends.commands import (
         GenerateInputs,
         JudgeInputs,
@@ -65,10 +64,10 @@ if TYPE_CHECKING:
         shipped_instructions,
     )
     from spl_hf.backends.shards import ResultsFolderError, ShardStore
-    from spl_hf.backends.text import split_template, template_hash, validate_text
+    from spl_hf.backends.text import content_key, split_template, template_hash, validate_text
     from spl_hf.backends.verdict import VerdictJudge, verdict_pair_labels, verdict_preference
     from spl_hf.backends.vllm import VLLMBackend
-    from spl_hf.backends.worker import NoResult, Stage, StageResult, Worker
+    from spl_hf.backends.worker import NoResult, Stage, StageResult, Worker, one_by_one
 
 __all__ = [
     "EMBEDDED_NAME",
@@ -99,7 +98,6 @@ __all__ = [
     "NoResult",
     "NotJudged",
     "PairwiseJudge",
-    "ResultCache",
     "ResultsFolderError",
     "RunArgs",
     "ShardStore",
@@ -111,7 +109,6 @@ __all__ = [
     "Worker",
     "argmax_option",
     "cache_root",
-    "check_cache_path",
     "check_context",
     "check_executor",
     "check_positive",
@@ -129,6 +126,7 @@ __all__ = [
     "load_backend",
     "load_model",
     "make_backend",
+    "one_by_one",
     "option_block",
     "option_keys",
     "parse_pairs",
@@ -137,7 +135,6 @@ __all__ = [
     "read_labels",
     "require_columns",
     "resolve_model",
-    "run_cached",
     "run_stage",
     "run_worker",
     "shipped_instructions",
@@ -157,12 +154,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Generation",
         "InputError",
         "LabelScores",
-    ),
-    "spl_hf.backends.cache": (
-        "ResultCache",
-        "check_cache_path",
-        "content_key",
-        "run_cached",
     ),
     "spl_hf.backends.commands": (
         "GenerateInputs",
@@ -251,6 +242,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ShardStore",
     ),
     "spl_hf.backends.text": (
+        "content_key",
         "split_template",
         "template_hash",
         "validate_text",
@@ -266,6 +258,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Stage",
         "StageResult",
         "Worker",
+        "one_by_one",
     ),
 }
 

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from spl_hf.backends.base import Backend, Generation, InputError
-from spl_hf.backends.cache import content_key
 from spl_hf.backends.settings import GenerationConfig, shipped_instructions
-from spl_hf.backends.text import template_hash, validate_messages
+from spl_hf.backends.text import content_key, template_hash, validate_messages
 from spl_hf.backends.worker import one_by_one
 
 TEMPLATE_VERSION = 1

@@ -17,9 +17,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from spl_hf.backends.base import Backend, InputError
-from spl_hf.backends.cache import content_key
 from spl_hf.backends.settings import JudgeConfig
-from spl_hf.backends.text import split_template, template_hash, transcript, validate_messages, validate_text
+from spl_hf.backends.text import (
+    content_key,
+    split_template,
+    template_hash,
+    transcript,
+    validate_messages,
+    validate_text,
+)
 from spl_hf.backends.worker import NoResult
 from spl_hf.contract import pair_input_hash, score_from_probs
 from spl_hf.tenets import Tenet

@@ -19,10 +19,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from spl_hf.backends.base import Backend, InputError
-from spl_hf.backends.cache import content_key
 from spl_hf.backends.options import argmax_option, option_block, option_keys
 from spl_hf.backends.settings import LabelerConfig
-from spl_hf.backends.text import split_template, template_hash, transcript, validate_messages, validate_text
+from spl_hf.backends.text import (
+    content_key,
+    split_template,
+    template_hash,
+    transcript,
+    validate_messages,
+    validate_text,
+)
 from spl_hf.backends.worker import one_by_one
 from spl_hf.errors import SplHfError
 from spl_hf.schema import Attribute, AttributeSchema, default_schema

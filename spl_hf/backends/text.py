@@ -77,6 +77,12 @@ def split_template(render: Any, head: str) -> tuple[str, str]:
     return before, after
 
 
+def content_key(kind: str, *parts: Any) -> str:
+    """Stable key of JSON-serialisable parts (dict keys sorted, no whitespace): a worker's item id."""
+    blob = json.dumps([kind, *parts], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
 def template_hash(fingerprint: str, **parts: Any) -> str:
     blob = json.dumps({"chat_template": fingerprint, **parts}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()

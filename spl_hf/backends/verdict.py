@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spl_hf.backends.base import Backend, InputError
-from spl_hf.backends.cache import content_key
 from spl_hf.backends.labeler import LabelItem
 from spl_hf.backends.options import argmax_option, option_block, option_keys
-from spl_hf.backends.text import split_template, template_hash, transcript
+from spl_hf.backends.text import content_key, split_template, template_hash, transcript
 from spl_hf.backends.worker import NoResult, one_by_one
 from spl_hf.derive import verdict_options
 from spl_hf.errors import UnknownNameError

@@ -43,11 +43,11 @@ def _classes(name: str) -> tuple[tuple[type, ...], Any]:
         from spl_hf.evaluation import AtLimitArgs
 
         return (AtLimitArgs, JsonArgs), run_at_limit
-    from spl_hf.backends import ModelArgs
+    from spl_hf.backends import ModelArgs, RunArgs
     from spl_hf.evaluation import ClassifyArgs, EvalConfig, RefusalEvalArgs
 
     if name == "classify":
-        return (ClassifyArgs, ModelArgs, OutputArgs, JsonArgs), run_classify
+        return (ClassifyArgs, ModelArgs, RunArgs, OutputArgs, JsonArgs), run_classify
     return (RefusalEvalArgs, EvalConfig, ModelArgs, RevisionArgs, OutputArgs, JsonArgs), run_refusal
 
 
@@ -117,22 +117,18 @@ def run_refusal(args: argparse.Namespace) -> int:
 
 
 def run_classify(args: argparse.Namespace) -> int:
-    from spl_hf.backends import ResultCache, make_backend, write_rows
+    from spl_hf.backends import load_backend
+    from spl_hf.cli._backend_args import prepare_run, write_outputs
     from spl_hf.configs import configs_from_args
     from spl_hf.evaluation import classify_responses
     from spl_hf.jsonl import read_rows
-    from spl_hf.outputs import guard_file
 
-    task, m, output, js = configs_from_args(args)
-    out = output.output_dir
-    if not out:
-        raise SplHfError("--output_dir is required: the output labels file (.jsonl or .parquet)")
-    guard_file(out, overwrite=output.overwrite, inputs=[task.responses, task.cache])
-    rows = read_rows(task.responses)
-    backend = make_backend(m.backend, m.model, threads=m.threads, max_length=m.max_length)
-    with ResultCache(task.cache) as cache:
-        summary = classify_responses(backend, rows, cache, task.progress, task.responses)
-    write_rows(out, summary.pop("rows"))
+    task, m, run_args, output, js = configs_from_args(args)
+    out, store = prepare_run(run_args, output, [task.responses])
+    rows = read_rows(task.responses, run_args.limit)
+    backend = load_backend(m)
+    summary = classify_responses(backend, rows, store, task.progress, task.responses)
+    write_outputs(out, summary.pop("rows"), summary["failures"])
     summary.update(out=out, model_id=backend.info.model_id, model_revision=backend.info.revision)
     if js.json:
         print(json.dumps(summary, indent=2, sort_keys=True))

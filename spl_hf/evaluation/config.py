@@ -48,10 +48,9 @@ class RefusalEvalArgs:
 
 @dataclass
 class ClassifyArgs:
-    """What to classify"""
+    """What to classify (the results folder, ``--cache``, is every model stage's: RunArgs)"""
 
     responses: str = field(metadata={"help": "responses.jsonl written by `spl-hf eval refusal`."})
-    cache: str = field(metadata={"help": "SQLite result cache."})
     progress: bool = field(
         default=True, metadata={"help": "Show a progress bar.", "negated_help": "Hide the progress bar."}
     )
