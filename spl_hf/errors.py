@@ -28,3 +28,14 @@ class UnknownNameError(SplHfError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if len(self.args) == 1 else super().__str__()
+
+
+# Failures caused by what the user gave (files, arguments, the machine's file system), not by a bug:
+# every entry point (spl-hf, train.py, publish's audit) prints these as one line and exits 2.
+# Anything else (a plain ValueError, KeyError, TypeError, ...) is a bug: traceback, exit 1.
+USER_ERRORS: tuple[type[BaseException], ...] = (
+    SplHfError,  # bad input: the message names the file, row or field (OutputError, RuleBaseError, ...)
+    OSError,  # FileNotFoundError, PermissionError, IsADirectoryError, FileExistsError, gzip.BadGzipFile
+    UnicodeDecodeError,  # a text input that is not UTF-8
+    EOFError,  # a truncated compressed file (gzip, bz2, lzma end early)
+)

@@ -21,7 +21,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from spl_hf.errors import SplHfError
+from spl_hf.errors import USER_ERRORS
 
 # (subcommand, module, one-line help). Order is the order shown by --help.
 COMMANDS: tuple[tuple[str, str, str], ...] = (
@@ -52,16 +52,6 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("release", "spl_hf.cli.release", "build a release end to end from its sources, in resumable stages"),
     ("train", "spl_hf.cli.train", "DPO + LoRA training: seed x condition sweeps of train.py"),
     ("demo", "spl_hf.cli.demo", "run the main job on the embedded defaults, writing under out/demo"),
-)
-
-
-# Failures caused by what the user gave (files, arguments, the machine's file system), not by a bug.
-# Anything else (a plain ValueError, KeyError, TypeError, sqlite3.Error ...) is a bug: traceback, exit 1.
-USER_ERRORS: tuple[type[BaseException], ...] = (
-    SplHfError,  # bad input: the message names the file, row or field (OutputError, RuleBaseError, ...)
-    OSError,  # FileNotFoundError, PermissionError, IsADirectoryError, FileExistsError, gzip.BadGzipFile
-    UnicodeDecodeError,  # a text input that is not UTF-8
-    EOFError,  # a truncated compressed file (gzip, bz2, lzma end early)
 )
 
 

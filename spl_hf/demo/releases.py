@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from spl_hf.demo.steps import step
+from spl_hf.errors import USER_ERRORS
 
 RELEASES = {
     "tenets": (
@@ -47,7 +48,7 @@ def demo_release(out: Path, kind: str) -> Path | None:
     release = module.make_release(*parse_config(module.recipe_classes(), argv))
     try:
         release.run()
-    except (RuntimeError, ValueError) as exc:
+    except USER_ERRORS as exc:  # bad input or a failed gate; a bug (an audit that fails) keeps its traceback
         print(f"{kind} release FAILED: {exc}")
         return None
     print(f"({time.perf_counter() - t0:.1f} s)")

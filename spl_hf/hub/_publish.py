@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spl_hf.dataset import CARD_INPUTS, PROVENANCE, card_configs, card_text, provenance_section
-from spl_hf.errors import SplHfError
+from spl_hf.errors import USER_ERRORS, SplHfError
 from spl_hf.filehash import sha256_file
 from spl_hf.manifest import MANIFEST, format_manifest, read_manifest
 
@@ -71,7 +71,7 @@ def _audit_clean(folder: Path, sources: list[str] | None = None) -> tuple[bool, 
 
     try:
         report = audit(folder, sources=sources or None)
-    except (ValueError, KeyError, FileNotFoundError) as exc:
+    except USER_ERRORS as exc:  # bad input only: a bug in the audit keeps its traceback
         return False, f"the audit cannot read it: {exc}", None
     prov = {**report.provenance, "ok": report.provenance_ok} if report.provenance is not None else None
     if not report.ok:
