@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
@@ -81,10 +81,101 @@ def write_text(path: str | Path, text: str) -> Path:
     return write_bytes(path, text.encode("utf-8"))
 
 
-def write_json(path: str | Path, obj: Any, *, indent: int | None = 2, sort_keys: bool = False) -> Path:
-    """Write ``obj`` as JSON with a final newline, atomically; returns the path."""
-    text = json.dumps(obj, indent=indent, sort_keys=sort_keys, ensure_ascii=False)
-    return write_text(path, text + "\n")
+def json_text(
+    obj: Any,
+    *,
+    indent: int | None = 2,
+    sort_keys: bool = False,
+    ascii_only: bool = False,
+    compact: bool = False,
+    default: Callable[[Any], Any] | None = None,
+) -> str:
+    """The project's one spelling of a JSON file, final newline included.
+
+    Sorted or not, indented or not, is the caller's choice. ``ascii_only`` escapes non-ASCII text
+    (``\\u2013``): the spelling of the files written that way since their first release (card.json,
+    build reports), kept so their bytes do not change; new files keep UTF-8. ``compact``: no spaces
+    after separators (the assignment certificate). ``default``: how a value JSON lacks is written.
+    """
+    separators = (",", ":") if compact else None
+    text = json.dumps(
+        obj,
+        indent=indent,
+        sort_keys=sort_keys,
+        ensure_ascii=ascii_only,
+        separators=separators,
+        default=default,
+    )
+    return text + "\n"
+
+
+def write_json(path: str | Path, obj: Any, **spelling: Any) -> Path:
+    """Write ``obj`` as :func:`json_text` spells it (``spelling``: its keywords), atomically; returns the path."""
+    return write_text(path, json_text(obj, **spelling))
+
+
+# The one set of Parquet writer settings: a table always gives the same bytes, whoever writes it.
+PARQUET_SETTINGS: dict[str, Any] = {"compression": "zstd", "compression_level": 3}
+
+
+def parquet_bytes(table: Any) -> bytes:
+    """``table`` (a ``pyarrow.Table``) as Parquet file bytes, with :data:`PARQUET_SETTINGS`."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, **PARQUET_SETTINGS)
+    return sink.getvalue().to_pybytes()
+
+
+def write_parquet(path: str | Path, table: Any) -> Path:
+    """Write ``table`` (a ``pyarrow.Table``) to ``path`` as Parquet, atomically; returns the path."""
+    import pyarrow.parquet as pq
+
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, **PARQUET_SETTINGS)
+    return Path(path)
+
+
+def replace_dir(new: Path, path: Path, aside_tag: str = ".old") -> None:
+    """Move the finished folder ``new`` to ``path``: the one folder swap.
+
+    An existing ``path`` is first renamed aside (a hidden sibling tagged ``aside_tag``), the new one
+    renamed in, and only then the old one deleted; if the second rename fails, the old folder is put
+    back. So at every instant a whole folder sits at ``path`` or aside, never a half-deleted one.
+    """
+    import shutil
+
+    path = refuse_symlink(path)
+    if not path.exists():
+        os.rename(new, path)
+        return
+    old = temp_dir_beside(path, aside_tag)
+    old.rmdir()  # a name no one else holds; rename needs it free
+    os.rename(path, old)
+    try:
+        os.rename(new, path)
+    except BaseException:
+        os.rename(old, path)  # put the previous folder back
+        raise
+    shutil.rmtree(old)
+
+
+@contextmanager
+def atomic_dir(path: str | Path, tag: str = ".partial") -> Iterator[Path]:
+    """Yield a new hidden sibling folder to fill; on success it replaces ``path`` (:func:`replace_dir`),
+    on failure it is removed."""
+    import shutil
+
+    path = refuse_symlink(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temp_dir_beside(path, tag)
+    try:
+        yield tmp
+        replace_dir(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def jsonl_line(row: Any) -> str:

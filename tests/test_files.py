@@ -57,3 +57,64 @@ def test_output_error_is_bad_input() -> None:
 def test_write_text_is_exact(tmp_path: Path) -> None:
     path = write_text(tmp_path / "a" / "b.md", "x\r\ny")
     assert path.read_bytes() == b"x\r\ny"
+
+
+# Where each kind of file is written or read, and the only modules allowed to do it by hand.
+BYPASSES = {
+    "parquet writer": ({"write_table", "to_parquet", "ParquetWriter"}, {"files.py"}),
+    "YAML reader": ({"safe_load", "load", "full_load", "unsafe_load"}, {"yamlio.py"}),
+    "folder swap": ({"replace", "rename", "move"}, {"files.py"}),
+}
+# os.rename of a build moved aside back into place: the recovery of the one folder swap
+ALLOWED = {("dataset/folder.py", "folder swap", "os.rename")}
+MODULES = {
+    "parquet writer": {"pq", "pyarrow.parquet"},
+    "YAML reader": {"yaml"},
+    "folder swap": {"os", "shutil"},
+}
+
+
+def _bypasses() -> list[str]:
+    """``file:line: kind (call)`` for every hand-written writer or reader of a kind that has its one home."""
+    import ast
+
+    import spl_hf
+
+    root = Path(spl_hf.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            owner, name = ast.unparse(node.func.value), node.func.attr
+            for kind, (names, homes) in BYPASSES.items():
+                by_module = owner in MODULES[kind] or (kind == "parquet writer" and name == "to_parquet")
+                if (
+                    name in names
+                    and by_module
+                    and rel not in homes
+                    and (rel, kind, f"{owner}.{name}") not in ALLOWED
+                ):
+                    found.append(f"{rel}:{node.lineno}: {kind} ({owner}.{name})")
+            text = ast.unparse(node)
+            if name in ("split", "partition") and "'---" in text and rel != "dataset/frontmatter.py":
+                found.append(f"{rel}:{node.lineno}: front-matter reader ({text[:60]})")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            # JSON spelled by hand into a file or a JSON Lines record: json.dumps(...) + "\n"
+            if (
+                isinstance(node, ast.BinOp)
+                and isinstance(node.op, ast.Add)
+                and "json.dumps(" in ast.unparse(node.left)
+                and isinstance(node.right, ast.Constant)
+                and node.right.value == "\n"
+                and rel != "files.py"
+            ):
+                found.append(f"{rel}:{node.lineno}: JSON writer ({ast.unparse(node)[:60]})")
+    return found
+
+
+def test_each_kind_of_file_has_one_writer_and_one_reader():
+    """Parquet, JSON, JSON Lines, folder swaps (spl_hf.files), YAML (spl_hf.yamlio) and card front
+    matter (spl_hf.dataset.frontmatter): no module spells them by hand."""
+    assert _bypasses() == []

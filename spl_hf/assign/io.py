@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from spl_hf.assign.certificate import Certificate
 from spl_hf.assign.scores import REQUIRED_COLUMNS
 from spl_hf.errors import SplHfError
-from spl_hf.files import atomic_path, write_jsonl, write_text
+from spl_hf.files import write_json, write_jsonl, write_parquet
 
 _JSONL = (".jsonl", ".ndjson")
 
@@ -64,12 +64,11 @@ def write_table(table: pa.Table, path: str | Path) -> None:
     if _kind(path) == "jsonl":
         write_jsonl(path, table.to_pylist())  # to_pylist keeps the column order in each record
         return
-    with atomic_path(path) as tmp:
-        pq.write_table(table, tmp)
+    write_parquet(path, table)
 
 
 def write_certificate(cert: Certificate, path: str | Path) -> None:
-    write_text(path, json.dumps(cert.to_dict(), separators=(",", ":")) + "\n")
+    write_json(path, cert.to_dict(), indent=None, compact=True, ascii_only=True)
 
 
 def read_certificate(path: str | Path) -> Certificate:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from spl_hf.errors import SplHfError
-from spl_hf.files import atomic_path, write_jsonl
+from spl_hf.files import write_jsonl, write_parquet
 
 
 def require_columns(rows: Sequence[dict[str, Any]], columns: Sequence[str], path: str | Path) -> None:
@@ -29,7 +29,5 @@ def write_rows(path: str | Path, rows: Sequence[dict[str, Any]]) -> None:
         write_jsonl(path, rows)
         return
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    with atomic_path(path) as tmp:
-        pq.write_table(pa.Table.from_pylist(list(rows)), tmp)
+    write_parquet(path, pa.Table.from_pylist(list(rows)))

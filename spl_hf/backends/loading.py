@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from spl_hf.errors import SplHfError
 from spl_hf.filehash import files_sha256, sha256_file
-from spl_hf.files import temp_dir_beside, write_text
+from spl_hf.files import atomic_dir, write_json, write_text
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -140,8 +140,8 @@ def convert_gguf(gguf: Path, model_id: str, target: Path, force: bool = False) -
 
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_temps(target)
-    tmp = temp_dir_beside(target, f".tmp-{os.getpid()}")  # the pid lets a later run spot a dead one's
-    try:
+    # the pid lets a later run spot a dead one's temporary folder
+    with atomic_dir(target, f".tmp-{os.getpid()}") as tmp:
         tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
         model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
         # The GGUF loader dequantizes to plain fp32 but still tags the model as quantized, which
@@ -152,13 +152,8 @@ def convert_gguf(gguf: Path, model_id: str, target: Path, force: bool = False) -
         model.save_pretrained(str(tmp))
         tok.save_pretrained(str(tmp))
         meta = {**info.to_dict(), "source_file": str(gguf), "source_sha256": digest}
-        write_text(tmp / _MARKER, json.dumps(meta, indent=2, sort_keys=True))
-        if target.exists():
-            shutil.rmtree(target)  # only reached with force=True or a folder lacking the marker
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        write_json(tmp / _MARKER, meta, sort_keys=True, ascii_only=True)
+        # replaces only a folder lacking the marker, or any with force=True
     return target, info
 
 

@@ -14,7 +14,6 @@ shard files, and temporary files of killed writes. Anything else makes the store
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import secrets
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from spl_hf.errors import SplHfError
+from spl_hf.files import parquet_bytes
 
 MARKER = "SPL_HF_RESULTS"
 MARKER_TEXT = "spl_hf results folder: content-addressed shard files (one sub-folder per stage).\n"
@@ -181,7 +181,6 @@ class ShardStore:
 def shard_bytes(records: Sequence[ShardRecord], engine: dict[str, Any]) -> bytes:
     """A shard's Parquet bytes: the same records give the same bytes (fixed schema and writer settings)."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     meta = {b"spl_hf_engine": json.dumps(engine, sort_keys=True).encode()}
     schema = pa.schema([(c, pa.string()) for c in COLUMNS], metadata=meta)
@@ -194,6 +193,4 @@ def shard_bytes(records: Sequence[ShardRecord], engine: dict[str, Any]) -> bytes
         },
         schema=schema,
     )
-    buf = io.BytesIO()
-    pq.write_table(table, buf, compression="zstd", write_statistics=False)
-    return buf.getvalue()
+    return parquet_bytes(table)

@@ -8,7 +8,6 @@ split by prompt source, a generated card, the rule base and the schema.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from functools import partial
 from importlib import resources
@@ -67,6 +66,7 @@ from spl_hf.derive import (
     read_jsonl,
 )
 from spl_hf.errors import SplHfError
+from spl_hf.files import json_text
 from spl_hf.outputs import guard_dir
 from spl_hf.rules import RuleBase, default_rulebase, load_rulebase
 
@@ -266,7 +266,7 @@ def build_spl(cfg: SPLBuildConfig, min_rows: int | None = None, gates_note: str 
         extra_files={
             "rulebase.yaml": rb_text,
             "schema.yaml": yaml.safe_dump(rb.schema.to_dict(), sort_keys=False, width=100),
-            "build_report.json": json.dumps(report, indent=2, sort_keys=True) + "\n",
+            "build_report.json": json_text(report, sort_keys=True, ascii_only=True),
             CARD_INPUTS: card_inputs("spl_dataset.md.j2", configs, **card_kwargs),
             LICENSE_FILE: license_text(SPL_INTRO, source_licenses),
             **({DECONTAMINATION_FILE: decontamination.text} if decontamination else {}),

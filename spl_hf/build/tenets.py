@@ -11,7 +11,6 @@ eligibility and the optimality of the split without a model or a solver.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +70,7 @@ from spl_hf.dataset import (
     write_dataset_folder,
 )
 from spl_hf.errors import SplHfError
+from spl_hf.files import json_text
 from spl_hf.outputs import guard_dir
 from spl_hf.sources import ADAPTERS, DEFAULT_CLIP_CHARS, OMITTED_MARKER
 from spl_hf.tenets import default_tenets, load_tenets
@@ -227,8 +227,10 @@ def build_tenets(
         overwrite=cfg.overwrite,
         inputs=(cfg.pairs, cfg.scores, cfg.tenets_file, cfg.assignment, cfg.decontamination, cfg.not_judged),
         extra_files={
-            CERTIFICATE_FILE: json.dumps(result.certificate.to_dict(), separators=(",", ":")) + "\n",
-            "build_report.json": json.dumps(report, indent=2, sort_keys=True, default=str) + "\n",
+            CERTIFICATE_FILE: json_text(
+                result.certificate.to_dict(), indent=None, compact=True, ascii_only=True
+            ),
+            "build_report.json": json_text(report, sort_keys=True, ascii_only=True, default=str),
             CARD_INPUTS: card_inputs("tenet_dataset.md.j2", configs, **card_kwargs),
             LICENSE_FILE: license_text(TENET_INTRO, pool_licenses(per_source, decontamination)),
             QUALITY_FIGURE: judge_quality_png(scores, rows, quality, cfg.threshold),

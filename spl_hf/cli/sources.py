@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from spl_hf.errors import SplHfError
+from spl_hf.files import write_json
 
 
 def add_parser(subparsers: Any, name: str, help_text: str, action: str | None = None) -> None:
@@ -43,7 +44,7 @@ def add_parser(subparsers: Any, name: str, help_text: str, action: str | None = 
 
 def _read(args: argparse.Namespace) -> int:
     from spl_hf.configs import configs_from_args
-    from spl_hf.files import atomic_path, write_jsonl, write_text
+    from spl_hf.files import write_jsonl, write_parquet
     from spl_hf.outputs import guard_dir, mark_output, seal_output
     from spl_hf.sources import (
         ADAPTERS,
@@ -76,11 +77,11 @@ def _read(args: argparse.Namespace) -> int:
     # every record quarantined: a file in another format than the adapter reads (or a wrong mapping)
     require_rows(report, quarantine)
     mark_output(out, "sources read", replace=True)  # the guard above passed before any work
-    with atomic_path(out / rows_name) as tmp:
-        rows.to_parquet(str(tmp))
+    # the rows with their features in the schema metadata, as Dataset.to_parquet writes them
+    write_parquet(out / rows_name, rows.with_format("arrow")[:].cast(rows.features.arrow_schema))
     write_jsonl(out / "quarantine.jsonl", [q.to_dict() for q in quarantine])
     summary = report.to_dict()
-    write_text(out / "report.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    write_json(out / "report.json", summary)
     seal_output(out)
     if js.json:
         print(json.dumps(summary, indent=2, ensure_ascii=False))

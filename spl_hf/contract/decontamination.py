@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from spl_hf.errors import SplHfError
+from spl_hf.files import json_text
 
 DECONTAMINATION_FILE = "decontamination.json"
 
@@ -29,5 +30,5 @@ def read_decontamination(path: str | Path) -> DecontaminationRecord:
         raise FileNotFoundError(f"{path}: no such decontamination record") from None
     except (ValueError, KeyError, TypeError) as exc:
         raise SplHfError(f"{path}: not a decontamination record ({exc})") from None
-    text = json.dumps({"summary": summary, "removed": removed}, indent=1, sort_keys=True) + "\n"
+    text = json_text({"summary": summary, "removed": removed}, indent=1, sort_keys=True, ascii_only=True)
     return DecontaminationRecord(summary, frozenset(r["prompt_id"] for r in removed), text)

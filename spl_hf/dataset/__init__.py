@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from spl_hf.dataset.frontmatter import (
         MAX_FRONT_MATTER_BYTES,
         FrontMatterError,
+        card_body,
         parse_front_matter,
         read_front_matter,
     )
@@ -76,6 +77,7 @@ __all__ = [
     "FrontMatterError",
     "WrittenFolder",
     "bias_sentence",
+    "card_body",
     "card_configs",
     "card_inputs",
     "card_rows",
@@ -142,6 +144,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.dataset.frontmatter": (
         "MAX_FRONT_MATTER_BYTES",
         "FrontMatterError",
+        "card_body",
         "parse_front_matter",
         "read_front_matter",
     ),

@@ -19,7 +19,7 @@ from huggingface_hub import DatasetCard, DatasetCardData
 from spl_hf.dataset.examples import card_examples
 from spl_hf.dataset.folder import ConfigData, config_rows, sha256_file, yaml_metadata
 from spl_hf.errors import SplHfError
-from spl_hf.files import refuse_symlink, write_text
+from spl_hf.files import json_text, refuse_symlink, write_json, write_text
 from spl_hf.manifest import MANIFEST, update_manifest
 
 CARD_INPUTS = "card.json"  # what the card is rendered from
@@ -92,7 +92,7 @@ def card_inputs(template: str, configs: list[ConfigData], **kwargs: object) -> s
         }
         for c in configs
     ]
-    return json.dumps({"template": template, "configs": layout, "kwargs": kwargs}, indent=1) + "\n"
+    return json_text({"template": template, "configs": layout, "kwargs": kwargs}, indent=1, ascii_only=True)
 
 
 def read_split(folder: Path, pattern: str, features: Features) -> pa.Table:
@@ -121,7 +121,7 @@ def regenerate_card(
         inputs = json.loads(inputs_path.read_text(encoding="utf-8"))
         inputs["kwargs"].update({"repo_id": repo_id} if repo_id else {})
         inputs["template"] = str(template or inputs["template"])
-        write_text(inputs_path, json.dumps(inputs, indent=1) + "\n")
+        write_json(inputs_path, inputs, indent=1, ascii_only=True)
         changed[CARD_INPUTS] = sha256_file(inputs_path)
     update_manifest(folder, changed)
     return text

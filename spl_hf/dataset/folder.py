@@ -20,13 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 from datasets import Features
 
 from spl_hf.dataset import DEFAULT_MAX_SHARD_SIZE
 from spl_hf.errors import SplHfError
 from spl_hf.filehash import sha256_file
-from spl_hf.files import temp_dir_beside, write_bytes
+from spl_hf.files import replace_dir, temp_dir_beside, write_bytes, write_parquet
 from spl_hf.manifest import check_manifest, write_manifest
 from spl_hf.outputs import (
     MARKER,
@@ -289,22 +288,10 @@ def write_dataset_folder(
 
 def _write_shard(job: tuple[Path, pa.Table]) -> None:
     dest, shard = job
-    # Fixed writer settings: the same table always gives the same bytes.
-    pq.write_table(shard, dest, compression="zstd", compression_level=3)
+    write_parquet(dest, shard)  # the one writer's fixed settings: the same table gives the same bytes
 
 
 def _swap_in(new: Path, out: Path) -> None:
-    if not out.exists():
-        os.rename(new, out)
-        return
-    if any(out.iterdir()) and not owned_by_spl_hf(out):  # changed since the guard: never remove it
+    if out.exists() and any(out.iterdir()) and not owned_by_spl_hf(out):  # changed since the guard
         raise OutputError(f"{out}: now holds files spl_hf did not write; the new build was not moved in")
-    old = _temp_sibling(out, "old")
-    old.rmdir()  # a name no one else holds; rename needs it free
-    os.rename(out, old)
-    try:
-        os.rename(new, out)
-    except BaseException:
-        os.rename(old, out)  # put the previous build back
-        raise
-    shutil.rmtree(old)
+    replace_dir(new, out, f"{TEMP_TAG}old")  # a killed swap leaves the old build aside: recovered above

@@ -25,6 +25,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_FRONT_MATTER_BYTES",
     "FrontMatterError",
+    "card_body",
     "parse_front_matter",
     "read_front_matter",
 ]
@@ -74,6 +75,12 @@ def parse_front_matter(text: str, source: str) -> dict | None:
     if not isinstance(meta, dict):
         raise FrontMatterError(f"{source}: front matter must be a YAML mapping")
     return meta
+
+
+def card_body(text: str) -> str:
+    """The card's prose: ``text`` after its front-matter block (all of it when there is none)."""
+    m = _BLOCK.match(text[: MAX_FRONT_MATTER_BYTES + 64]) if has_front_matter(text) else None
+    return text[m.end() :] if m else text
 
 
 def read_front_matter(path: str | Path) -> dict | None:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from spl_hf.demo.steps import step
-from spl_hf.files import write_text
+from spl_hf.files import write_json
 
 TRAIN_CONFIG, TRAIN_SPLIT = (
     "all",
@@ -63,7 +63,7 @@ def train_from_hub(out: Path, url: str, token: str, repo_id: str, sha: str, buil
     if proc.returncode != 0:
         print(f"training from {repo_id}@{sha[:12]} FAILED (exit {proc.returncode}): {proc.stderr[-1500:]}")
         return None
-    write_text(stamp_file, json.dumps(stamp) + "\n")
+    write_json(stamp_file, stamp, indent=None, ascii_only=True)
     return run_dir
 
 

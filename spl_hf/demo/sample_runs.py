@@ -6,6 +6,8 @@ import json
 from importlib import resources
 from pathlib import Path
 
+from spl_hf.files import write_json
+
 SAMPLE = "seed_sweep_illustrative.json"
 
 
@@ -18,7 +20,6 @@ def write_illustrative_runs(runs_dir: str | Path, *, overwrite: bool = False) ->
 
     Every file says ``"illustrative": true`` so nothing downstream can pass it off as a measurement.
     """
-    from spl_hf.files import write_text
     from spl_hf.outputs import guard_dir, mark_output, seal_output
 
     root = guard_dir(runs_dir, overwrite=overwrite)
@@ -40,6 +41,6 @@ def write_illustrative_runs(runs_dir: str | Path, *, overwrite: bool = False) ->
                     "seed": int(seed),
                     "illustrative": True,
                 }
-                write_text(d / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+                write_json(d / "metrics.json", metrics, sort_keys=True, ascii_only=True)
     seal_output(root)
     return root

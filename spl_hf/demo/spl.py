@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import yaml
 from spl_hf.audit import audit, audit_batches, load_built, merge_reports
 from spl_hf.build import SPLBuildConfig, build_spl
 from spl_hf.demo.steps import step as _step
-from spl_hf.files import write_text
+from spl_hf.files import write_json
 from spl_hf.rules import parse_rulebase
 from spl_hf.yamlio import load_yaml
 
@@ -47,9 +46,8 @@ def demo_spl(out: Path) -> bool:
     print(
         f"{cf.changed_labels} of {cf.rows} pair labels would change under {variant.id} ({variant.hash[:12]})"
     )
-    write_text(
-        out / "spl_audit.json",
-        json.dumps({"audit": audited.to_dict(), "counterfactual": cf.to_dict()}, indent=2) + "\n",
+    write_json(
+        out / "spl_audit.json", {"audit": audited.to_dict(), "counterfactual": cf.to_dict()}, ascii_only=True
     )
     print(f"({time.perf_counter() - t0:.1f} s)")
     return audited.ok

@@ -14,7 +14,7 @@ from typing import Any
 from spl_hf.backends import ModelInfo, cache_root
 from spl_hf.errors import SplHfError
 from spl_hf.filehash import files_sha256
-from spl_hf.files import temp_dir_beside, write_text
+from spl_hf.files import atomic_dir, write_json
 
 
 def adapter_hash(adapter: str | Path) -> str:
@@ -34,7 +34,6 @@ def check_adapter(adapter: str | Path) -> Path:
 
     Checked before the base model is loaded, so a broken folder fails in a second, naming the file.
     """
-    import json
 
     folder = Path(adapter)
     if not folder.is_dir():
@@ -101,8 +100,6 @@ def load_policy(
 
 def merged_folder(model: str | None, adapter: str | Path) -> Path:
     """Base + adapter merged and saved once (for vLLM), under the spl_hf cache, keyed by both hashes."""
-    import os
-    import shutil
 
     from spl_hf.backends import load_model, resolve_model
 
@@ -116,16 +113,9 @@ def merged_folder(model: str | None, adapter: str | Path) -> Path:
     loaded = load_model(model, threads=0, device="cpu")
     merged = _merged(loaded.model, adapter)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temp_dir_beside(target, ".tmp")
-    try:
+    with atomic_dir(target, ".tmp") as tmp:
         merged.save_pretrained(str(tmp))
         loaded.tokenizer.save_pretrained(str(tmp))
         # resolve_model reads this marker, so the vLLM backend reports base + adapter identity.
-        write_text(tmp / "spl_hf_model.json", json.dumps(info.to_dict(), indent=2, sort_keys=True))
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        write_json(tmp / "spl_hf_model.json", info.to_dict(), sort_keys=True, ascii_only=True)
     return target

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.dataset as ds
-import yaml
 
+from spl_hf.dataset import card_body, read_front_matter
 from spl_hf.errors import SplHfError
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
@@ -52,17 +52,14 @@ class Release:
         card = self.folder / "README.md"
         if not card.is_file():
             raise ReleaseError(f"{self.folder}: no README.md (not a built release)")
-        parts = card.read_text(encoding="utf-8").split("---\n", 2)
-        if len(parts) < 3:
+        meta = read_front_matter(card)  # the one card reader: limits, no aliases, a mapping
+        if meta is None:
             raise ReleaseError(f"{card}: no YAML front matter")
-        meta = yaml.safe_load(parts[1]) or {}
-        if not isinstance(meta, dict):
-            raise ReleaseError(f"{card}: front matter is not a mapping")
         return meta
 
     @cached_property
     def card_body(self) -> str:
-        return (self.folder / "README.md").read_text(encoding="utf-8").split("---\n", 2)[2]
+        return card_body((self.folder / "README.md").read_text(encoding="utf-8"))
 
     @cached_property
     def report(self) -> dict:

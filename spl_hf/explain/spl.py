@@ -4,11 +4,10 @@ there is none."""
 
 from __future__ import annotations
 
-import yaml
-
 from spl_hf.explain.locate import RowRef
 from spl_hf.explain.release import Release
 from spl_hf.explain.text import clipped, messages_text
+from spl_hf.yamlio import load_yaml_file
 
 
 def explain_spl(release: Release, ref: RowRef, clip: int) -> dict:
@@ -61,7 +60,7 @@ def _rulebase(release: Release) -> dict:
     path = release.folder / "rulebase.yaml"
     if not path.is_file():
         return {}
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = load_yaml_file(path, "rule base")  # the one hardened YAML loader
     return data if isinstance(data, dict) else {}
 
 

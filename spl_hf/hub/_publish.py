@@ -19,6 +19,7 @@ from pathlib import Path
 from spl_hf.dataset import CARD_INPUTS, PROVENANCE, card_configs, card_text, provenance_section
 from spl_hf.errors import USER_ERRORS, SplHfError
 from spl_hf.filehash import sha256_file
+from spl_hf.files import json_text
 from spl_hf.manifest import MANIFEST, format_manifest, read_manifest
 
 REPO_TYPE = "dataset"
@@ -136,9 +137,9 @@ def release_files(
         # repo renders the same card again.
         inputs = json.loads((folder / CARD_INPUTS).read_text(encoding="utf-8"))
         inputs["kwargs"].update(repo_id=repo_id, revision=pinned)
-        changed[CARD_INPUTS] = (json.dumps(inputs, indent=1) + "\n").encode()
+        changed[CARD_INPUTS] = json_text(inputs, indent=1, ascii_only=True).encode()
     changed["README.md"] = card + provenance_section(record).encode()
-    changed[PROVENANCE] = (json.dumps(record, indent=2, sort_keys=True) + "\n").encode()
+    changed[PROVENANCE] = json_text(record, sort_keys=True, ascii_only=True).encode()
     out.update(changed)
     listed = read_manifest(folder)
     if listed is None or listed.problems:  # the audit passed, so only a concurrent edit gets here

@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from spl_hf.contract import DECONTAMINATION_FILE
 from spl_hf.errors import SplHfError
-from spl_hf.files import write_text
+from spl_hf.files import write_json, write_parquet
 from spl_hf.release.pools import SourceSpec
 
 SOURCE_REPORTS_FILE = "source_reports.json"  # written by the read/prompts stage beside its rows
@@ -66,7 +65,7 @@ def public_report(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_source_reports(out: Path, reports: list[dict[str, Any]]) -> None:
-    write_text(out / SOURCE_REPORTS_FILE, json.dumps(reports, indent=1, sort_keys=True) + "\n")
+    write_json(out / SOURCE_REPORTS_FILE, reports, indent=1, sort_keys=True, ascii_only=True)
 
 
 def read_source_reports(folder: Path) -> list[dict[str, Any]]:
@@ -106,9 +105,9 @@ def decontaminate_rows(
     if draw is not None:
         kept, drawn = draw(kept)
         summary.update(drawn)
-    pq.write_table(result.removed, out / "removed.parquet")
+    write_parquet(out / "removed.parquet", result.removed)
     record = {"summary": summary, "removed": result.removed.to_pylist()}
-    write_text(out / DECONTAMINATION_FILE, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    write_json(out / DECONTAMINATION_FILE, record, indent=1, sort_keys=True, ascii_only=True)
     log(
         f"  removed {summary['rows_removed']} of {summary['rows_in']} rows ({summary['prompts_removed']} prompts) "
         f"matching {', '.join(config.heldout)} ({summary['heldout_prompts']} prompts): {summary['removed_by_source']}"

@@ -18,7 +18,7 @@ from typing import Any
 from spl_hf.backends import engine_kwargs
 from spl_hf.contract import DECONTAMINATION_FILE
 from spl_hf.errors import SplHfError
-from spl_hf.files import write_text
+from spl_hf.files import write_json, write_parquet
 from spl_hf.release.config import SPLReleaseConfig
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
@@ -264,7 +264,7 @@ class SPLRelease:
             )
         report = {"kind": "spl_safety", "output_dir": c.output_dir, **runner.report(), "quality_gates": gates}
         path = Path(c.run_dir) / "run_report.json"
-        write_text(path, json.dumps(report, indent=2, sort_keys=True, default=str) + "\n")
+        write_json(path, report, sort_keys=True, ascii_only=True, default=str)
         self.log(f"run report: {path}")
         return report
 
@@ -311,7 +311,6 @@ class SPLRelease:
     def _prompts(self, out: Path) -> dict[str, Any]:
         """Every prompt of every source; the per-source sample is drawn after decontamination."""
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         from spl_hf.release.decontam_stage import write_source_reports
         from spl_hf.sources import SourceOptions, quarantine_dataset, read_prompt_pool, require_rows
@@ -333,8 +332,8 @@ class SPLRelease:
         rows = pa.concat_tables(tables)
         if rows.num_rows == 0:
             raise SplHfError("prompt_sources: no prompts were read")
-        pq.write_table(rows, out / "prompts.parquet")
-        pq.write_table(quarantine_dataset(quarantine).data.table, out / "quarantine.parquet")
+        write_parquet(out / "prompts.parquet", rows)
+        write_parquet(out / "quarantine.parquet", quarantine_dataset(quarantine).data.table)
         write_source_reports(out, reports)
         counts["prompts"] = rows.num_rows
         return counts
@@ -392,7 +391,7 @@ class SPLRelease:
             sources=read_source_reports(prompts_dir),
             draw=self._draw,
         )
-        pq.write_table(kept, out / "prompts.parquet")
+        write_parquet(out / "prompts.parquet", kept)
         return counts
 
     def _generate(self, clean_dir: Path, out: Path) -> dict[str, Any]:
@@ -410,7 +409,7 @@ class SPLRelease:
         items = generate_items(prompts, self.generation)
         result = run_stage(generate_stage(self.cfg, self.generation), items, self.store, self.executor)
         cands = result.rows
-        pq.write_table(pa.Table.from_pylist(cands), out / "candidates.parquet")
+        write_parquet(out / "candidates.parquet", pa.Table.from_pylist(cands))
         return {
             "prompts": len(prompts),
             "candidates": len(cands),

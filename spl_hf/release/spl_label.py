@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from spl_hf.files import text_writer
+from spl_hf.files import jsonl_line, text_writer, write_parquet
 
 VERDICTS_FILE = "verdicts.jsonl"
 
@@ -43,7 +43,7 @@ def label_stage(rel: Any, clean_dir: Path, gen_dir: Path, out: Path) -> dict[str
     config = LabelerConfig(mode=rel.cfg.labeler_mode, progress=rel.generation.progress)
     result = run_stage(labeling(rel.cfg, rel.rulebase.schema, config), items, rel.store, rel.executor)
     labels = result.rows
-    pq.write_table(pa.Table.from_pylist(labels), out / "labels.parquet")
+    write_parquet(out / "labels.parquet", pa.Table.from_pylist(labels))
     # The records the SPL build reads: prompt attributes once per prompt, response attributes per candidate.
     by_id = {(r["scope"], r["prompt_id"] if r["scope"] == "prompt" else r["response_id"]): r for r in labels}
     engine = result.stats["engine"]  # backend and resolved dtype, as the shards record them
@@ -51,7 +51,7 @@ def label_stage(rel: Any, clean_dir: Path, gen_dir: Path, out: Path) -> dict[str
     with text_writer(out / "prompts.jsonl") as fh:
         for p in prompts:
             rec = {**_record(p, by_id.get(("prompt", p["prompt_id"]))), "labeler": labeler_id}
-            fh.write(json.dumps(rec, sort_keys=True) + "\n")
+            fh.write(jsonl_line(rec))
     with text_writer(out / "candidates.jsonl") as fh:
         for r in cands:
             lab = by_id.get(("response", r["response_id"]))
@@ -71,7 +71,7 @@ def label_stage(rel: Any, clean_dir: Path, gen_dir: Path, out: Path) -> dict[str
                     "template_hash": r["template_hash"],
                 },
             }
-            fh.write(json.dumps(rec, sort_keys=True) + "\n")
+            fh.write(jsonl_line(rec))
     statuses: dict[str, int] = {}
     for r in labels:
         statuses[r["status"]] = statuses.get(r["status"], 0) + 1
@@ -125,7 +125,7 @@ def verdict_stage(rel: Any, label_dir: Path, out: Path) -> dict[str, Any]:
                 )
                 verdicts[row["verdict"]] = verdicts.get(row["verdict"], 0) + 1
             line = json.loads(verdict_record_json(rec, r["prompt_id"], options))
-            fh.write(json.dumps({**line, "engine": result.stats["engine"]}, sort_keys=True) + "\n")
+            fh.write(jsonl_line({**line, "engine": result.stats["engine"]}))
     return {
         "candidates": len(cands),
         "judged": len(got),

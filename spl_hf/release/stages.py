@@ -25,7 +25,7 @@ from typing import Any
 
 from spl_hf.errors import SplHfError
 from spl_hf.filehash import files_sha256, sha256_file
-from spl_hf.files import temp_dir_beside, write_text
+from spl_hf.files import replace_dir, temp_dir_beside, write_json
 
 STAGE_FILE = "stage.json"
 STAGE_VERSION = 1
@@ -140,8 +140,8 @@ class StageRunner:
             raise
         if self.is_main:
             record = {"name": name, "key": key, "settings": settings, "counts": counts}
-            write_text(tmp / STAGE_FILE, json.dumps(record, indent=2, sort_keys=True, default=str) + "\n")
-            tmp.replace(path)
+            write_json(tmp / STAGE_FILE, record, sort_keys=True, ascii_only=True, default=str)
+            replace_dir(tmp, path)
         self._wait()
         if not self.is_main:
             counts = read_stage_json(path / STAGE_FILE)["counts"]

@@ -15,7 +15,7 @@ from typing import Any
 from spl_hf.backends import engine_kwargs
 from spl_hf.contract import DECONTAMINATION_FILE
 from spl_hf.errors import SplHfError
-from spl_hf.files import write_json, write_jsonl, write_text
+from spl_hf.files import write_json, write_jsonl, write_parquet
 from spl_hf.release.config import TenetReleaseConfig
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
@@ -162,7 +162,6 @@ class TenetRelease:
         }
 
     def _read(self, out: Path) -> dict[str, Any]:
-        import pyarrow.parquet as pq
 
         from spl_hf.sources import SourceOptions, read_pool, require_rows
 
@@ -197,8 +196,8 @@ class TenetRelease:
         rows = pa.concat_tables(tables) if tables else None
         if rows is None or rows.num_rows == 0:
             raise SplHfError("pools: no pair rows were read")
-        pq.write_table(rows, out / "pairs.parquet")
-        pq.write_table(quarantine_dataset(quarantine).data.table, out / "quarantine.parquet")
+        write_parquet(out / "pairs.parquet", rows)
+        write_parquet(out / "quarantine.parquet", quarantine_dataset(quarantine).data.table)
         write_source_reports(out, reports)
         counts["rows"] = rows.num_rows
         return counts
@@ -215,7 +214,7 @@ class TenetRelease:
         kept, counts = decontaminate_rows(
             pairs, self.heldout, self.decontam, out, self.log, sources=read_source_reports(read_dir)
         )
-        pq.write_table(kept, out / "pairs.parquet")
+        write_parquet(out / "pairs.parquet", kept)
         return counts
 
     def _judge_settings(self, pairs: str) -> dict[str, Any]:
@@ -242,11 +241,11 @@ class TenetRelease:
         scores, refused, not_judged = judge_outcome(result, self.tenets)
         if not scores:
             raise SplHfError("judge: no (pair, tenet) could be scored")
-        pq.write_table(pa.Table.from_pylist(scores), out / "scores.parquet")
+        write_parquet(out / "scores.parquet", pa.Table.from_pylist(scores))
         # Refused pairs and bad rows; each not-judged (pair, tenet) is listed once too, counted apart.
         failures = [asdict(b) for b in bad] + refused + [asdict(f) for f in not_judged.failures]
         write_jsonl(out / "failures.jsonl", failures)
-        write_text(out / "not_judged.json", json.dumps(not_judged.by_tenet, sort_keys=True) + "\n")
+        write_json(out / "not_judged.json", not_judged.by_tenet, indent=None, sort_keys=True, ascii_only=True)
         mean_abs = sum(abs(r["score"]) for r in scores) / len(scores)
         return {
             "pairs": len(pairs),
@@ -391,7 +390,7 @@ class TenetRelease:
             "quality_gates": gates,
         }
         path = Path(self.cfg.run_dir) / "run_report.json"
-        write_text(path, json.dumps(report, indent=2, sort_keys=True, default=str) + "\n")
+        write_json(path, report, sort_keys=True, ascii_only=True, default=str)
         self.log(f"run report: {path}")
         return report
 

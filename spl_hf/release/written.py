@@ -13,7 +13,7 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
-from spl_hf.files import write_text
+from spl_hf.files import write_json, write_text
 from spl_hf.release.config import ReleaseSettings
 from spl_hf.release.stages import fingerprint
 
@@ -56,10 +56,7 @@ def publish_output(cfg: ReleaseSettings, stage_dir: Path, allow_empty: bool = Fa
         create_pr=cfg.create_pr,
         allow_empty=allow_empty,
     )
-    write_text(
-        stage_dir / "publish.json",
-        json.dumps({**result.to_json(), "load": result.load_line()}, indent=2) + "\n",
-    )
+    write_json(stage_dir / "publish.json", {**result.to_json(), "load": result.load_line()}, ascii_only=True)
     return {"repo_id": result.repo_id, "commit_sha": result.commit_sha}
 
 
@@ -118,7 +115,6 @@ def check_output(cfg: ReleaseSettings, inputs: list[str], *configs: Any) -> None
 
 def record_output(cfg: ReleaseSettings, *configs: Any) -> None:
     """Note in the run folder which release now sits in ``output_dir`` and the settings that made it."""
-    from spl_hf.files import write_json
 
     record = {
         "output_dir": os.path.realpath(cfg.output_dir),

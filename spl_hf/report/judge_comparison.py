@@ -8,7 +8,6 @@ models trained on each can be compared across seeds (``spl-hf report seeds --con
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from spl_hf.backends import verdict_preference
 from spl_hf.contract import judge_comparison_tables
 from spl_hf.derive import JUDGE_COLUMN
 from spl_hf.errors import SplHfError
+from spl_hf.files import write_json, write_parquet
 from spl_hf.jsonl import read_rows
 from spl_hf.rules import default_rulebase, load_rulebase
 
@@ -331,7 +331,6 @@ def _dpo_rows(result: JudgeComparison, sides: list[str], verdicts: list[tuple[st
 
 def write_comparison(result: JudgeComparison, out_dir: str | Path) -> list[Path]:
     """comparison.json plus the common-support pairs as DPO rows under each labeling (parquet)."""
-    from spl_hf.files import atomic_path, write_text
     from spl_hf.outputs import mark_output, seal_output
 
     out = Path(out_dir)
@@ -348,12 +347,11 @@ def write_comparison(result: JudgeComparison, out_dir: str | Path) -> list[Path]
         out / "common_support_prompt_shared.parquet",
         out / "common_support_judge.parquet",
     ]
-    write_text(paths[0], json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n")
+    write_json(paths[0], result.to_dict(), sort_keys=True, ascii_only=True)
     for path, sides, verdicts in (
         (paths[1], spl_sides, spl_verdicts),
         (paths[2], judge_sides, judge_verdicts),
     ):
-        with atomic_path(path) as tmp:
-            pq.write_table(_dpo_rows(result, sides, verdicts), tmp)
+        write_parquet(path, _dpo_rows(result, sides, verdicts))
     seal_output(out)
     return paths

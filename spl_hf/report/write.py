@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from spl_hf.files import write_json
 from spl_hf.report.runs import load_runs
 from spl_hf.report.seeds import SeedReport, seed_report
 
@@ -27,7 +27,7 @@ def write_seed_report(
     report = seed_report(load_runs(runs_dir), contrasts, confidence)
     mark_output(out, "seed-report", replace=True)
     written = [out / "report.json", out / "report.md"]
-    write_text(written[0], json.dumps(report.to_dict(), indent=2, sort_keys=True) + "\n")
+    write_json(written[0], report.to_dict(), sort_keys=True, ascii_only=True)
     write_text(written[1], report.to_markdown())
     if figures:
         from spl_hf.report.figures import write_figures

@@ -9,7 +9,6 @@ it always holds ``model_name_or_path``, ``seed``, ``dataset_name``, ``dataset_co
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Sequence
 from enum import Enum
@@ -19,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from spl_hf.files import write_json
 from spl_hf.train.data import DataRecord
 
 RUN_FILE = "run.json"
@@ -208,4 +208,4 @@ def write_run(out: Path, record: RunRecord, config: dict[str, Any], base_model: 
 
     write_text(out / CONFIG_FILE, yaml.safe_dump(config, sort_keys=False, width=100))
     write_text(out / CARD_FILE, model_card(record, base_model))
-    write_text(out / RUN_FILE, json.dumps(record.to_dict(), indent=2, sort_keys=True) + "\n")
+    write_json(out / RUN_FILE, record.to_dict(), sort_keys=True, ascii_only=True)

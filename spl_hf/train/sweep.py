@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spl_hf.errors import SplHfError
-from spl_hf.files import write_text
+from spl_hf.files import write_json
 from spl_hf.outputs import (
     OutputError,
     mark_output,
@@ -156,7 +156,7 @@ def prepare_root(
         manifest["seeds"] = sorted(set(earlier.get("seeds", [])) | set(seeds))
         manifest["conditions"] = {**earlier.get("conditions", {}), **manifest["conditions"]}
     mark_output(out, SWEEP_KIND)
-    write_text(out / SWEEP_FILE, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    write_json(out / SWEEP_FILE, manifest, sort_keys=True, ascii_only=True)
     seal_output(out)
     return out
 
