@@ -8,6 +8,7 @@ import pytest
 
 from spl_hf.backends.settings import ModelArgs, engine_kwargs, resolve_dtype
 from spl_hf.configs import parse_config
+from spl_hf.errors import SplHfError
 
 
 def test_chat_template_kwargs_come_as_json_on_the_command_line_and_a_mapping_in_a_recipe(
@@ -77,3 +78,24 @@ def test_backend_dtype_engine_and_template_kwargs_are_in_every_cache_key(tiny_ba
             seen.add(judge.key(pair, tenet))
             assert judge.template_hash != base.template_hash
     assert len(seen) == 5
+
+
+class EchoBackend:
+    """A stand-in engine: records what the factory passes it."""
+
+    def __init__(self, model, **kwargs):
+        self.model, self.kwargs = model, kwargs
+
+
+def test_an_engine_is_one_entry_in_the_engine_table(monkeypatch):
+    from spl_hf.backends import ENGINES, Engine, make_backend
+
+    monkeypatch.setitem(ENGINES, "echo", Engine("tests.test_backends_settings:EchoBackend", ("threads",)))
+    got = make_backend(
+        "echo", "m", threads=2, dtype="float32", base_url="x", gpu_memory_utilization=0.5, max_length=7
+    )
+    # the options of other engines are dropped; its own and the shared ones (max_length) are passed
+    assert isinstance(got, EchoBackend) and got.model == "m" and got.kwargs == {"threads": 2, "max_length": 7}
+    assert ModelArgs(backend="echo").backend == "echo"  # the table is the check
+    with pytest.raises(SplHfError, match="--backend must be hf, vllm, openai or echo, got 'nope'"):
+        ModelArgs(backend="nope")

@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 from datasets import Features, Value
 
+from spl_hf.dataset import folder as folder_mod
 from spl_hf.dataset.folder import ConfigData, write_dataset_folder
-from spl_hf.hub import folder as folder_mod
 from spl_hf.manifest import MANIFEST, verify_manifest
 from spl_hf.outputs import MARKER, OutputError, guard_dir, guard_file, mark_output, owned_by_spl_hf
 

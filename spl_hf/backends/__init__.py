@@ -17,8 +17,9 @@ if TYPE_CHECKING:
         RunArgs,
         check_row_suffix,
     )
+    from spl_hf.backends.engines import ENGINES, Engine
     from spl_hf.backends.executor import ExecutorArgs, ExecutorError
-    from spl_hf.backends.factory import VLLM_ONLY, load_backend, make_backend
+    from spl_hf.backends.factory import load_backend, make_backend
     from spl_hf.backends.generate import CandidateGenerator, prompts_from_rows
     from spl_hf.backends.hf import BoundaryError, HFBackend
     from spl_hf.backends.io import require_columns, write_rows
@@ -71,13 +72,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EMBEDDED_NAME",
+    "ENGINES",
     "JUDGE_LABELS",
-    "VLLM_ONLY",
     "AttributeLabeler",
     "Backend",
     "BadRow",
     "BoundaryError",
     "CandidateGenerator",
+    "Engine",
     "ExecutorArgs",
     "ExecutorError",
     "GenerateInputs",
@@ -167,8 +169,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ExecutorArgs",
         "ExecutorError",
     ),
+    "spl_hf.backends.engines": (
+        "ENGINES",
+        "Engine",
+    ),
     "spl_hf.backends.factory": (
-        "VLLM_ONLY",
         "load_backend",
         "make_backend",
     ),

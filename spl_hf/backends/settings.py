@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from spl_hf.backends.engines import ENGINE_NAMES, engine
 from spl_hf.errors import SplHfError, UnknownNameError
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -55,7 +56,7 @@ class ModelArgs:
     max_length: int | None = field(
         default=None, metadata={"help": "Token limit per input (default and maximum: the model's context)."}
     )
-    backend: Literal["hf", "vllm", "openai"] = field(
+    backend: Literal[ENGINE_NAMES] = field(  # type: ignore[valid-type]  # the table's names, as choices
         default="hf",
         metadata={
             "help": "vllm needs the [vllm] extra; openai: a model behind an OpenAI-compatible server at "
@@ -139,17 +140,16 @@ class ModelArgs:
         check_positive("max_length", self.max_length, optional=True)
         check_positive("tensor_parallel_size", self.tensor_parallel_size)
         check_positive("max_model_len", self.max_model_len, optional=True)
-        if self.backend not in ("hf", "vllm", "openai"):
-            raise SplHfError(f"--backend must be hf, vllm or openai, got {self.backend!r}")
+        served = engine(self.backend).served
         check_positive("concurrency", self.concurrency)
         if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
             raise SplHfError(f"--retries must be a non-negative integer, got {self.retries!r}")
         timeout = self.request_timeout
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             raise SplHfError(f"--request_timeout must be a positive number of seconds, got {timeout!r}")
-        if self.backend == "openai" and not self.base_url:
+        if served and not self.base_url:
             raise SplHfError(
-                "--backend openai needs --base_url (the server's API root, e.g. http://127.0.0.1:8000/v1)"
+                f"--backend {self.backend} needs --base_url (the server's API root, e.g. http://127.0.0.1:8000/v1)"
             )
         if self.dtype not in DTYPES:
             raise SplHfError(f"--dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
@@ -195,7 +195,7 @@ def resolve_dtype(dtype: str, device: str) -> str:
 
 def check_context(model: ModelArgs) -> None:
     """Reject a --max_length beyond the model's context, reading its config only (no weights)."""
-    if model.max_length is None or model.backend == "openai":  # a served model: its server's context
+    if model.max_length is None or engine(model.backend).served:  # a served model: its server's context
         return
     from spl_hf.backends.loading import resolve_model
 
@@ -226,18 +226,7 @@ def engine_kwargs(model: ModelArgs) -> dict[str, Any]:
         "enforce_eager": model.enforce_eager,
         # only when set, so the recorded settings of every other run keep their fingerprint
         **({"gguf_file": model.gguf_file} if model.gguf_file else {}),
-        **(served_kwargs(model) if model.backend == "openai" else {}),
-    }
-
-
-def served_kwargs(model: ModelArgs) -> dict[str, Any]:
-    """The openai backend's settings (only for that backend, so other runs keep their fingerprints)."""
-    return {
-        "base_url": model.base_url,
-        "tokenizer": model.tokenizer,
-        "concurrency": model.concurrency,
-        "request_timeout": model.request_timeout,
-        "retries": model.retries,
+        **{name: getattr(model, name) for name in engine(model.backend).own},
     }
 
 
