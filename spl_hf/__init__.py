@@ -12,8 +12,6 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-__all__ = ["Attribute", "AttributeSchema", "__version__", "default_schema", "load_schema"]
-
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.schema": (
@@ -24,4 +22,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, eager=("__version__",))

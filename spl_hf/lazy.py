@@ -5,7 +5,11 @@ A package lists its public names as ordinary ``from spl_hf.pkg.mod import Name``
 table, and ends with::
 
     _EXPORTS = {"spl_hf.pkg.mod": ("Name",)}
-    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+    __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
+
+``__all__`` is derived from the table (as TRL's ``_LazyModule`` derives it from its
+``_import_structure``), plus ``eager`` names the face defines itself: each name is written twice,
+once for readers and once for the table, and tests/test_lazy.py keeps the two equal.
 
 Importing the package then runs none of those modules; ``pkg.Name`` imports ``pkg.mod`` on first
 use. This is what lets ``spl-hf --help`` import a light submodule (e.g. ``spl_hf.assign.config``)
@@ -23,9 +27,10 @@ from typing import Any
 
 
 def lazy_exports(
-    package: str, exports: Mapping[str, tuple[str, ...]]
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """``__getattr__`` and ``__dir__`` resolving the names of ``exports`` (module -> names) on first use."""
+    package: str, exports: Mapping[str, tuple[str, ...]], eager: tuple[str, ...] = ()
+) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
+    """``__getattr__`` and ``__dir__`` resolving the names of ``exports`` (module -> names) on first use,
+    and the face's ``__all__``: those names and the ``eager`` ones it defines itself, sorted."""
     if isinstance(exports, str):  # the former signature took the package's __init__ file
         raise TypeError(
             f"{package}: lazy_exports takes the face's _EXPORTS table (module -> names), not a file"
@@ -43,4 +48,4 @@ def lazy_exports(
     def __dir__() -> list[str]:
         return sorted({*namespace, *where})
 
-    return __getattr__, __dir__
+    return __getattr__, __dir__, sorted({*where, *eager})

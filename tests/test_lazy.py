@@ -28,10 +28,7 @@ def _init_source(package: str) -> ast.Module:
 
 
 def _all_names(package: str) -> list[str]:
-    for node in _init_source(package).body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
-            return list(ast.literal_eval(node.value))
-    return []
+    return list(getattr(importlib.import_module(package), "__all__", []))
 
 
 @pytest.mark.parametrize("package", [p for p in PACKAGES if p not in OPTIONAL])
@@ -77,3 +74,20 @@ def test_reading_a_face_imports_only_what_is_asked():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-1500:]
+
+
+@pytest.mark.parametrize("package", [p for p in PACKAGES if p not in OPTIONAL])
+def test_a_lazy_face_derives_all_from_its_export_table(package):
+    """Each name is written twice (for readers, in the table), never a third time in ``__all__``."""
+    module = importlib.import_module(package)
+    table = getattr(module, "_EXPORTS", None)
+    if table is None:
+        return
+    literal = [
+        node
+        for node in _init_source(package).body
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets)
+    ]
+    assert literal == [], "derive __all__: __getattr__, __dir__, __all__ = lazy_exports(...)"
+    names = {n for names in table.values() for n in names}
+    assert names <= set(module.__all__) and module.__all__ == sorted(module.__all__)

@@ -13,25 +13,6 @@ if TYPE_CHECKING:
     from spl_hf.agreement.measures import binary_counts, cohen_kappa, confusion, fleiss_kappa, plurality
     from spl_hf.agreement.panel import AgreementReport, AttributeAgreement, Confusion, panel_agreement
 
-__all__ = [
-    "AgreementArgs",
-    "AgreementReport",
-    "AttributeAgreement",
-    "Confusion",
-    "ModelLabel",
-    "PanelLabel",
-    "binary_counts",
-    "cohen_kappa",
-    "confusion",
-    "figure_agreement",
-    "fleiss_kappa",
-    "normalise_label",
-    "panel_agreement",
-    "plurality",
-    "read_model_labels",
-    "read_panel",
-]
-
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.agreement.config": ("AgreementArgs",),
@@ -58,4 +39,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -44,41 +44,6 @@ if TYPE_CHECKING:
     from spl_hf.assign.solvers import SolverError
 
 
-__all__ = [
-    "ASSIGNMENT_SUFFIXES",
-    "CERTIFICATE_FORMAT",
-    "DEFAULT_STRATEGY",
-    "GIVEN_STATS",
-    "REQUIRED_COLUMNS",
-    "SOLVERS",
-    "STRATEGIES",
-    "AssignConfig",
-    "AssignFiles",
-    "AssignmentResult",
-    "Certificate",
-    "CertificateCheck",
-    "CostRangeError",
-    "DroppedTenet",
-    "PromptArc",
-    "ScoreTable",
-    "ScoresError",
-    "SolveRecord",
-    "SolverError",
-    "assign_tenets",
-    "certificate_path",
-    "encode_scores",
-    "given_assignment",
-    "mark_assigned",
-    "prompt_arcs",
-    "read_certificate",
-    "read_table",
-    "recorded_assignment",
-    "verify_assignment",
-    "verify_certificate",
-    "write_certificate",
-    "write_table",
-]
-
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.assign.certificate": (
@@ -127,4 +92,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.assign.solvers": ("SolverError",),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -20,25 +20,6 @@ if TYPE_CHECKING:
     )
 
 
-__all__ = [
-    "AuditArgs",
-    "AuditReport",
-    "BuiltFolder",
-    "LabelChange",
-    "LoadedSplit",
-    "Mismatch",
-    "RuleAuditReport",
-    "TablesArgs",
-    "audit",
-    "audit_batches",
-    "audit_table",
-    "differs",
-    "load_built",
-    "merge_reports",
-    "parse_specs",
-    "read_folder",
-]
-
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.audit.config": (
@@ -67,4 +48,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

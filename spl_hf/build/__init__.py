@@ -10,20 +10,6 @@ if TYPE_CHECKING:
     from spl_hf.build.spl import SPLBuildResult, build_spl, derive_dataset, sample_path
     from spl_hf.build.tenets import build_tenets
 
-__all__ = [
-    "SPLBuildConfig",
-    "SPLBuildResult",
-    "SPLDeriveArgs",
-    "TenetBuildConfig",
-    "TenetCardArgs",
-    "build_spl",
-    "build_tenets",
-    "derive_dataset",
-    "fields_of",
-    "judged_quality",
-    "sample_path",
-]
-
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.build.config": (
@@ -43,4 +29,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.build.tenets": ("build_tenets",),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

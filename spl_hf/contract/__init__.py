@@ -81,72 +81,6 @@ if TYPE_CHECKING:
     )
 
 
-__all__ = [
-    "CERTIFICATE_FILE",
-    "DECONTAMINATION_FILE",
-    "DIGEST_DERIVATION",
-    "GATE_SETTINGS",
-    "IDENTITY_FIELDS",
-    "JUDGED_SCORE_COLUMNS",
-    "JUDGE_FIELDS",
-    "JUDGE_GATES",
-    "LICENSE_FILE",
-    "MESSAGES",
-    "ROW_FEATURES",
-    "ROW_GATE",
-    "SCORE_FEATURES",
-    "SPL_INTRO",
-    "SPL_SOURCE_LICENSES",
-    "TENET_INTRO",
-    "CompositionTables",
-    "DecontaminationRecord",
-    "GateResult",
-    "JudgeComparisonTables",
-    "RulePairRow",
-    "TenetQuality",
-    "TopicRow",
-    "VerdictPairRow",
-    "check_inputs",
-    "combine",
-    "combine_scalar",
-    "composition_tables",
-    "first_content",
-    "flat_figures",
-    "gate_record",
-    "gate_results",
-    "gate_settings",
-    "hash_array",
-    "hash_value",
-    "identity_key",
-    "input_hashes",
-    "judge_comparison_tables",
-    "judge_quality",
-    "judge_quality_section",
-    "label_mass",
-    "license_text",
-    "no_rows_concerned",
-    "oriented_input_hashes_arrow",
-    "pair_input_hash",
-    "pool_licenses",
-    "position_counts",
-    "read_decontamination",
-    "record_identity",
-    "record_label_quality",
-    "released_judge_quality",
-    "released_label_status",
-    "row_digests",
-    "row_gate",
-    "score_from_probs",
-    "score_index",
-    "scores_from_probs",
-    "section_of",
-    "spl_license_fields",
-    "spl_source_licenses",
-    "stated_key",
-    "tenet_license_fields",
-    "tenet_quality",
-]
-
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.contract.composition": (
@@ -234,4 +168,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -63,54 +63,6 @@ if TYPE_CHECKING:
         stage_table,
     )
 
-__all__ = [
-    "CARD_INPUTS",
-    "DEFAULT_MAX_SHARD_SIZE",
-    "MAX_FRONT_MATTER_BYTES",
-    "PNG_METADATA",
-    "POOL_FIGURE",
-    "PRODUCER_NOT_RECORDED",
-    "PROVENANCE",
-    "QUALITY_FIGURE",
-    "CardLayout",
-    "ConfigData",
-    "FrontMatterError",
-    "WrittenFolder",
-    "bias_sentence",
-    "card_body",
-    "card_configs",
-    "card_inputs",
-    "card_rows",
-    "card_text",
-    "evidence_card",
-    "front_matter",
-    "harmful_pools",
-    "judge_quality_card",
-    "judge_quality_figure",
-    "judge_quality_png",
-    "markdown_table",
-    "multi_turn_share",
-    "origins_markdown",
-    "parse_front_matter",
-    "png_bytes",
-    "pool_preference_data",
-    "pool_preference_figure",
-    "pool_preference_png",
-    "provenance_section",
-    "read_card",
-    "read_front_matter",
-    "regenerate_card",
-    "render_card",
-    "save_judge_quality_figure",
-    "save_png",
-    "save_pool_preference_figure",
-    "shard_pattern",
-    "shares",
-    "stage_table",
-    "write_dataset_folder",
-    "yaml_metadata",
-]
-
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.dataset.card": (
@@ -161,4 +113,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, eager=("DEFAULT_MAX_SHARD_SIZE",))

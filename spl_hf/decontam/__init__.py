@@ -22,26 +22,6 @@ if TYPE_CHECKING:
     from spl_hf.decontam.normalize import ngrams, normalize_prompt
 
 
-__all__ = [
-    "CONTAINED",
-    "DEFAULT_HELDOUT",
-    "EXACT",
-    "NEAR",
-    "REMOVED_SCHEMA",
-    "DecontamConfig",
-    "DecontamResult",
-    "HeldoutIndex",
-    "Match",
-    "RecheckResult",
-    "decontaminate",
-    "near_by_score",
-    "ngrams",
-    "normalize_prompt",
-    "recheck",
-    "transcript_user_turns",
-    "user_turns",
-]
-
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.decontam._decontaminate": (
@@ -71,4 +51,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -41,40 +41,6 @@ if TYPE_CHECKING:
     )
 
 
-__all__ = [
-    "DIGEST_COLUMNS",
-    "DIGEST_DERIVATION_FIELDS",
-    "JUDGE_COLUMN",
-    "JUDGE_NO_LABEL_REASONS",
-    "NO_LABEL_REASONS",
-    "PRODUCER_FIELDS",
-    "JudgeTables",
-    "VerdictRecord",
-    "apply_labels",
-    "candidate_pairs",
-    "column_array",
-    "common_features",
-    "derive_codes",
-    "derive_row",
-    "derive_table",
-    "derived_features",
-    "encode_attributes",
-    "filled",
-    "judge_codes",
-    "judge_column",
-    "judge_digests",
-    "judge_features",
-    "judge_identity",
-    "judge_tables",
-    "pair_features",
-    "pairs_from_records",
-    "parse_verdict_records",
-    "read_jsonl",
-    "row_digests",
-    "verdict_options",
-    "verdict_record_json",
-]
-
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.derive.derivation": (
@@ -118,4 +84,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -28,35 +28,6 @@ if TYPE_CHECKING:
     from spl_hf.evaluation.runner import RefusalEvaluator, refusal_metrics
 
 
-__all__ = [
-    "CACHE",
-    "DEFAULT_SETS",
-    "SAMPLE",
-    "AtLimitArgs",
-    "ClassifyArgs",
-    "EvalConfig",
-    "EvalPrompt",
-    "EvalTarget",
-    "PromptSet",
-    "RefusalClass",
-    "RefusalClassifier",
-    "RefusalEvalArgs",
-    "RefusalEvaluator",
-    "RefusalItem",
-    "RunInfo",
-    "at_limit_table",
-    "classify_responses",
-    "collect_metrics",
-    "evaluate_sets",
-    "format_at_limit",
-    "load_policy",
-    "load_prompt_set",
-    "parse_prompt_sets",
-    "plan_outputs",
-    "read_run",
-    "refusal_metrics",
-]
-
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.evaluation.classifier": (
@@ -101,4 +72,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -13,19 +13,6 @@ if TYPE_CHECKING:
     from spl_hf.explain.locate import RowRef, find_row
     from spl_hf.explain.release import Release, ReleaseError, open_release
 
-__all__ = [
-    "ExplainArgs",
-    "Release",
-    "ReleaseError",
-    "RowRef",
-    "audit_verdict",
-    "explain",
-    "explain_ref",
-    "find_row",
-    "open_release",
-    "render",
-]
-
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.explain._render": ("render",),
@@ -46,4 +33,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

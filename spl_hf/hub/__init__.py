@@ -18,20 +18,6 @@ if TYPE_CHECKING:
     from spl_hf.hub.roundtrip import split_digests
     from spl_hf.manifest import verify_manifest
 
-__all__ = [
-    "SERVER_INSTALL_HINT",
-    "CardArgs",
-    "HubServeConfig",
-    "HubServeTokenArgs",
-    "PublishFolderArgs",
-    "PublishResult",
-    "ServerMissingError",
-    "publish",
-    "server_package",
-    "split_digests",
-    "verify_manifest",
-]
-
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.hub._publish": (
@@ -53,4 +39,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.manifest": ("verify_manifest",),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

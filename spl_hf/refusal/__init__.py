@@ -14,20 +14,6 @@ if TYPE_CHECKING:
     from spl_hf.refusal.matchers import MATCHERS, Matcher, get_matcher
     from spl_hf.refusal.result import GroupRate, RefusalResult, compute_refusal
 
-__all__ = [
-    "MATCHERS",
-    "Agreement",
-    "GroupRate",
-    "Matcher",
-    "RefusalResult",
-    "agreement",
-    "compute_refusal",
-    "get_matcher",
-    "match_array",
-    "match_one",
-    "normalise",
-]
-
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.refusal._agreement": (
@@ -51,4 +37,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

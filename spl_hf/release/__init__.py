@@ -10,14 +10,6 @@ if TYPE_CHECKING:
     from spl_hf.release.stages import StageOutcome, StageRunner, fingerprint, stage_key
     from spl_hf.release.written import manifest_hash
 
-__all__ = [
-    "StageOutcome",
-    "StageRunner",
-    "fingerprint",
-    "manifest_hash",
-    "stage_key",
-]
-
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.release.stages": (
@@ -29,4 +21,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.release.written": ("manifest_hash",),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

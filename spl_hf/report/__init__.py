@@ -15,23 +15,6 @@ if TYPE_CHECKING:
     from spl_hf.report.write import write_seed_report
 
 
-__all__ = [
-    "METRIC_KEYS",
-    "ConditionSummary",
-    "ContrastSummary",
-    "JudgeReportArgs",
-    "RunMetrics",
-    "SeedReport",
-    "SeedReportArgs",
-    "compare_build",
-    "figure_conditions",
-    "load_runs",
-    "parse_contrast",
-    "seed_report",
-    "write_comparison",
-    "write_seed_report",
-]
-
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.report.config": (
@@ -58,4 +41,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.report.write": ("write_seed_report",),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

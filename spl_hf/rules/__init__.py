@@ -20,37 +20,6 @@ if TYPE_CHECKING:
     )
 
 
-__all__ = [
-    "CONFLICT",
-    "NO_VERDICT",
-    "And",
-    "CoverageReport",
-    "Eq",
-    "Expr",
-    "ExprError",
-    "In",
-    "Not",
-    "Or",
-    "Program",
-    "Ref",
-    "Rule",
-    "RuleBase",
-    "RuleBaseError",
-    "RulesArgs",
-    "apply_rules",
-    "apply_rules_row",
-    "check_coverage",
-    "compile_program",
-    "default_rulebase",
-    "evaluate",
-    "expand",
-    "load_rulebase",
-    "parse_expr",
-    "parse_rulebase",
-    "row_evaluator",
-    "to_source",
-]
-
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.rules.apply": (
@@ -93,4 +62,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -94,58 +94,6 @@ if TYPE_CHECKING:
     from spl_hf.sources.transcript import DEFAULT_CLIP_CHARS, OMITTED_MARKER, Flattened, flatten_history
 
 
-__all__ = [
-    "ADAPTERS",
-    "DEFAULT_CLIP_CHARS",
-    "GENERIC",
-    "OMITTED_MARKER",
-    "PAIR_FEATURES",
-    "PROMPT_FEATURES",
-    "PROMPT_SOURCES",
-    "QUARANTINE_FEATURES",
-    "BuildReport",
-    "ColumnMap",
-    "Converted",
-    "Flattened",
-    "HubSpec",
-    "Issue",
-    "MappingError",
-    "PairAdapter",
-    "PairDraft",
-    "PoolResult",
-    "PoolsResult",
-    "PromptAdapter",
-    "PromptDraft",
-    "PromptPoolResult",
-    "QuarantineRecord",
-    "RawTable",
-    "RowError",
-    "SourceFileError",
-    "SourceOptions",
-    "SourceReport",
-    "SourcesReadArgs",
-    "eval_sample_paths",
-    "flatten_history",
-    "is_hub_id",
-    "normalize_text",
-    "pairs_from_table",
-    "parse_columns",
-    "preview",
-    "prompt_id",
-    "prompt_sample_paths",
-    "prompts_from_table",
-    "quarantine_dataset",
-    "read_local",
-    "read_pool",
-    "read_pools",
-    "read_prompt_pool",
-    "read_prompt_pools",
-    "read_table",
-    "require_rows",
-    "resolve_adapter",
-    "sample_paths",
-]
-
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.sources.adapter": (
@@ -217,4 +165,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -20,26 +20,6 @@ if TYPE_CHECKING:
     from spl_hf.train.sweep import parse_conditions, parse_seeds, plan, prepare_root, run_sweep
 
 
-__all__ = [
-    "RUN_FILE",
-    "DataRecord",
-    "SweepArgs",
-    "TrainScriptArguments",
-    "check_rows",
-    "load_split",
-    "main",
-    "make_parser",
-    "parse_args",
-    "parse_conditions",
-    "parse_seeds",
-    "plan",
-    "prepare_root",
-    "run_sweep",
-    "seed_dir",
-    "seed_dirs",
-    "seed_of",
-]
-
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.train.args": (
@@ -69,4 +49,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -13,8 +13,6 @@ if TYPE_CHECKING:
     from spl_hf.view.rows import Page, RowFilter, RowsIndex, rows_index
     from spl_hf.view.session import ViewerSession
 
-__all__ = ["Page", "RowFilter", "RowsIndex", "ViewArgs", "ViewerSession", "build_app", "rows_index", "serve"]
-
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.view._serve": ("serve",),
@@ -29,4 +27,4 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.view.session": ("ViewerSession",),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
