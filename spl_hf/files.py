@@ -94,13 +94,13 @@ def json_text(
 
     Sorted or not, indented or not, is the caller's choice. ``ascii_only`` escapes non-ASCII text
     (``\\u2013``): the spelling of the files written that way since their first release (card.json,
-    build reports), kept so their bytes do not change; new files keep UTF-8. ``compact``: no spaces
-    after separators (the assignment certificate). ``default``: how a value JSON lacks is written.
+    build reports), kept so their bytes do not change; new files keep UTF-8. ``compact``: one line,
+    no spaces after separators (the assignment certificate). ``default``: how a value JSON lacks is written.
     """
     separators = (",", ":") if compact else None
     text = json.dumps(
         obj,
-        indent=indent,
+        indent=None if compact else indent,
         sort_keys=sort_keys,
         ensure_ascii=ascii_only,
         separators=separators,

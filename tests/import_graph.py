@@ -52,9 +52,12 @@ def _exports(tree: ast.AST) -> dict[str, str]:
     return {}
 
 
-def _imports(name: str, path: Path, tree: ast.AST) -> Iterator[tuple[str, list[str], int]]:
-    """(imported module, names imported from it, line) for every import that runs."""
-    skip = _type_checking_nodes(tree)
+def _imports(
+    name: str, path: Path, tree: ast.AST, typing: bool = False
+) -> Iterator[tuple[str, list[str], int]]:
+    """(imported module, names imported from it, line) for every import that runs (``typing``: and
+    every import under ``if TYPE_CHECKING:`` too, but a face's list of its names for readers)."""
+    skip = set() if typing and path.name != "__init__.py" else _type_checking_nodes(tree)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     for node in ast.walk(tree):
         if id(node) in skip:
@@ -71,14 +74,15 @@ def _imports(name: str, path: Path, tree: ast.AST) -> Iterator[tuple[str, list[s
             yield base, [a.name for a in node.names], node.lineno
 
 
-def graph() -> dict[str, dict[str, int]]:
-    """module -> {imported module: line of the first such import}, over the project's own modules."""
+def graph(typing: bool = False) -> dict[str, dict[str, int]]:
+    """module -> {imported module: line of the first such import}, over the project's own modules;
+    ``typing``: type-checking imports count too (what a type checker or a reader follows)."""
     files = modules()
     trees = {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in files.items()}
     faces = {name: _exports(tree) for name, tree in trees.items() if files[name].name == "__init__.py"}
     edges: dict[str, dict[str, int]] = {name: {} for name in files}
     for name, tree in trees.items():
-        for target, names, line in _imports(name, files[name], tree):
+        for target, names, line in _imports(name, files[name], tree, typing):
             if target.split(".")[0] not in PACKAGES:
                 continue
             hits = [f"{target}.{n}" for n in names if f"{target}.{n}" in files]

@@ -272,6 +272,8 @@ def test_the_runtime_import_graph_has_no_cycle():
 
     cycles = import_graph.cycles(import_graph.graph())
     assert cycles == [], f"import cycles (function-level imports included): {cycles}"
+    typed = import_graph.cycles(import_graph.graph(typing=True))
+    assert typed == [], f"import cycles through type-checking imports (a Protocol cuts them): {typed}"
 
 
 def test_no_folder_imports_a_higher_floor():

@@ -11,7 +11,7 @@ import json
 import re
 import sys
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from spl_hf_hub_server.auth import Auth
@@ -22,7 +22,25 @@ from spl_hf_hub_server.routes.common import repo_type_of
 from spl_hf_hub_server.store import Store
 
 if TYPE_CHECKING:
-    from spl_hf_hub_server.app import HubHTTPServer
+    import socket
+
+    from spl_hf.hub import HubServeConfig
+
+
+class Served(Protocol):
+    """What the handler reads of its server (:class:`spl_hf_hub_server.app.HubHTTPServer`): typed here,
+    so the handler never imports the app, which imports it."""
+
+    config: HubServeConfig
+    store: Store
+    auth: Auth
+    verbose: bool
+    server_address: tuple[Any, ...]
+
+    def expect_headers(self, conn: socket.socket) -> None: ...
+
+    def headers_received(self, conn: socket.socket) -> None: ...
+
 
 _HOST = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])(?::(\d{1,5}))?$")
 _WILDCARD = ("0.0.0.0", "::", "")
@@ -30,7 +48,7 @@ _WILDCARD = ("0.0.0.0", "::", "")
 
 class HubHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: HubHTTPServer
+    server: Served  # type: ignore[assignment]  # the HubHTTPServer, by what the handler reads of it
 
     # -- plumbing ----------------------------------------------------------------------------
     def setup(self) -> None:

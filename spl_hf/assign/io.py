@@ -68,7 +68,7 @@ def write_table(table: pa.Table, path: str | Path) -> None:
 
 
 def write_certificate(cert: Certificate, path: str | Path) -> None:
-    write_json(path, cert.to_dict(), indent=None, compact=True, ascii_only=True)
+    write_json(path, cert.to_dict(), compact=True, ascii_only=True)
 
 
 def read_certificate(path: str | Path) -> Certificate:

@@ -227,9 +227,7 @@ def build_tenets(
         overwrite=cfg.overwrite,
         inputs=(cfg.pairs, cfg.scores, cfg.tenets_file, cfg.assignment, cfg.decontamination, cfg.not_judged),
         extra_files={
-            CERTIFICATE_FILE: json_text(
-                result.certificate.to_dict(), indent=None, compact=True, ascii_only=True
-            ),
+            CERTIFICATE_FILE: json_text(result.certificate.to_dict(), compact=True, ascii_only=True),
             "build_report.json": json_text(report, sort_keys=True, ascii_only=True, default=str),
             CARD_INPUTS: card_inputs("tenet_dataset.md.j2", configs, **card_kwargs),
             LICENSE_FILE: license_text(TENET_INTRO, pool_licenses(per_source, decontamination)),

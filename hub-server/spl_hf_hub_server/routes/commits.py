@@ -12,10 +12,10 @@ from spl_hf_hub_server.routes.common import url_prefix
 from spl_hf_hub_server.store import upload_mode
 
 if TYPE_CHECKING:
-    from spl_hf_hub_server.handler import HubHandler
+    from spl_hf_hub_server.routes.common import Request
 
 
-def validate_yaml(h: HubHandler) -> None:
+def validate_yaml(h: Request) -> None:
     """The Hub's README check, through the same reader (and limits) a commit's README goes through."""
     body = h.json_body()
     try:
@@ -26,7 +26,7 @@ def validate_yaml(h: HubHandler) -> None:
     h.json({"warnings": []})
 
 
-def preupload(h: HubHandler, t: str, org: str, name: str, revision: str) -> None:
+def preupload(h: Request, t: str, org: str, name: str, revision: str) -> None:
     repo_type, repo_id = h.repo(t, org, name, write=True)
     body = h.json_body()
     sha = h.store.resolve(repo_type, repo_id, unquote(revision))
@@ -41,7 +41,7 @@ def preupload(h: HubHandler, t: str, org: str, name: str, revision: str) -> None
     h.json({"files": out, "commitOid": sha})
 
 
-def commit(h: HubHandler, t: str, org: str, name: str, revision: str) -> None:
+def commit(h: Request, t: str, org: str, name: str, revision: str) -> None:
     repo_type, repo_id = h.repo(t, org, name, write=True)
     payload = parse_commit(h.body())
     create_pr = h.flag("create_pr")

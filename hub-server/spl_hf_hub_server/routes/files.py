@@ -13,7 +13,7 @@ from spl_hf_hub_server.routes.common import iso
 from spl_hf_hub_server.store import Commit, FileEntry, lfs_pointer
 
 if TYPE_CHECKING:
-    from spl_hf_hub_server.handler import HubHandler
+    from spl_hf_hub_server.routes.common import Request
 
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
 
@@ -68,7 +68,7 @@ def last_commits(history: list[Commit], paths: list[str]) -> dict[str, dict]:
     return {p: {"id": c.sha, "title": c.summary, "date": iso(c.date)} for p, c in found.items()}
 
 
-def tree(h: HubHandler, t: str, org: str, name: str, revision: str, path: str | None) -> None:
+def tree(h: Request, t: str, org: str, name: str, revision: str, path: str | None) -> None:
     repo_type, repo_id = h.repo(t, org, name)
     sha = h.store.resolve(repo_type, repo_id, unquote(revision))
     files = h.store.commit(repo_type, repo_id, sha).tree
@@ -92,7 +92,7 @@ def tree(h: HubHandler, t: str, org: str, name: str, revision: str, path: str | 
     h.json(out)
 
 
-def paths_info(h: HubHandler, t: str, org: str, name: str, revision: str) -> None:
+def paths_info(h: Request, t: str, org: str, name: str, revision: str) -> None:
     repo_type, repo_id = h.repo(t, org, name)  # before the body: a private repo reads nothing
     form = parse_qs(h.body().decode("utf-8", "replace"))
     sha = h.store.resolve(repo_type, repo_id, unquote(revision))
@@ -108,7 +108,7 @@ def paths_info(h: HubHandler, t: str, org: str, name: str, revision: str) -> Non
     )
 
 
-def resolve(h: HubHandler, prefix: str | None, org: str, name: str, revision: str, path: str) -> None:
+def resolve(h: Request, prefix: str | None, org: str, name: str, revision: str, path: str) -> None:
     repo_type, repo_id = h.repo(prefix, org, name)
     sha = h.store.resolve(repo_type, repo_id, unquote(revision))
     entry = h.store.commit(repo_type, repo_id, sha).tree.get(unquote(path))

@@ -9,7 +9,7 @@ from spl_hf_hub_server.errors import StoreError
 from spl_hf_hub_server.routes.common import repo_type_of, url_prefix
 
 if TYPE_CHECKING:
-    from spl_hf_hub_server.handler import HubHandler
+    from spl_hf_hub_server.routes.common import Request
 
 XET_HINT = "this server takes classic LFS uploads only, set HF_HUB_DISABLE_XET=1"
 XET_MESSAGE = (
@@ -18,7 +18,7 @@ XET_MESSAGE = (
 )
 
 
-def lfs_batch(h: HubHandler, prefix: str | None, org: str, name: str) -> None:
+def lfs_batch(h: Request, prefix: str | None, org: str, name: str) -> None:
     h.repo(prefix, org, name)  # before the body: a private repo reads nothing
     body = h.json_body()
     repo_type, repo_id = h.repo(prefix, org, name, write=body.get("operation") == "upload")
@@ -46,7 +46,7 @@ def lfs_batch(h: HubHandler, prefix: str | None, org: str, name: str) -> None:
     h.json({"transfer": "basic", "objects": objects, "hash_algo": "sha256"})
 
 
-def lfs_upload(h: HubHandler, t: str, org: str, name: str, oid: str) -> None:
+def lfs_upload(h: Request, t: str, org: str, name: str, oid: str) -> None:
     repo_type, repo_id = repo_type_of(t), f"{unquote(org)}/{unquote(name)}"
     size = int(h.query.get("size", ["-1"])[0])
     h.auth.verify_signature(f"{repo_type}/{repo_id}/{oid}/{size}", h.query.get("sig", [""])[0])
@@ -61,7 +61,7 @@ def lfs_upload(h: HubHandler, t: str, org: str, name: str, oid: str) -> None:
     h.json({}, 200, {"ETag": f'"{oid}"'})
 
 
-def lfs_verify(h: HubHandler, prefix: str | None, org: str, name: str) -> None:
+def lfs_verify(h: Request, prefix: str | None, org: str, name: str) -> None:
     repo_type, repo_id = h.repo(prefix, org, name, write=True)
     body = h.json_body()
     if not h.store.has_blob(repo_type, repo_id, str(body["oid"]), int(body["size"])):
@@ -69,7 +69,7 @@ def lfs_verify(h: HubHandler, prefix: str | None, org: str, name: str) -> None:
     h.json({"message": "verified"})
 
 
-def no_xet(h: HubHandler, t: str, org: str, name: str) -> None:
+def no_xet(h: Request, t: str, org: str, name: str) -> None:
     """hf_xet asks for a Xet token and shows only the status and the final URL of a failure, never
     a body or header: so the answer redirects to a URL that reads as the instruction, and that
     URL fails. The Python client (``hf_raise_for_status``) shows the ``X-Error-Message`` too."""
@@ -78,5 +78,5 @@ def no_xet(h: HubHandler, t: str, org: str, name: str) -> None:
     h.send(307, b"", {"Location": location, "X-Error-Message": XET_MESSAGE})
 
 
-def no_xet_here(h: HubHandler) -> None:
+def no_xet_here(h: Request) -> None:
     raise StoreError(501, XET_MESSAGE)

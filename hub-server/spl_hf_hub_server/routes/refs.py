@@ -9,10 +9,10 @@ from spl_hf_hub_server.errors import StoreError
 from spl_hf_hub_server.routes.common import iso
 
 if TYPE_CHECKING:
-    from spl_hf_hub_server.handler import HubHandler
+    from spl_hf_hub_server.routes.common import Request
 
 
-def refs(h: HubHandler, t: str, org: str, name: str) -> None:
+def refs(h: Request, t: str, org: str, name: str) -> None:
     repo_type, repo_id = h.repo(t, org, name)
     heads = h.store.refs(repo_type, repo_id)["heads"]
     branches = [
@@ -28,7 +28,7 @@ def refs(h: HubHandler, t: str, org: str, name: str) -> None:
     h.json({"branches": branches, "converts": [], "tags": tags, "pullRequests": prs})
 
 
-def commits(h: HubHandler, t: str, org: str, name: str, revision: str) -> None:
+def commits(h: Request, t: str, org: str, name: str, revision: str) -> None:
     repo_type, repo_id = h.repo(t, org, name)
     sha = h.store.resolve(repo_type, repo_id, unquote(revision))
     h.json(
@@ -45,7 +45,7 @@ def commits(h: HubHandler, t: str, org: str, name: str, revision: str) -> None:
     )
 
 
-def create_branch(h: HubHandler, t: str, org: str, name: str, branch: str) -> None:
+def create_branch(h: Request, t: str, org: str, name: str, branch: str) -> None:
     repo_type, repo_id = h.repo(t, org, name, write=True)
     body = h.json_body()
     start = h.store.resolve(repo_type, repo_id, str(body.get("startingPoint") or "main"))
@@ -53,13 +53,13 @@ def create_branch(h: HubHandler, t: str, org: str, name: str, branch: str) -> No
     h.json({})
 
 
-def delete_branch(h: HubHandler, t: str, org: str, name: str, branch: str) -> None:
+def delete_branch(h: Request, t: str, org: str, name: str, branch: str) -> None:
     repo_type, repo_id = h.repo(t, org, name, write=True)
     h.store.delete_branch(repo_type, repo_id, unquote(branch))
     h.json({})
 
 
-def create_tag(h: HubHandler, t: str, org: str, name: str, revision: str) -> None:
+def create_tag(h: Request, t: str, org: str, name: str, revision: str) -> None:
     repo_type, repo_id = h.repo(t, org, name, write=True)
     body = h.json_body()
     tag, message = body.get("tag"), body.get("message") or ""
@@ -69,7 +69,7 @@ def create_tag(h: HubHandler, t: str, org: str, name: str, revision: str) -> Non
     h.json({})
 
 
-def delete_tag(h: HubHandler, t: str, org: str, name: str, tag: str) -> None:
+def delete_tag(h: Request, t: str, org: str, name: str, tag: str) -> None:
     repo_type, repo_id = h.repo(t, org, name, write=True)
     h.store.delete_tag(repo_type, repo_id, unquote(tag))
     h.json({})

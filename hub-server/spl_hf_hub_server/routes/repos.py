@@ -11,12 +11,12 @@ from spl_hf_hub_server.routes.common import iso, object_id, repo_type_of, url_pr
 from spl_hf_hub_server.store import lfs_pointer
 
 if TYPE_CHECKING:
-    from spl_hf_hub_server.handler import HubHandler
+    from spl_hf_hub_server.routes.common import Request
 
 _ORG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 
 
-def create_repo(h: HubHandler) -> None:
+def create_repo(h: Request) -> None:
     body = h.json_body()
     repo_type = body.get("type") or "model"
     repo_id = f"{body['organization']}/{body['name']}" if body.get("organization") else str(body.get("name"))
@@ -32,7 +32,7 @@ def create_repo(h: HubHandler) -> None:
     h.json({"url": url, "name": repo_id, "id": repo_id}, 200)
 
 
-def delete_repo(h: HubHandler) -> None:
+def delete_repo(h: Request) -> None:
     """A missing repo (or one of another type) is the Hub's 404, which ``missing_ok=True`` expects."""
     body = h.json_body()
     repo_type = body.get("type") or "model"
@@ -42,7 +42,7 @@ def delete_repo(h: HubHandler) -> None:
     h.json({})
 
 
-def repo_info(h: HubHandler, t: str, org: str, name: str, revision: str | None) -> None:
+def repo_info(h: Request, t: str, org: str, name: str, revision: str | None) -> None:
     repo_type, repo_id = h.repo(t, org, name)
     sha = h.store.resolve(repo_type, repo_id, unquote(revision or "main"))
     commit = h.store.commit(repo_type, repo_id, sha)
@@ -80,7 +80,7 @@ def repo_info(h: HubHandler, t: str, org: str, name: str, revision: str | None) 
     )
 
 
-def list_repos(h: HubHandler, t: str) -> None:
+def list_repos(h: Request, t: str) -> None:
     repo_type = repo_type_of(t)
     author = h.query.get("author", [None])[0]
     search = (h.query.get("search", [""])[0] or "").lower()
@@ -109,7 +109,7 @@ def list_repos(h: HubHandler, t: str) -> None:
     h.json(out[: max(0, limit)])
 
 
-def repo_settings(h: HubHandler, t: str, org: str, name: str) -> None:
+def repo_settings(h: Request, t: str, org: str, name: str) -> None:
     repo_type, repo_id = h.repo(t, org, name, write=True)
     body = h.json_body()
     if body.get("gated") not in (None, False):
@@ -125,7 +125,7 @@ def repo_settings(h: HubHandler, t: str, org: str, name: str) -> None:
     h.json({"private": bool(meta.get("private"))})
 
 
-def whoami(h: HubHandler) -> None:
+def whoami(h: Request) -> None:
     authz = h.headers.get("Authorization")
     if not h.auth.authenticated(authz):
         raise StoreError(401, "Invalid user token: send the server's token (HF_TOKEN)")
