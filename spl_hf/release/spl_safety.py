@@ -50,7 +50,7 @@ READS: dict[str, Reads] = {
     ),
     "label": Reads(("labeler_mode", "candidate_fraction", "draw_seed", *MODEL_FIELDS), runs_only=_MODEL_RUN),
     "verdict": Reads(("verdict_model", *MODEL_FIELDS), runs_only=_MODEL_RUN),
-    "write": Reads(_DERIVE),
+    "write": Reads((*_DERIVE, "verdict_judge")),  # verdict_judge: whether the judge comparison is written
     "recorded_write": Reads(("recorded_prompts", "recorded_candidates", "recorded_verdicts", *_DERIVE)),
     "audit": Reads(("output_dir",)),
     "publish": Reads((*PUBLISH, "min_rows")),

@@ -49,7 +49,7 @@ READS: dict[str, Reads] = {
         ("output_dir", "repo_id", "pretty_name", "threshold_note", "tenets_file", "sft", "tenets", *GATES),
         configs=("assign",),
     ),
-    "audit": Reads(("output_dir",)),
+    "audit": Reads(("output_dir", "tenets"), configs=("assign",)),
     "publish": Reads(PUBLISH),
 }
 
@@ -364,7 +364,9 @@ class TenetRelease:
         )
         # The card names the repo it is published to, or a placeholder; the title defaults to the build's.
         cfg = replace(cfg, repo_id=c.repo_id or "ORG/NAME", pretty_name=c.pretty_name or cfg.pretty_name)
-        result = build_tenets(cfg, gates=gates, assigned=_recorded_assignment(assign_dir))
+        result = build_tenets(
+            cfg, gates=gates, assigned=_recorded_assignment(assign_dir), tenets=[t.name for t in self.tenets]
+        )
         record_written(out, c.output_dir)
         return {
             "rows": result.rows,
@@ -379,12 +381,36 @@ class TenetRelease:
 
         report = audit(self.cfg.output_dir)
         report.write_json(out / "audit.json")  # the shape `spl-hf audit --json` prints
+        differ = self._settings_differences()
+        if differ:
+            raise SplHfError(
+                f"{self.cfg.output_dir}: the release does not say what this run asked: {'; '.join(differ)}"
+            )
         return {
             "ok": report.ok,
             "rows": report.rows,
             "reproduced": report.reproduced,
             "certificate_ok": report.certificate_ok,
         }
+
+    def _settings_differences(self) -> list[str]:
+        """The released build_report.json's stated settings against this run's assignment settings and
+        tenets (the audit checked them against the rows and the certificate)."""
+        from spl_hf.contract.settings import ASSIGN_SETTINGS
+
+        path = Path(self.cfg.output_dir) / "build_report.json"
+        report = json.loads(path.read_text(encoding="utf-8"))
+        stated = report.get("settings") if isinstance(report, dict) else None
+        stated = stated if isinstance(stated, dict) else {}
+        want = {
+            **{k: getattr(self.assign, k) for k in ASSIGN_SETTINGS},
+            "tenets": sorted(t.name for t in self.tenets),
+        }
+        return [
+            f"{path.name}: settings.{k} is {stated.get(k, 'missing')!r}, this run's is {v!r}"
+            for k, v in want.items()
+            if stated.get(k, "missing") != v
+        ]
 
     def _publish(self, out: Path) -> dict[str, Any]:
         return publish_output(self.cfg, out)
