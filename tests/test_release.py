@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from spl_hf.cli import main
+from tests.audit_fixtures import tenet_files
 from tests.conftest import REPO
 
 RELEASE_RECIPES = sorted((REPO / "recipes" / "tenets").glob("*.yaml")) + sorted(
@@ -185,6 +186,18 @@ def test_tenet_release_decontaminates_resumes_and_recomputes_only_what_changed(
     again = _stages(capsys.readouterr().out)
     assert [k for k, v in again.items() if v == "skipped"] == ["read", "decontaminate", "judge"]
     assert _files(tmp_path / "ds") != built
+    # A threshold or seed that picks the same pairs still reruns the write stage (review F1: the rows,
+    # card and certificate kept the old threshold while the run said the new one).
+    for over in ({"threshold": "0.0000011"}, {"threshold": "0.0000011", "seed": "7"}):
+        assert main([*_tenet_args(tmp_path, tiny_model_dir, heldout_csv, **over), "--overwrite"]) == 0
+        again = _stages(capsys.readouterr().out)
+        assert again["write"] != "skipped" and again["audit"] != "skipped"
+        settings = json.loads((tmp_path / "ds" / "build_report.json").read_text())["settings"]
+        assert (settings["threshold"], settings["seed"]) == (1.1e-06, int(over.get("seed", 42)))
+        rows = [
+            d for f in tenet_files(tmp_path / "ds") for d in pq.read_table(f).column("derivation").to_pylist()
+        ]
+        assert rows and {(d["threshold"], d["seed"]) for d in rows} == {(1.1e-06, int(over.get("seed", 42)))}
 
 
 def test_spl_release_writes_the_judge_comparison_from_recorded_verdicts(tmp_path, capsys):

@@ -119,6 +119,8 @@ class AuditReport:
             return "claims the release makes differ from their recomputation: " + "; ".join(
                 self._claim_failures[:3]
             )
+        if self._result is None or self.details.get("data_failures"):
+            return "the release's data is damaged: " + "; ".join(self.failures[:3])
         if self.kind == "spl":
             return self._result.describe_failure()
         cert = "; ".join(self.details.get("certificate_failures", [])[:3]) or "verified"
@@ -150,16 +152,35 @@ def audit(
         raise SplHfError(f"--max_report must be >= 0, got {max_report}")
     with audit_target(str(path_or_repo), revision) as target:
         built = read_folder(target.folder, config=config, manifest=manifest, ignore=target.ignore)
-        if built.kind == "tenets":
-            if config:  # a tenet build's checks span every config
-                built = read_folder(target.folder, manifest=manifest, ignore=target.ignore)
-            report = _audit_tenets(built, sources, max_report, config)
-        else:
-            report = _audit_spl(built, rulebase, sources, max_report)
-        _check_claims(report, built, config, target.ignore)
+        if built.kind == "tenets" and config:  # a tenet build's checks span every config
+            built = read_folder(target.folder, manifest=manifest, ignore=target.ignore)
+        report = _audit_checked(built, rulebase, sources, max_report, config, target.ignore)
     report.target = target.describe()
     report.repo_id, report.revision = target.repo_id, target.revision
     report.manifest = built.manifest
+    return report
+
+
+def _audit_checked(built: BuiltFolder, rulebase, sources, max_report: int, config, ignore) -> AuditReport:
+    """The kind's row checks and the claim checks, each behind the damaged-data boundary of
+    :mod:`spl_hf.audit.shape`: a table that lacks a column, holds another type or a null where the
+    build writes none fails the audit naming file, row and field, never with a traceback."""
+    from spl_hf.audit.shape import checked, shape_failures
+
+    data = shape_failures(built)
+    if built.kind == "tenets":
+        run = lambda: _audit_tenets(built, sources, max_report, config)  # noqa: E731
+    else:
+        run = lambda: _audit_spl(built, rulebase, sources, max_report)  # noqa: E731
+    report = checked("rows", built, data, run)
+    if report is None:
+        report = AuditReport(built.kind, "", False, 0, 0, 0, failures=list(built.failures))
+    else:
+        checked("claims", built, data, lambda: _check_claims(report, built, config, ignore))
+    if data:
+        report.failures[:0] = data
+        report.details["data_failures"] = len(data)
+        report.ok = False
     return report
 
 

@@ -51,6 +51,7 @@ from spl_hf.contract import (
     tenet_license_fields,
 )
 from spl_hf.contract import pool_licenses as source_licenses
+from spl_hf.contract.settings import stated_settings
 from spl_hf.dataset import (
     CARD_INPUTS,
     POOL_FIGURE,
@@ -167,11 +168,12 @@ def released_score_features():
 
 
 def build_tenets(
-    cfg: TenetBuildConfig, gates: dict | None = None, assigned: AssignmentResult | None = None
+    cfg: TenetBuildConfig, gates: dict | None = None, assigned: AssignmentResult | None = None, tenets=None
 ) -> TenetBuildResult:
     """``gates``: a release's quality-gate record for the report and card (None outside a release).
     ``assigned``: ``cfg.assignment`` as a release's assign stage solved and verified it, taken as it is
-    (:func:`spl_hf.assign.recorded_assignment`); None: solved here, or verified when given."""
+    (:func:`spl_hf.assign.recorded_assignment`); None: solved here, or verified when given.
+    ``tenets``: those a release asked to judge, for the report's ``settings`` (spl_hf.contract.settings)."""
     guard_dir(
         cfg.output_dir,
         overwrite=cfg.overwrite,
@@ -219,6 +221,7 @@ def build_tenets(
         "decontamination": decontamination.summary if decontamination else None,
         "judge_quality": judge_quality,
         **({"quality_gates": gates} if gates is not None else {}),
+        "settings": stated_settings(fields_of(cfg, AssignConfig), scores, tenets),
     }
     written = write_dataset_folder(
         cfg.output_dir,

@@ -15,13 +15,13 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from spl_hf.backends import engine_kwargs
 from spl_hf.contract import DECONTAMINATION_FILE
 from spl_hf.errors import SplHfError
 from spl_hf.files import write_json, write_parquet
 from spl_hf.release.config import SPLReleaseConfig
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
+from spl_hf.release.reads import MODEL_FIELDS, PUBLISH, Reads
 from spl_hf.release.results import open_results
 from spl_hf.release.spl_label import VERDICTS_FILE
 from spl_hf.release.stages import StageRunner, fingerprint
@@ -34,6 +34,27 @@ from spl_hf.release.written import (
     record_written,
     written_here,
 )
+
+_DERIVE = ("rulebase", "margin", "panel", "output_dir", "repo_id", "pretty_name", "min_rows", "gates_note")
+_MODEL_RUN = ("threads", "generation.progress")
+# What each stage reads of the configs (see spl_hf.release.reads): its key hashes these values besides
+# the content of the files it reads, and it can read nothing else.
+READS: dict[str, Reads] = {
+    "prompts": Reads(("prompt_sources", "accept_partial")),
+    "decontaminate": Reads(
+        ("prompt_sources", "heldout_files", "pool_sizes", "draw_seed"), configs=("decontam",)
+    ),
+    # which drawn prompts get candidates: candidate_fraction, seeded by draw_seed
+    "generate": Reads(
+        ("candidate_fraction", "draw_seed", *MODEL_FIELDS), configs=("generation",), runs_only=("threads",)
+    ),
+    "label": Reads(("labeler_mode", "candidate_fraction", "draw_seed", *MODEL_FIELDS), runs_only=_MODEL_RUN),
+    "verdict": Reads(("verdict_model", *MODEL_FIELDS), runs_only=_MODEL_RUN),
+    "write": Reads((*_DERIVE, "verdict_judge")),  # verdict_judge: whether the judge comparison is written
+    "recorded_write": Reads(("recorded_prompts", "recorded_candidates", "recorded_verdicts", *_DERIVE)),
+    "audit": Reads(("output_dir",)),
+    "publish": Reads((*PUBLISH, "min_rows")),
+}
 
 
 def recipe_classes() -> tuple[type, ...]:
@@ -58,6 +79,8 @@ class SPLRelease:
     log: Any = print
     sources: list[SourceSpec] = field(init=False)
     heldout: list[SourceSpec] = field(init=False)
+    # The sub-configs a stage reads only as its READS declare (the executor says how to run: unguarded).
+    SUBCONFIGS = ("generation", "decontam")
 
     def __post_init__(self) -> None:
         from spl_hf.release.spl_settings import candidate_fractions, pool_sizes
@@ -124,19 +147,14 @@ class SPLRelease:
                 "prompts": content(labeled, "prompts.jsonl"),
                 "decontamination": content(clean, DECONTAMINATION_FILE),
                 "candidates": content(labeled, "candidates.jsonl"),
-                "rulebase": self.rulebase.hash,
-                "margin": c.margin,
-                **({"panel": fingerprint(c.panel)} if c.panel else {}),
                 "verdicts": content(judged, VERDICTS_FILE) if judged else None,
-                "output_dir": c.output_dir,
-                "repo_id": c.repo_id,
-                "pretty_name": c.pretty_name,
-                **self._gate_settings(),
+                **self._derive_inputs(),
             },
             lambda d: self._write(
                 labeled.path, clean.path, d, judged.path / VERDICTS_FILE if judged else None
             ),
             still_valid=lambda d: written_here(d, c.output_dir),
+            reads=(READS["write"], self),
         )
         return self._finish(runner, written)
 
@@ -146,7 +164,9 @@ class SPLRelease:
         from spl_hf.sources import SourceOptions
 
         c = self.cfg
-        key, path, done = runner.plan("prompts", self._prompt_settings())
+        key, path, done = runner.plan(
+            "prompts", {**self._prompt_settings(), "reads": READS["prompts"].values(self)}
+        )
         heldout_opts = SourceOptions(harmbench_categories=tuple(self.decontam.heldout_harmbench_categories))
         # what the prompts stage would refuse is refused now, naming the file
         previews = preview_sources(self.sources, SourceOptions(accept_partial=c.accept_partial))
@@ -171,66 +191,61 @@ class SPLRelease:
     def _drawn_prompts(self, runner: StageRunner) -> Any:
         """The prompts and decontaminate stages: every source read, then drawn after decontamination."""
         prompts = runner.run(
-            "prompts", self._prompt_settings(), self._prompts, reuse=all(s.pinned for s in self.sources)
+            "prompts",
+            self._prompt_settings(),
+            self._prompts,
+            reuse=all(s.pinned for s in self.sources),
+            reads=(READS["prompts"], self),
         )
         clean = runner.run(
             "decontaminate",
             {
                 "prompts": content(prompts, "prompts.parquet"),
                 "heldout": {p.source: p.identity() for p in self.heldout},
-                "decontam": asdict(self.decontam),
-                "sizes": self.sizes,
-                "seed": self.cfg.draw_seed,
             },
             lambda d: self._decontaminate(prompts.path, d),
+            reads=(READS["decontaminate"], self),
         )
         return clean
 
     def _model_stages(self, runner: StageRunner, clean: Any) -> tuple[Any, Any]:
         """generate -> label (-> verdict): the stages that run a model, keyed by its settings."""
-        c = self.cfg
-        model = {"model": c.model, "backend": c.backend, "max_length": c.max_length, **engine_kwargs(c)}
-        # Only when set, so that the stage keys of runs without it stay what they were.
-        share = {"candidate_fraction": self._fraction_key()} if self.fractions else {}
         generated = runner.run(
             "generate",
-            {
-                "prompts": content(clean, "prompts.parquet"),
-                **share,
-                **model,
-                "generation": {k: v for k, v in asdict(self.generation).items() if k != "progress"},
-            },
+            {"prompts": content(clean, "prompts.parquet")},
             lambda d: self._generate(clean.path, d),
+            reads=(READS["generate"], self),
         )
         labeled = runner.run(
             "label",
             {
                 "candidates": content(generated, "candidates.parquet"),
-                **share,
-                **model,
-                "mode": c.labeler_mode,
+                "prompts": content(clean, "prompts.parquet"),
                 "schema": self.rulebase.schema.hash,
             },
             lambda d: self._label(clean.path, generated.path, d),
+            reads=(READS["label"], self),
         )
         judged = None
-        if c.verdict_judge:
+        if self.cfg.verdict_judge:
             judged = runner.run(
                 "verdict",
                 {
                     "candidates": content(labeled, "candidates.jsonl"),
                     "prompts": content(labeled, "prompts.jsonl"),
-                    **model,
-                    "verdict_model": c.verdict_model,
                     "ranking": sorted(self.rulebase.verdicts.items()),
                 },
                 lambda d: self._verdict(labeled.path, d),
+                reads=(READS["verdict"], self),
             )
         return labeled, judged
 
-    def _gate_settings(self) -> dict[str, Any]:
-        """The write stage's key for the gate record the build keeps (a changed gate rewrites it)."""
-        return {"quality_gates": {"min_rows": self.cfg.min_rows, "gates_note": self.cfg.gates_note}}
+    def _derive_inputs(self) -> dict[str, Any]:
+        """The files the write stage reads besides the records: the rule base and the panel, by content."""
+        return {
+            "rulebase": self.rulebase.hash,
+            **({"panel": fingerprint(self.cfg.panel)} if self.cfg.panel else {}),
+        }
 
     def _finish(self, runner: StageRunner, written: Any) -> dict[str, Any]:
         from spl_hf.release.gates import check_gates, row_gate
@@ -247,21 +262,15 @@ class SPLRelease:
         )
         record_output(c, self.generation, self.decontam)
         audited = runner.run(
-            "audit", {"write": written.key, "manifest": manifest_hash(c.output_dir)}, self._audit
+            "audit",
+            {"write": written.key, "manifest": manifest_hash(c.output_dir)},
+            self._audit,
+            reads=(READS["audit"], self),
         )
         if not audited.counts.get("ok"):
             raise RuntimeError(f"the audit of {c.output_dir} failed: {audited.counts}")
         if c.repo_id:
-            runner.run(
-                "publish",
-                {
-                    "write": written.key,
-                    "repo_id": c.repo_id,
-                    "revision": c.revision,
-                    "private": c.private,
-                },
-                self._publish,
-            )
+            runner.run("publish", {"write": written.key}, self._publish, reads=(READS["publish"], self))
         report = {"kind": "spl_safety", "output_dir": c.output_dir, **runner.report(), "quality_gates": gates}
         path = Path(c.run_dir) / "run_report.json"
         write_json(path, report, sort_keys=True, ascii_only=True, default=str)
@@ -288,25 +297,17 @@ class SPLRelease:
                 "prompts": fingerprint(prompts),
                 "candidates": fingerprint(candidates),
                 "verdicts": fingerprint(verdict_file) if verdict_file else None,
-                "rulebase": self.rulebase.hash,
-                "margin": c.margin,
-                **({"panel": fingerprint(c.panel)} if c.panel else {}),
-                "output_dir": c.output_dir,
-                "repo_id": c.repo_id,
-                "pretty_name": c.pretty_name,
-                **self._gate_settings(),
+                **self._derive_inputs(),
             },
             lambda d: self._write_records(prompts, candidates, d, verdicts=verdict_file),
             still_valid=lambda d: written_here(d, c.output_dir),
+            reads=(READS["recorded_write"], self),
         )
         return self._finish(runner, written)
 
     def _prompt_settings(self) -> dict[str, Any]:
-        return {
-            "sources": {s.source: s.identity() for s in self.sources},
-            "reads": "whole",
-            **({"accept_partial": True} if self.cfg.accept_partial else {}),
-        }
+        """The prompts stage's inputs: each source's identity (a file's content hash, a Hub id at its commit)."""
+        return {"sources": {s.source: s.identity() for s in self.sources}, "whole": True}
 
     def _prompts(self, out: Path) -> dict[str, Any]:
         """Every prompt of every source; the per-source sample is drawn after decontamination."""
@@ -358,9 +359,6 @@ class SPLRelease:
         if empty:
             self.log(f"  warning: no prompt of {', '.join(empty)} is left after decontamination")
         return drawn, {"drawn": counts, "pool_sizes": dict(self.sizes), "empty_sources": empty}
-
-    def _fraction_key(self) -> dict[str, str]:
-        return {k: str(v) for k, v in sorted(self.fractions.items())}
 
     def _with_candidates(self, prompts: list[dict]) -> tuple[list[dict], dict[str, int]]:
         """The drawn prompts that get candidates (a seeded choice of each source's candidate_fraction,

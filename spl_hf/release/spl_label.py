@@ -9,11 +9,11 @@ the release's executor and results folder, so killed work resumes shard by shard
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from spl_hf.files import jsonl_line, text_writer, write_parquet
+from spl_hf.release.reads import with_changes
 
 VERDICTS_FILE = "verdicts.jsonl"
 
@@ -101,7 +101,7 @@ def verdict_stage(rel: Any, label_dir: Path, out: Path) -> dict[str, Any]:
         }
         for r in cands
     )
-    model = replace(rel.cfg, model=rel.cfg.verdict_model) if rel.cfg.verdict_model else rel.cfg
+    model = with_changes(rel.cfg, model=rel.cfg.verdict_model) if rel.cfg.verdict_model else rel.cfg
     stage = judging(model, dict(rel.rulebase.verdicts), rel.generation.progress)
     result = run_stage(stage, [it for it in items if it.scope == "response"], rel.store, rel.executor)
     got = {r["response_id"]: r for r in result.rows}

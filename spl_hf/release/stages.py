@@ -26,6 +26,7 @@ from typing import Any
 from spl_hf.errors import SplHfError
 from spl_hf.filehash import files_sha256, sha256_file
 from spl_hf.files import replace_dir, temp_dir_beside, write_json
+from spl_hf.release.reads import Reads, guarded
 
 STAGE_FILE = "stage.json"
 STAGE_VERSION = 1
@@ -106,6 +107,7 @@ class StageRunner:
         parallel: bool = False,
         still_valid: Callable[[Path], bool] | None = None,
         reuse: bool = True,
+        reads: tuple[Reads, Any] | None = None,
     ) -> StageOutcome:
         """Run ``fn(tmp_dir) -> counts`` unless a finished stage with the same key exists.
 
@@ -113,7 +115,15 @@ class StageRunner:
         dataset a 'write' stage put in the output folder); when it fails, the stage runs again.
         ``reuse=False`` always runs (a read of an unpinned Hub revision); later stages are keyed
         by the content of what it wrote, so they are still skipped when nothing changed.
+
+        ``reads``: the stage's declaration of the config fields it reads and the release holding them
+        (:class:`~spl_hf.release.reads.Reads`): their values join ``settings`` in the key, and while
+        ``fn`` runs the release's configs let it read nothing else.
         """
+        if reads is not None:
+            declared, owner = reads
+            settings = {**settings, "reads": declared.values(owner)}
+            fn = guarded(declared, owner, name, fn)
         key, path, done = self.plan(name, settings)
         if done and (not reuse or (still_valid is not None and not still_valid(path))):
             self.log(f"[{name}] finished earlier, but its inputs may have changed since: running again")

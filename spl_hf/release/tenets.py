@@ -12,15 +12,15 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from spl_hf.backends import engine_kwargs
 from spl_hf.contract import DECONTAMINATION_FILE
 from spl_hf.errors import SplHfError
 from spl_hf.files import write_json, write_jsonl, write_parquet
 from spl_hf.release.config import TenetReleaseConfig
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
+from spl_hf.release.reads import MODEL_FIELDS, PUBLISH, Reads
 from spl_hf.release.results import open_results
-from spl_hf.release.stages import StageRunner, fingerprint, read_stage_json
+from spl_hf.release.stages import StageRunner, read_stage_json
 from spl_hf.release.written import (
     check_output,
     content,
@@ -32,6 +32,26 @@ from spl_hf.release.written import (
 )
 
 ASSIGN_STATS = "assignment_stats.json"  # in the assign stage's folder: the solve's statistics
+GATES = ("min_rows", "gates_note", "min_position_consistency", "min_pool_agreement", "min_median_label_mass")
+
+# What each stage reads of the configs (see spl_hf.release.reads): its key hashes these values besides
+# the content of the files it reads, and it can read nothing else. Every field of every config of this
+# release is in one of these or in RUN_SETTINGS (tests/test_release_reads.py checks it).
+READS: dict[str, Reads] = {
+    "read": Reads(("pools", "clip_chars", "pku_preference", "accept_partial")),
+    "decontaminate": Reads(("heldout_files",), configs=("decontam",)),
+    "judge": Reads(
+        ("tenets", "tenets_file", *MODEL_FIELDS), configs=("judge",), runs_only=("threads", "judge.progress")
+    ),
+    "assign": Reads(configs=("assign",)),
+    # The build writes the assignment settings into every row, the certificate and the card.
+    "write": Reads(
+        ("output_dir", "repo_id", "pretty_name", "threshold_note", "tenets_file", "sft", "tenets", *GATES),
+        configs=("assign",),
+    ),
+    "audit": Reads(("output_dir", "tenets"), configs=("assign",)),
+    "publish": Reads(PUBLISH),
+}
 
 
 def recipe_classes() -> tuple[type, ...]:
@@ -51,6 +71,8 @@ class TenetRelease:
     log: Any = print
     pools: list[SourceSpec] = field(init=False)
     heldout: list[SourceSpec] = field(init=False)
+    # The sub-configs a stage reads only as its READS declare (the executor says how to run: unguarded).
+    SUBCONFIGS = ("assign", "judge", "decontam")
 
     def __post_init__(self) -> None:
         from spl_hf.sources import ADAPTERS, PROMPT_SOURCES, eval_sample_paths, sample_paths
@@ -80,49 +102,54 @@ class TenetRelease:
             return self.plan(runner)
         # Each stage is keyed by the content of what it reads, so an unchanged result of a rerun
         # stage (an unpinned Hub read) still lets everything after it be skipped.
-        read = runner.run("read", self._read_settings(), self._read, reuse=all(p.pinned for p in self.pools))
+        read = runner.run(
+            "read",
+            self._read_settings(),
+            self._read,
+            reuse=all(p.pinned for p in self.pools),
+            reads=(READS["read"], self),
+        )
         clean = runner.run(
             "decontaminate",
-            {"pairs": content(read, "pairs.parquet"), **self._decontam_settings()},
+            {
+                "pairs": content(read, "pairs.parquet"),
+                "heldout": {p.source: p.identity() for p in self.heldout},
+            },
             lambda d: self._decontaminate(read.path, d),
+            reads=(READS["decontaminate"], self),
         )
         judged = runner.run(
             "judge",
-            self._judge_settings(content(clean, "pairs.parquet")),
+            {"pairs": content(clean, "pairs.parquet"), "tenets": [t.hash for t in self.tenets]},
             lambda d: self._judge(clean.path, d),
+            reads=(READS["judge"], self),
         )
         quality = self._judge_quality(clean.path, judged.path)
         assigned = runner.run(
             "assign",
-            {"scores": content(judged, "scores.parquet"), "assign": asdict(self.assign)},
+            {"scores": content(judged, "scores.parquet")},
             lambda d: self._assign(judged.path, d),
+            reads=(READS["assign"], self),
         )
         gates = self._gates(quality, assigned)
         written = runner.run(
             "write",
-            {**self._write_settings(clean, judged, assigned), "quality_gates": gates},
+            {**self._write_inputs(clean, judged, assigned), "quality_gates": gates},
             lambda d: self._write(clean.path, judged.path, assigned.path, d, gates),
             still_valid=lambda d: written_here(d, self.cfg.output_dir),
+            reads=(READS["write"], self),
         )
         record_output(self.cfg, self.assign, self.judge, self.decontam)
         audited = runner.run(
             "audit",
             {"write": written.key, "manifest": manifest_hash(self.cfg.output_dir)},
             lambda d: self._audit(d),
+            reads=(READS["audit"], self),
         )
         if not audited.counts.get("ok"):
             raise RuntimeError(f"the audit of {self.cfg.output_dir} failed: {audited.counts}")
         if self.cfg.repo_id:
-            runner.run(
-                "publish",
-                {
-                    "write": written.key,
-                    "repo_id": self.cfg.repo_id,
-                    "revision": self.cfg.revision,
-                    "private": self.cfg.private,
-                },
-                lambda d: self._publish(d),
-            )
+            runner.run("publish", {"write": written.key}, self._publish, reads=(READS["publish"], self))
         return self._write_report(runner, gates)
 
     def plan(self, runner: StageRunner) -> dict[str, Any]:
@@ -130,7 +157,7 @@ class TenetRelease:
         from spl_hf.release.pools import preview_sources
         from spl_hf.sources import SourceOptions
 
-        key, path, done = runner.plan("read", self._read_settings())
+        key, path, done = runner.plan("read", {**self._read_settings(), "reads": READS["read"].values(self)})
         opts = {"pku_preference": self.cfg.pku_preference, "accept_partial": self.cfg.accept_partial}
         if self.cfg.clip_chars is not None:
             opts["clip_chars"] = self.cfg.clip_chars
@@ -154,12 +181,8 @@ class TenetRelease:
         return plan
 
     def _read_settings(self) -> dict[str, Any]:
-        return {
-            "pools": {p.source: p.identity() for p in self.pools},
-            "clip_chars": self.cfg.clip_chars,
-            "pku_preference": self.cfg.pku_preference,
-            **({"accept_partial": True} if self.cfg.accept_partial else {}),
-        }
+        """The read stage's inputs: each pool's identity (a local file's content hash, a Hub id at its commit)."""
+        return {"pools": {p.source: p.identity() for p in self.pools}}
 
     def _read(self, out: Path) -> dict[str, Any]:
 
@@ -202,9 +225,6 @@ class TenetRelease:
         counts["rows"] = rows.num_rows
         return counts
 
-    def _decontam_settings(self) -> dict[str, Any]:
-        return {"heldout": {p.source: p.identity() for p in self.heldout}, "decontam": asdict(self.decontam)}
-
     def _decontaminate(self, read_dir: Path, out: Path) -> dict[str, Any]:
         import pyarrow.parquet as pq
 
@@ -216,17 +236,6 @@ class TenetRelease:
         )
         write_parquet(out / "pairs.parquet", kept)
         return counts
-
-    def _judge_settings(self, pairs: str) -> dict[str, Any]:
-        return {
-            "pairs": pairs,
-            "tenets": [t.hash for t in self.tenets],
-            "model": self.cfg.model,
-            "backend": self.cfg.backend,
-            "max_length": self.cfg.max_length,
-            # dtype, template arguments and the label-mass floor change results: a changed one re-judges
-            **engine_kwargs(self.cfg),
-        }
 
     def _judge(self, clean_dir: Path, out: Path) -> dict[str, Any]:
         import pyarrow as pa
@@ -321,20 +330,17 @@ class TenetRelease:
             "strategy": s["strategy"],
         }
 
-    def _write_settings(self, clean: Any, judged: Any, assigned: Any) -> dict[str, Any]:
-        c = self.cfg
+    def _write_inputs(self, clean: Any, judged: Any, assigned: Any) -> dict[str, Any]:
+        """Every file the write stage reads, by content (the tenet statements by their hashes)."""
         return {
             "pairs": content(clean, "pairs.parquet"),
             "scores": content(judged, "scores.parquet"),
             "not_judged": content(judged, "not_judged.json"),
             "decontamination": content(clean, DECONTAMINATION_FILE),
             "assignment": content(assigned, "assignment.parquet"),
-            "output_dir": c.output_dir,
-            "repo_id": c.repo_id,
-            "pretty_name": c.pretty_name,
-            "threshold_note": c.threshold_note,
-            "tenets_file": fingerprint(c.tenets_file) if c.tenets_file else None,
-            "sft": c.sft,
+            "certificate": content(assigned, "assignment.parquet.certificate.json"),
+            "stats": content(assigned, ASSIGN_STATS),
+            "tenets": [t.hash for t in self.tenets],
         }
 
     def _write(
@@ -357,7 +363,9 @@ class TenetRelease:
         )
         # The card names the repo it is published to, or a placeholder; the title defaults to the build's.
         cfg = replace(cfg, repo_id=c.repo_id or "ORG/NAME", pretty_name=c.pretty_name or cfg.pretty_name)
-        result = build_tenets(cfg, gates=gates, assigned=_recorded_assignment(assign_dir))
+        result = build_tenets(
+            cfg, gates=gates, assigned=_recorded_assignment(assign_dir), tenets=[t.name for t in self.tenets]
+        )
         record_written(out, c.output_dir)
         return {
             "rows": result.rows,
@@ -372,12 +380,36 @@ class TenetRelease:
 
         report = audit(self.cfg.output_dir)
         report.write_json(out / "audit.json")  # the shape `spl-hf audit --json` prints
+        differ = self._settings_differences()
+        if differ:
+            raise SplHfError(
+                f"{self.cfg.output_dir}: the release does not say what this run asked: {'; '.join(differ)}"
+            )
         return {
             "ok": report.ok,
             "rows": report.rows,
             "reproduced": report.reproduced,
             "certificate_ok": report.certificate_ok,
         }
+
+    def _settings_differences(self) -> list[str]:
+        """The released build_report.json's stated settings against this run's assignment settings and
+        tenets (the audit checked them against the rows and the certificate)."""
+        from spl_hf.contract.settings import ASSIGN_SETTINGS
+
+        path = Path(self.cfg.output_dir) / "build_report.json"
+        report = json.loads(path.read_text(encoding="utf-8"))
+        stated = report.get("settings") if isinstance(report, dict) else None
+        stated = stated if isinstance(stated, dict) else {}
+        want = {
+            **{k: getattr(self.assign, k) for k in ASSIGN_SETTINGS},
+            "tenets": sorted(t.name for t in self.tenets),
+        }
+        return [
+            f"{path.name}: settings.{k} is {stated.get(k, 'missing')!r}, this run's is {v!r}"
+            for k, v in want.items()
+            if stated.get(k, "missing") != v
+        ]
 
     def _publish(self, out: Path) -> dict[str, Any]:
         return publish_output(self.cfg, out)

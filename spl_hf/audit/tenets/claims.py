@@ -11,6 +11,7 @@ is saved without any version text, so the same data and the same matplotlib give
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -26,6 +27,7 @@ from spl_hf.contract import (
     pool_licenses,
     tenet_license_fields,
 )
+from spl_hf.contract.settings import expected_settings
 from spl_hf.dataset import POOL_FIGURE, QUALITY_FIGURE, judge_quality_card
 
 TEMPLATE = "tenet_dataset.md.j2"
@@ -116,6 +118,7 @@ def tenet_claims(
         "final_prompts": len(cert.prompt_ids),
         "rows_per_source": per_source,
         "decontamination": decontamination,
+        "settings": expected_settings(_report_entry(built.path, "settings"), cert, scores),
     }
     claims.card = _card(cert, summary, card, scores, rows, per_source, elig.num_rows)
     claims.card["decontamination"] = decontamination
@@ -129,6 +132,12 @@ def tenet_claims(
     concerned = no_rows_concerned(rows.num_rows, tenets, cert.capacity)
     gate_claims(claims, built.path, section, rows.num_rows, concerned)
     return claims
+
+
+def _report_entry(folder: Path, key: str) -> object:
+    """An entry of build_report.json, or None when the file is not a JSON object (named elsewhere)."""
+    report = read_json(folder / BUILD_REPORT)
+    return report.get(key) if isinstance(report, dict) else None
 
 
 def _card(cert, summary, card, scores, rows, per_source, eligible) -> dict:
@@ -179,7 +188,7 @@ def quality_inputs(folder, rows: pa.Table, cert: Certificate) -> tuple[dict, dic
     """The released |scores| per kept tenet (in the certificate's order, as the build lists them) and
     the not-judged counts the build recorded (the judge stage's: not recomputable from the release,
     checked to sum by the judge-quality audit), or None when it recorded none."""
-    section = (read_json(folder / BUILD_REPORT) or {}).get("judge_quality")
+    section = _report_entry(folder, "judge_quality")
     recorded = isinstance(section, Mapping) and bool(section.get("not_judged_recorded"))
     not_judged = (
         {t.get("tenet"): int(t.get("not_judged") or 0) for t in section.get("tenets", [])}
