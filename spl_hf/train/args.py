@@ -15,6 +15,7 @@ from pathlib import Path
 
 from trl import DPOConfig, ModelConfig, ScriptArguments, TrlParser
 
+from spl_hf.train.group import init_cpu_group
 from spl_hf.yamlio import load_yaml_file
 
 
@@ -93,7 +94,9 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[TrainScriptArguments,
     keys; the recipe is first read with the project's hardened loader, which refuses that.
     """
     _check_recipe(sys.argv[1:] if argv is None else list(argv))
-    script_args, training_args, model_args = make_parser().parse_args_and_config(
-        args=None if argv is None else list(argv)
-    )
-    return script_args, training_args, model_args
+
+    def parse() -> tuple[TrainScriptArguments, DPOConfig, ModelConfig]:
+        return make_parser().parse_args_and_config(args=None if argv is None else list(argv))
+
+    init_cpu_group(parse)  # before the parse whose device set-up would make the group without ddp_timeout
+    return parse()
