@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.spl_hf-installed
 
-.PHONY: setup demo test lint bench clean test-vllm vllm-setup test-ray
+.PHONY: setup demo test lint bench clean test-vllm vllm-setup test-ray test-ddp
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml hub-server/pyproject.toml setup.py spl_hf/contract/_strhash.c
@@ -78,6 +78,12 @@ test-vllm: vllm-setup
 test-ray: setup
 	$(PY) -m pip install -q -e '.[ray]'
 	SPL_HF_TEST_RAY=1 $(PY) -m pytest -q -rs tests/test_ray.py
+
+# train.py under torch.distributed.run (the agent, its store and rendezvous, two gloo ranks), as
+# `accelerate launch --multi_cpu` starts it: minutes on two cores, so not in `make test`, whose
+# tests/test_train_ddp.py starts the same two ranks without the agent.
+test-ddp: setup
+	SPL_HF_TEST_DDP=1 $(PY) -m pytest -q -rs -m ddp tests/test_train_ddp.py
 
 clean:
 	rm -rf out .pytest_cache

@@ -17,6 +17,8 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse
 
+from tests import procs
+
 
 def chromium_path() -> str | None:
     for name in ("chromium", "chromium-browser", "google-chrome"):
@@ -105,7 +107,7 @@ class Browser:
             "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
             f"--user-data-dir={self.profile}", f"--window-size={width},{height}", "about:blank",
         ]  # fmt: skip
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = procs.start(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         port_file = Path(self.profile) / "DevToolsActivePort"
         deadline = time.monotonic() + 30
         while not (port_file.is_file() and port_file.read_text().strip()):
@@ -174,11 +176,5 @@ class Browser:
     def close(self) -> None:
         if getattr(self, "ws", None):
             self.ws.close()
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
+        procs.stop(self.proc)  # Chromium's renderer and GPU processes are in its group
         shutil.rmtree(self.profile, ignore_errors=True)

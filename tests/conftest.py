@@ -11,6 +11,8 @@ import pyarrow as pa
 import pytest
 from hypothesis import settings
 
+from tests import leaks
+
 # No test asserts timing (the suite shares its cores with other workers): property tests have no deadline.
 settings.register_profile("spl_hf", deadline=None)
 settings.load_profile("spl_hf")
@@ -29,6 +31,44 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+# No process outlives the session (tests/leaks.py): each test process adopts its orphaned descendants,
+# and its end checks that none is alive. Under xdist a worker checks its own, the controller the rest.
+_CLOCK = leaks.Clock()
+
+
+def pytest_configure(config) -> None:
+    leaks.become_subreaper()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_logfinish(nodeid, location) -> None:
+    _CLOCK.after(nodeid)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_process_outlives_the_session(request):
+    """Set up before any other session fixture, so torn down after all of them (servers, Ray)."""
+    yield
+    where = getattr(request.config, "workerinput", {}).get("workerid", "the test process")
+    names = leaks.leaked(_CLOCK)
+    if names:
+        pytest.fail(leaks.report(names, where), pytrace=False)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """The xdist controller (which runs no test): its children other than the workers, which by now
+    have been shut down (xdist's own sessionfinish runs first)."""
+    if hasattr(session.config, "workerinput") or not getattr(session.config.option, "numprocesses", None):
+        return
+    names = leaks.leaked(None)
+    if names:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(leaks.report(names, "the xdist controller"), red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 # Tiny random Llama models with the embedded model's tokenizer, for the LM-backend tests.

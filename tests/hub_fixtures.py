@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests import procs
 
 TOKEN = "hub-test-token-5d1f"  # the test server's token; tests assert it never appears in outputs
 
@@ -45,10 +46,10 @@ class HubProcess:
             env["SPL_HF_HUB_TOKEN"] = self.token
         log = self.log  # a file: a pipe nobody reads could fill up
         with open(log, "a") as err:
-            self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+            self.proc = procs.start(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
         line = self.proc.stdout.readline().strip()
         if not line.startswith("serving on http://127.0.0.1:"):
-            self.proc.kill()
+            procs.stop(self.proc, grace_s=0)
             raise RuntimeError(f"server did not start: {line!r} {log.read_text()[-2000:]}")
         self.url = line.removeprefix("serving on ")
         return self
@@ -58,18 +59,12 @@ class HubProcess:
         return self.root.with_name(self.root.name + ".log")
 
     def kill(self) -> None:
-        """SIGKILL: no cleanup handlers run, as in a crash."""
-        if self.proc and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
+        """SIGKILL: no cleanup handlers run, as in a crash (the whole group, so no worker survives)."""
+        if self.proc:
+            procs.stop(self.proc, grace_s=0)
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        procs.stop(self.proc, grace_s=10)
 
 
 def client_env(hub: HubProcess, hf_home: Path, token: str | None = TOKEN) -> dict[str, str]:
@@ -84,8 +79,8 @@ def client_env(hub: HubProcess, hf_home: Path, token: str | None = TOKEN) -> dic
 
 
 def run_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "spl_hf.cli", *args], env=env, capture_output=True, text=True
+    return procs.run(
+        [sys.executable, "-m", "spl_hf.cli", *args], env=env, capture_output=True, text=True, timeout=300
     )
 
 
@@ -95,7 +90,7 @@ def remote_digests(env: dict[str, str], targets: list[tuple]) -> list[dict]:
         "import json, sys\nfrom spl_hf.hub.roundtrip import split_digests\n"
         f"print(json.dumps([split_digests(*t) for t in {targets!r}]))\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    proc = procs.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 

@@ -67,10 +67,24 @@ def run(
     return result
 
 
+def start(cmd: Sequence[str], **kwargs: Any) -> subprocess.Popen:
+    """A process in a group of its own, for an object that owns it across calls (a restartable server).
+
+    The owner must end it with `stop`; a `with` block is `started`.
+    """
+    return subprocess.Popen(list(cmd), start_new_session=True, **kwargs)
+
+
+def stop(proc: subprocess.Popen | None, grace_s: float = 10.0) -> None:
+    """End what `start` started: SIGTERM the group, SIGKILL it after `grace_s`, reap the leader."""
+    if proc is not None:
+        _stop(proc, grace_s=grace_s)
+
+
 @contextmanager
 def started(cmd: Sequence[str], *, grace_s: float = 10.0, **kwargs: Any) -> Iterator[subprocess.Popen]:
     """A background process (a server) for the `with` block; its whole group is ended on exit."""
-    proc = subprocess.Popen(list(cmd), start_new_session=True, **kwargs)
+    proc = start(cmd, **kwargs)
     try:
         yield proc
     finally:

@@ -1,6 +1,5 @@
 import json
 import re
-import subprocess
 import sys
 from collections import Counter
 from importlib import resources
@@ -17,6 +16,7 @@ from spl_hf.agreement import (
 )
 from spl_hf.cli import main
 from spl_hf.schema import default_schema
+from tests import procs
 
 SAMPLES = resources.files("spl_hf.data").joinpath("samples")
 PANEL = str(SAMPLES.joinpath("panel_ratings.jsonl"))
@@ -155,11 +155,12 @@ def test_measures_against_independent_implementations():
 
 
 def test_cli_json_on_the_shipped_sample():
-    res = subprocess.run(
+    res = procs.run(
         [sys.executable, "-m", "spl_hf.cli", "agreement", "--panel", PANEL, "--labels", LABELS, "--json"],
         capture_output=True,
         text=True,
         check=True,
+        timeout=300,
     )
     data = json.loads(res.stdout)["attributes"]
     assert set(data) == {"topic", "knowledge", "historical", "fictional", "method", "steps"}

@@ -3,7 +3,6 @@
 import importlib.util
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from spl_hf.audit.load import read_folder
 from spl_hf.audit.tenets.rows import audit_tenet_build, check_rows
 from spl_hf.cli import main
 from spl_hf.contract import CERTIFICATE_FILE, ROW_FEATURES, SCORE_FEATURES
+from tests import procs
 from tests.audit_fixtures import (
     all_paths,
     card_meta,
@@ -148,8 +148,11 @@ def test_a_partial_tenet_build_gives_no_traceback_from_the_command_line(built_te
     for p in sorted(folder.glob("*/*.parquet"))[1:]:
         p.unlink()
     (folder / "MANIFEST.sha256").unlink()
-    proc = subprocess.run(
-        [sys.executable, "-m", "spl_hf.cli", "audit", str(folder)], capture_output=True, text=True
+    proc = procs.run(
+        [sys.executable, "-m", "spl_hf.cli", "audit", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout

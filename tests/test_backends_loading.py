@@ -1,7 +1,6 @@
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -9,6 +8,7 @@ import pytest
 
 from spl_hf.backends import loading
 from spl_hf.backends.loading import file_sha256, prepare_embedded, resolve_model
+from tests import procs
 
 
 def test_local_folder_identity_is_a_content_hash(tiny_model_dir: Path, tmp_path: Path, monkeypatch) -> None:
@@ -233,8 +233,8 @@ print(int(mapped), libc.mallinfo2().arena >> 20)
 @pytest.mark.skipif(not os.confstr("CS_GNU_LIBC_VERSION"), reason="glibc only")
 def test_freed_activations_stay_in_the_process_for_the_next_pass() -> None:
     def run(mode: str) -> tuple[int, int]:
-        out = subprocess.run(
-            [sys.executable, "-c", _ALLOCATE, mode], capture_output=True, text=True, check=True
+        out = procs.run(
+            [sys.executable, "-c", _ALLOCATE, mode], capture_output=True, text=True, check=True, timeout=300
         )
         mapped, heap_mb = out.stdout.split()
         return int(mapped), int(heap_mb)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from spl_hf.cli import main as cli_main
+from tests import procs
 from tests.backends_rows import pair_row, write_jsonl
 from tests.conftest import REPO
 
@@ -57,17 +58,17 @@ def test_sigkill_mid_run_then_resume_matches_uninterrupted(
     db, out = tmp_path / "run.db", tmp_path / "run.jsonl"
     code = "import sys; from spl_hf.cli import main; sys.exit(main(sys.argv[1:]))"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    proc = subprocess.Popen(
+    with procs.started(
         [sys.executable, "-c", code, *argv(db, out)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 120
-    while _count(db) < 40 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.005)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    ) as proc:
+        deadline = time.monotonic() + 120
+        while _count(db) < 40 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
     done_at_kill = _count(db)
     assert proc.returncode == -signal.SIGKILL
     assert 0 < done_at_kill < TOTAL, "the kill must land mid-run"
@@ -102,7 +103,7 @@ def _release_argv(root: Path) -> list[str]:
 
 
 def _run_release(argv: list[str], env: dict[str, str]) -> None:
-    proc = subprocess.run(
+    proc = procs.run(
         [sys.executable, "-m", "spl_hf.cli", *argv], env=env, capture_output=True, text=True, timeout=900
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -118,17 +119,17 @@ def test_demo_release_judge_killed_and_resumed_writes_the_same_manifest(tmp_path
 
     root = tmp_path / "killed"
     db = root / "run" / "results"
-    proc = subprocess.Popen(
+    with procs.started(
         [sys.executable, "-m", "spl_hf.cli", *_release_argv(root)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 600
-    while _count(db) < 12 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.01)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    ) as proc:
+        deadline = time.monotonic() + 600
+        while _count(db) < 12 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
     done_at_kill = _count(db)
     assert proc.returncode == -signal.SIGKILL
     assert 0 < done_at_kill < 72, "the kill must land inside the judge stage (12 pairs x 6 tenets, 6 shards)"
@@ -173,17 +174,17 @@ def test_label_and_generate_killed_and_resumed_write_the_uninterrupted_bytes(
     db, out = tmp_path / "run.db", tmp_path / "run.jsonl"
     code = "import sys; from spl_hf.cli import main; sys.exit(main(sys.argv[1:]))"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen(
+    with procs.started(
         [sys.executable, "-c", code, *argv(db, out)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 300
-    while _count(db) < kill_at and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.005)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    ) as proc:
+        deadline = time.monotonic() + 300
+        while _count(db) < kill_at and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
     done_at_kill = _count(db)
     assert proc.returncode == -signal.SIGKILL and 0 < done_at_kill < total
     assert cli_main(argv(db, out)) == 0

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests import procs
 from tests.backends_rows import pair_row, write_jsonl
 from tests.conftest import REPO
 
@@ -31,7 +32,7 @@ def test_vllm_module_imports_lazily_and_explains_the_extra() -> None:
         "    try:\n        m.VLLMBackend('x')\n    except ImportError as e:\n        print(e)\n"
         "else:\n    print('vllm installed')\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    out = procs.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "pip install 'spl_hf[vllm]'" in out.stdout or out.stdout.strip() == "vllm installed"
 
@@ -123,7 +124,7 @@ def test_engine_identity_keeps_one_backends_results_from_another(engines) -> Non
 
 def _cli(args: list[str], timeout: int = 1200) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run(
+    proc = procs.run(
         [sys.executable, "-m", "spl_hf.cli", *args], env=env, capture_output=True, text=True, timeout=timeout
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -211,7 +212,7 @@ def served_embedded() -> Iterator[tuple[str, Path]]:
     ]
     cmd += ["--enforce-eager", "--max-logprobs", "20"]
     env = {**os.environ, "OPENAI_API_KEY": "", "VLLM_LOGGING_STREAM": "ext://sys.stderr"}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = procs.start(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.time() + 900
@@ -227,8 +228,7 @@ def served_embedded() -> Iterator[tuple[str, Path]]:
             raise RuntimeError("vllm serve did not answer within 900 s")
         yield url, folder
     finally:
-        proc.terminate()
-        proc.wait(timeout=60)
+        procs.stop(proc, grace_s=60)
 
 
 def test_demo_release_behind_vllm_serve_agrees_with_the_transformers_release(

@@ -9,12 +9,12 @@ from __future__ import annotations
 import math
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests import procs
 from tests.conftest import REPO
 
 SCRIPTS = sorted((REPO / "benchmarks").glob("bench_*.py"))
@@ -36,7 +36,7 @@ def test_benchmark_runs_at_tiny_size(script: Path, tmp_path: Path) -> None:
         "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
         "TQDM_DISABLE": "1",
     }
-    done = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    done = procs.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, f"{script.name} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     ratios = RATIO.findall(done.stdout)
     assert ratios, f"{script.name} printed no ratio line:\n{done.stdout[-3000:]}"

@@ -8,7 +8,6 @@ import json
 import re
 import shutil
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 
 from spl_hf.cli import COMMANDS, build_parser, main
 from spl_hf.outputs import OutputError
+from tests import procs
 from tests.backends_rows import pair_row, write_jsonl
 from tests.conftest import REPO
 
@@ -145,8 +145,12 @@ print(json.dumps(sorted(m for m in ("torch", "transformers", "datasets", "pyarro
 
 def test_help_of_every_command_imports_no_heavy_library():
     paths = [[], *(list(p[:i]) for p in LEAVES for i in range(1, len(p) + 1))]
-    out = subprocess.run(
-        [sys.executable, "-c", HELP_PROBE, json.dumps(paths)], capture_output=True, text=True, check=True
+    out = procs.run(
+        [sys.executable, "-c", HELP_PROBE, json.dumps(paths)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
     )
     assert "usage: spl-hf release tenets" in out.stdout
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
@@ -159,7 +163,9 @@ def test_no_option_is_declared_by_a_hand_written_add_argument():
 
 
 def test_console_script_runs():
-    out = subprocess.run([sys.executable, "-m", "spl_hf.cli", "--help"], capture_output=True, text=True)
+    out = procs.run(
+        [sys.executable, "-m", "spl_hf.cli", "--help"], capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0 and "audit" in out.stdout
 
 
@@ -500,7 +506,7 @@ def test_a_key_error_from_a_bug_exits_1_with_its_traceback_in_a_real_process(tmp
         "def run(args):\n    return {}['pair_id']  # a bug deep inside a command\n"
         "build.run_spl = run\nsys.exit(main(['build', 'spl']))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    out = procs.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert out.returncode == 1
     assert "Traceback" in out.stderr and "KeyError: 'pair_id'" in out.stderr
     assert "error:" not in out.stderr
@@ -509,9 +515,11 @@ def test_a_key_error_from_a_bug_exits_1_with_its_traceback_in_a_real_process(tmp
 def test_debug_flag_shows_the_traceback_in_a_real_process(tmp_path):
     (tmp_path / "a_file").write_text("x")
     argv = [sys.executable, "-m", "spl_hf.cli", "derive", "--output_dir", str(tmp_path / "a_file" / "ds")]
-    plain = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path)
+    plain = procs.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert plain.returncode == 2 and "Traceback" not in plain.stderr and "a_file" in plain.stderr
-    debug = subprocess.run([*argv[:3], "--debug", *argv[3:]], capture_output=True, text=True, cwd=tmp_path)
+    debug = procs.run(
+        [*argv[:3], "--debug", *argv[3:]], capture_output=True, text=True, cwd=tmp_path, timeout=300
+    )
     assert debug.returncode == 1 and "Traceback" in debug.stderr and "OutputError" in debug.stderr
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from typing import Literal
@@ -12,6 +11,7 @@ from typing import Literal
 import pytest
 
 from spl_hf.configs import JsonArgs, OutputArgs, make_parser, parse_config
+from tests import procs
 
 
 @dataclass
@@ -134,7 +134,7 @@ def test_the_parser_imports_no_heavy_library():
         "import json, sys; from spl_hf.configs import parse_config, OutputArgs; parse_config(OutputArgs, []); "
         "print(json.dumps([m for m in ('torch', 'transformers', 'datasets', 'pyarrow') if m in sys.modules]))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = procs.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
     assert json.loads(out.stdout) == []
 
 

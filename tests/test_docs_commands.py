@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
+from tests import procs
 from tests.hub_fixtures import client_env
 
 REPO = Path(__file__).resolve().parents[1]
@@ -70,7 +70,7 @@ def test_every_documented_command_runs(built_spl, built_tenets_sft, hub, tmp_pat
         if reason:
             skipped.append((name, line, reason))
             continue
-        proc = subprocess.run(_argv(line), cwd=cwd, env=env, capture_output=True, text=True)
+        proc = procs.run(_argv(line), cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, f"{name}: {line}\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
         ran.append(line)
     assert len(ran) >= 8 and any("explain" in r for r in ran) and any("publish" in r for r in ran)

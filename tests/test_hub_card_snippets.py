@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 
+from tests import procs
 from tests.hub_fixtures import client_env, run_cli
 
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
@@ -16,7 +16,7 @@ def _card(hub, env, repo_id: str, revision: str) -> str:
         "from huggingface_hub import hf_hub_download\n"
         f"print(open(hf_hub_download({repo_id!r}, 'README.md', repo_type='dataset', revision={revision!r})).read())"
     )
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    proc = procs.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
 
@@ -31,7 +31,7 @@ def _run_snippets(card: str, env) -> int:
             block
             + "\nprint('rows', sum(len(v) for k, v in dict(globals()).items() if type(v).__name__ == 'Dataset'))\n"
         )
-        proc = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+        proc = procs.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, block + proc.stderr[-3000:]
         assert int(proc.stdout.split()[-1]) > 0
         loaded += block.count("load_dataset(")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
+
+from tests import procs
 
 
 def test_without_the_server_extra_the_command_says_what_to_install(tmp_path):
@@ -14,9 +15,9 @@ def test_without_the_server_extra_the_command_says_what_to_install(tmp_path):
         "from spl_hf.cli import main\nsys.exit(main(sys.argv[1:]))"
     )
     run = [sys.executable, "-c", code, "hub", "serve"]
-    helped = subprocess.run([*run, "--help"], capture_output=True, text=True)
+    helped = procs.run([*run, "--help"], capture_output=True, text=True, timeout=300)
     assert helped.returncode == 0 and "--max_commit_body" in helped.stdout
-    refused = subprocess.run([*run, "--root", str(tmp_path / "r")], capture_output=True, text=True)
+    refused = procs.run([*run, "--root", str(tmp_path / "r")], capture_output=True, text=True, timeout=300)
     assert refused.returncode == 2 and "pip install 'spl_hf[server]'" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1 and not (tmp_path / "r").exists()
 

@@ -16,6 +16,7 @@ from spl_hf.cli import main
 from spl_hf.dataset.folder import sha256_file
 from spl_hf.hub._publish import build_files, publish
 from spl_hf.hub.roundtrip import split_digests
+from tests import procs
 from tests.hub_fixtures import TOKEN, client_env, remote_digests
 
 
@@ -392,15 +393,14 @@ def test_an_spl_build_published_with_its_prompt_and_candidate_files(
 
 
 def test_hf_auth_whoami_answers_with_the_servers_token(hub, tmp_path):
-    import subprocess
     import sys
 
     env = client_env(hub, tmp_path / "home")
     hf = str(Path(sys.executable).with_name("hf"))
-    ok = subprocess.run([hf, "auth", "whoami"], env=env, capture_output=True, text=True)
+    ok = procs.run([hf, "auth", "whoami"], env=env, capture_output=True, text=True, timeout=300)
     assert ok.returncode == 0 and "local" in ok.stdout, ok.stdout + ok.stderr
     assert TOKEN not in ok.stdout + ok.stderr
-    bad = subprocess.run(
-        [hf, "auth", "whoami"], env={**env, "HF_TOKEN": "wrong"}, capture_output=True, text=True
+    bad = procs.run(
+        [hf, "auth", "whoami"], env={**env, "HF_TOKEN": "wrong"}, capture_output=True, text=True, timeout=300
     )
     assert bad.returncode != 0 and "Invalid user token" in bad.stdout + bad.stderr

@@ -10,7 +10,6 @@ import itertools
 import json
 import os
 import re
-import subprocess
 import time
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pytest
 pytest.importorskip("spl_hf_hub_server", reason="the local Hub server is the [server] extra")
 from spl_hf_hub_server.store import SWEEP_MIN_AGE_S
 
+from tests import procs
 from tests.hub_fixtures import TOKEN, HubProcess
 from tests.test_hub_server import _HEADER, _X, _api, _commit_raw, _exchange, _line, _raw, _seed, _status_of
 
@@ -100,7 +100,7 @@ def test_a_planted_git_config_never_reaches_a_git_checkout(server, tmp_path, hub
     refs["heads"]["main"] = planted
     (repo / "refs.json").write_text(json.dumps(refs))
     checkout = tmp_path / "checkout"
-    subprocess.run(["git", "init", "-q", str(checkout)], check=True)
+    procs.run(["git", "init", "-q", str(checkout)], check=True, timeout=300, text=False, capture_output=False)
     config_before = (checkout / ".git" / "config").read_bytes()
     snapshot_download("org/r", repo_type="dataset", local_dir=checkout, endpoint=server.url, token=TOKEN)
     assert (checkout / ".git" / "config").read_bytes() == config_before

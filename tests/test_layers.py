@@ -7,8 +7,11 @@ violation; a group passes only if the union of its imports is clean, so each mem
 import json
 import subprocess
 import sys
+from contextlib import ExitStack
 
 import pytest
+
+from tests import procs
 
 MODEL = ("torch", "transformers", "vllm", "accelerate", "peft", "trl")
 
@@ -106,17 +109,23 @@ print(json.dumps(sorted(sys.modules)))
 @pytest.fixture(scope="module")
 def loaded() -> dict[str, list[str]]:
     """The modules each layer's imports load, probed in fresh interpreters running side by side."""
-    procs = {
-        layer: subprocess.Popen(
-            [sys.executable, "-c", PROBE, *modules], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-        for layer, (modules, _) in LAYERS.items()
-    }
     out = {}
-    for layer, proc in procs.items():
-        stdout, stderr = proc.communicate(timeout=300)
-        assert proc.returncode == 0, stderr
-        out[layer] = json.loads(stdout)
+    with ExitStack() as stack:
+        running = {
+            layer: stack.enter_context(
+                procs.started(
+                    [sys.executable, "-c", PROBE, *modules],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+            )
+            for layer, (modules, _) in LAYERS.items()
+        }
+        for layer, proc in running.items():
+            stdout, stderr = proc.communicate(timeout=300)
+            assert proc.returncode == 0, stderr
+            out[layer] = json.loads(stdout)
     return out
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
-import subprocess
 import sys
 import types
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import spl_hf
+from tests import procs
 
 PACKAGES = [
     *sorted(info.name for info in pkgutil.walk_packages(spl_hf.__path__, "spl_hf.") if info.ispkg),
@@ -45,7 +45,7 @@ def test_a_private_implementation_module_binds_the_module_and_the_face_the_funct
         "from spl_hf.hub import publish; from spl_hf.decontam import decontaminate; "
         "assert publish is p.publish and decontaminate is d.decontaminate"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = procs.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-1500:]
 
 
@@ -72,7 +72,7 @@ def test_reading_a_face_imports_only_what_is_asked():
         "import sys, spl_hf.contract as c; assert 'spl_hf.contract.quality' not in sys.modules; "
         "c.position_counts; assert 'spl_hf.contract.quality' in sys.modules"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = procs.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-1500:]
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from spl_hf.dataset import folder as folder_mod
 from spl_hf.dataset.folder import ConfigData, write_dataset_folder
 from spl_hf.manifest import MANIFEST, verify_manifest
 from spl_hf.outputs import MARKER, OutputError, guard_dir, guard_file, mark_output, owned_by_spl_hf
+from tests import procs
 
 FEATURES = Features({"x": Value("int64"), "text": Value("string")})
 
@@ -40,8 +40,8 @@ def temps(out: Path) -> list[str]:
 
 
 def _dead_pid() -> int:
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()
+    with procs.started([sys.executable, "-c", "pass"]) as proc:
+        proc.wait()
     return proc.pid
 
 

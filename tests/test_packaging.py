@@ -11,17 +11,20 @@ from pathlib import Path
 
 import pytest
 
+from tests import procs
 from tests.conftest import REPO
 
 
 def _source_copy(dest: Path) -> Path:
     """The files git would ship (tracked and new, not ignored): no build leftovers, no .venv."""
     listed = (
-        subprocess.run(
+        procs.run(
             ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
             cwd=REPO,
             capture_output=True,
             check=True,
+            timeout=600,
+            text=False,
         )
         .stdout.decode()
         .split("\0")
@@ -39,8 +42,12 @@ def test_wheel_installs_and_builds_and_audits_outside_the_repo(tmp_path: Path) -
     src = _source_copy(tmp_path / "src")
     dist = tmp_path / "dist"
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run(
-        [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(dist), str(src)], check=True
+    procs.run(
+        [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(dist), str(src)],
+        check=True,
+        timeout=600,
+        text=False,
+        capture_output=False,
     )
     (wheel,) = dist.glob("spl_hf-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -55,13 +62,19 @@ def test_wheel_installs_and_builds_and_audits_outside_the_repo(tmp_path: Path) -
     )
 
     target = tmp_path / "site"
-    subprocess.run([*pip, "install", "--no-deps", "--target", str(target), str(wheel)], check=True)
+    procs.run(
+        [*pip, "install", "--no-deps", "--target", str(target), str(wheel)],
+        check=True,
+        timeout=600,
+        text=False,
+        capture_output=False,
+    )
     work = tmp_path / "elsewhere"
     work.mkdir()
     env = {**os.environ, "PYTHONPATH": str(target)}  # the installed copy only, never the repository
 
     def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
+        return procs.run(
             [sys.executable, "-m", "spl_hf.cli", *args],
             cwd=work,
             env=env,
@@ -70,7 +83,7 @@ def test_wheel_installs_and_builds_and_audits_outside_the_repo(tmp_path: Path) -
             timeout=300,
         )
 
-    where, kernel = subprocess.run(
+    where, kernel = procs.run(
         [
             sys.executable,
             "-c",
@@ -81,6 +94,7 @@ def test_wheel_installs_and_builds_and_audits_outside_the_repo(tmp_path: Path) -
         capture_output=True,
         text=True,
         check=True,
+        timeout=600,
     ).stdout.splitlines()
     assert where.startswith(str(target)) and kernel == ("c" if compiler else "numpy")
     built = cli("derive", "--output_dir", "release")

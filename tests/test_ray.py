@@ -14,10 +14,12 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
 
+from tests import procs
 from tests.conftest import REPO
 
 if not os.environ.get("SPL_HF_TEST_RAY"):
@@ -66,14 +68,14 @@ def _ray_flags(address: str, replicas: int) -> list[str]:
 
 
 def _release(argv: list[str]) -> None:
-    proc = subprocess.run(argv, env=_env(), capture_output=True, text=True, timeout=1500)
+    proc = procs.run(argv, env=_env(), capture_output=True, text=True, timeout=1500)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
-def _start_tenets(root: Path, address: str, replicas: int) -> subprocess.Popen:
+def _start_tenets(root: Path, address: str, replicas: int) -> AbstractContextManager[subprocess.Popen]:
     """The tenet release on Ray in the background, for a test that kills part of it."""
     argv = _argv("tenets", TENETS, root, *_ray_flags(address, replicas))
-    return subprocess.Popen(argv, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return procs.started(argv, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def _manifest(root: Path) -> bytes:
@@ -130,17 +132,13 @@ def _replica_processes() -> list[psutil.Process]:
 def test_a_replica_killed_mid_stage_is_retried_and_the_manifest_holds(
     local_tenets: Path, ray_address: str, tmp_path: Path
 ) -> None:
-    proc = _start_tenets(tmp_path, ray_address, replicas=2)
-    try:
+    with _start_tenets(tmp_path, ray_address, replicas=2) as proc:
         _wait_for_shards(tmp_path, 1, proc)
         replicas = _replica_processes()
         assert replicas, "no replica process found"
         replicas[0].send_signal(signal.SIGKILL)
         killed_at = len(_shards(tmp_path, "judge"))
         assert proc.wait(timeout=1500) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert killed_at < 6, "the kill must land mid-stage"
     assert _manifest(tmp_path) == _manifest(local_tenets)
     assert _shards(tmp_path, "judge") == _shards(local_tenets, "judge")
@@ -149,10 +147,10 @@ def test_a_replica_killed_mid_stage_is_retried_and_the_manifest_holds(
 def test_the_driver_killed_and_resumed_with_one_replica_writes_the_same_manifest(
     local_tenets: Path, ray_address: str, tmp_path: Path
 ) -> None:
-    proc = _start_tenets(tmp_path, ray_address, replicas=2)
-    _wait_for_shards(tmp_path, 1, proc)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    with _start_tenets(tmp_path, ray_address, replicas=2) as proc:
+        _wait_for_shards(tmp_path, 1, proc)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
     assert proc.returncode == -signal.SIGKILL
     time.sleep(2)  # a replica that was writing when its driver died finishes or dies: either is fine
     done = len(_shards(tmp_path, "judge"))
@@ -179,7 +177,7 @@ def test_bad_executor_settings_fail_before_any_model_loads(ray_address: str, tmp
         (["--executor", "ray", "--ray_address", "127.0.0.1:1"], "cannot connect to the Ray cluster"),
         ([*_ray_flags(ray_address, 1), "--gpus_per_replica", "1"], "the Ray cluster has 0 GPUs"),
     ):
-        proc = subprocess.run([*base, *flags], env=_env(), capture_output=True, text=True, timeout=300)
+        proc = procs.run([*base, *flags], env=_env(), capture_output=True, text=True, timeout=300)
         assert proc.returncode == 2, proc.stderr[-2000:]
         assert message in proc.stderr and "Loading weights" not in proc.stderr
     assert not (tmp_path / "run" / "stages").exists()

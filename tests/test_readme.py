@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 
+from tests import procs
 from tests.conftest import REPO
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -16,9 +16,7 @@ def test_the_python_example_runs_and_its_audit_passes(tmp_path):
     assert len(blocks) == 1, "the README has one Python example"
     script = tmp_path / "example.py"
     script.write_text(blocks[0], encoding="utf-8")
-    out = subprocess.run(
-        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300
-    )
+    out = procs.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "72 labeled pairs" in out.stdout
     assert "216 rows audited, 216 reproduced" in out.stdout

@@ -121,11 +121,12 @@ def test_decontamination_that_removes_everything_stops_naming_the_cause(tmp_path
 
 def test_a_stage_fills_its_own_random_temp_and_removes_a_dead_attempts(tmp_path):
     import os
-    import subprocess
     import sys
 
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()  # a pid no process holds any more: a killed earlier attempt
+    from tests import procs
+
+    with procs.started([sys.executable, "-c", "pass"]) as proc:
+        proc.wait()  # a pid no process holds any more: a killed earlier attempt
     runner = StageRunner(tmp_path, log=lambda _m: None)
     _key, path, _done = runner.plan("judge", {"x": 1})
     path.parent.mkdir(parents=True)

@@ -1,5 +1,4 @@
 import json
-import subprocess
 import sys
 
 import numpy as np
@@ -8,6 +7,7 @@ from scipy import stats
 
 from spl_hf.cli import main
 from spl_hf.report import load_runs, parse_contrast, seed_report
+from tests import procs
 from tests.report_fixtures import COUNTS, N, metrics, write_runs
 
 HARD = "or_bench_hard_1k"
@@ -178,10 +178,11 @@ def test_cli_missing_seed_is_one_line_error(tmp_path):
     counts = {c: dict(v) for c, v in COUNTS.items()}
     del counts["prompt_shared"][2]
     root = write_runs(tmp_path / "runs", counts)
-    res = subprocess.run(
+    res = procs.run(
         [sys.executable, "-m", "spl_hf.cli", "report", "seeds", str(root), "--no_figures"],
         capture_output=True,
         text=True,
+        timeout=300,
     )
     assert res.returncode == 2
     assert "seed(s) [2] missing from 'prompt_shared'" in res.stderr and "Traceback" not in res.stderr

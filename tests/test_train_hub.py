@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import procs
 from tests.conftest import REPO
 
 pytest.importorskip("spl_hf_hub_server", reason="needs the local Hub server (spl-hf hub serve)")
@@ -33,7 +34,7 @@ def hub(tmp_path_factory, built_spl):
         OMP_NUM_THREADS="1",
     )
     with open(root / "server.log", "w") as log:
-        proc = subprocess.Popen(
+        proc = procs.start(
             [
                 sys.executable,
                 "-m",
@@ -54,7 +55,7 @@ def hub(tmp_path_factory, built_spl):
     line = proc.stdout.readline().strip()
     assert line.startswith("serving on http://"), (root / "server.log").read_text()[-2000:]
     env.update(HF_ENDPOINT=line.removeprefix("serving on "), HF_TOKEN=TOKEN)
-    pub = subprocess.run(
+    pub = procs.run(
         [sys.executable, "-m", "spl_hf.cli", "publish", str(built_spl), "--repo_id", "spl-hf/spl-train-test"],
         env=env,
         capture_output=True,
@@ -65,8 +66,7 @@ def hub(tmp_path_factory, built_spl):
         assert pub.returncode == 0, pub.stderr[-3000:]
         yield env
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        procs.stop(proc)
 
 
 def test_train_from_the_local_hub(hub, tmp_path, tiny_model_dir):
@@ -98,7 +98,7 @@ def test_train_from_the_local_hub(hub, tmp_path, tiny_model_dir):
         "--output_dir",
         str(out),
     ]
-    proc = subprocess.run(cmd, cwd=REPO, env=hub, capture_output=True, text=True, timeout=600)
+    proc = procs.run(cmd, cwd=REPO, env=hub, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rec = json.loads((out / "run.json").read_text())
     sha = rec["dataset_revision"]
@@ -132,6 +132,6 @@ def test_hub_errors_before_model_loading(hub, tmp_path):
         "--output_dir",
         str(tmp_path / "run"),
     ]
-    proc = subprocess.run(cmd, cwd=REPO, env=hub, capture_output=True, text=True, timeout=600)
+    proc = procs.run(cmd, cwd=REPO, env=hub, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2
     assert "null `chosen`" in proc.stderr and "preferences" in proc.stderr

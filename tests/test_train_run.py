@@ -6,12 +6,12 @@ import hashlib
 import json
 import math
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests import procs
 from tests.conftest import REPO
 
 # Until the SPL build publishes a `train` split listing every source, train on one per-source split.
@@ -72,7 +72,7 @@ def run_dir(tmp_path_factory, built_spl, tiny_model_dir) -> tuple[Path, dict[str
         "no",
         *_train_flags(built_spl, tiny_model_dir, out),
     ]
-    proc = subprocess.run(cmd, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=600)
+    proc = procs.run(cmd, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "final loss" in proc.stdout + proc.stderr
     return out, before
@@ -165,22 +165,4 @@ def test_rerun_needs_overwrite_and_reproduces_bytes(run_dir, built_spl, tiny_mod
     }
 
 
-@pytest.mark.slow
-def test_two_process_data_parallel_same_steps(tmp_path, run_dir, built_spl, tiny_model_dir):
-    # `accelerate launch --cpu` always starts one process; torchrun starts two CPU (gloo) workers.
-    out = tmp_path / "ddp"
-    cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",
-        "--nproc_per_node",
-        "2",
-        *_train_flags(built_spl, tiny_model_dir, out),
-    ]
-    proc = subprocess.run(cmd, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    one = json.loads((run_dir[0] / "run.json").read_text())
-    two = json.loads((out / "run.json").read_text())
-    assert two["world_size"] == 2 and two["global_steps"] == one["global_steps"] == 2
-    assert math.isfinite(two["final_loss"])
+# World size 2 (same global steps, a finite loss): tests/test_train_ddp.py.

@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from tests import procs
 from tests.audit_fixtures import tenet_files
 from tests.browser import Browser, chromium_path
 from tests.conftest import free_port
@@ -29,14 +30,14 @@ def viewer(built_tenets, tmp_path_factory):
     port = free_port()
     cmd = [sys.executable, "-m", "spl_hf.cli", "view", str(built_tenets), "--port", str(port)]
     with open(log, "w") as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
-    line = proc.stdout.readline().strip()
-    if line != f"serving on http://127.0.0.1:{port}/":
-        proc.kill()
-        raise RuntimeError(f"viewer did not start: {line!r} {log.read_text()[-3000:]}")
-    yield line.removeprefix("serving on ")
-    proc.terminate()
-    proc.wait(timeout=20)
+        proc = procs.start(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
+    try:
+        line = proc.stdout.readline().strip()
+        if line != f"serving on http://127.0.0.1:{port}/":
+            raise RuntimeError(f"viewer did not start: {line!r} {log.read_text()[-3000:]}")
+        yield line.removeprefix("serving on ")
+    finally:
+        procs.stop(proc, grace_s=20)
 
 
 @pytest.fixture(scope="module")

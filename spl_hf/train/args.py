@@ -16,6 +16,7 @@ from pathlib import Path
 from trl import DPOConfig, ModelConfig, ScriptArguments, TrlParser
 
 from spl_hf.errors import SplHfError
+from spl_hf.train.group import init_cpu_group
 from spl_hf.yamlio import load_yaml_file
 
 
@@ -94,12 +95,14 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[TrainScriptArguments,
     keys; the recipe is first read with the project's hardened loader, which refuses that.
     """
     _check_recipe(sys.argv[1:] if argv is None else list(argv))
-    try:
-        script_args, training_args, model_args = make_parser().parse_args_and_config(
-            args=None if argv is None else list(argv)
-        )
-    except ValueError as exc:
-        # TRL's and transformers' parsers and config checks report bad settings (an unknown recipe
-        # key, an inconsistent DPOConfig) as ValueError: here, and only here, that is bad input.
-        raise SplHfError(f"training settings: {exc}") from None
-    return script_args, training_args, model_args
+
+    def parse() -> tuple[TrainScriptArguments, DPOConfig, ModelConfig]:
+        try:
+            return make_parser().parse_args_and_config(args=None if argv is None else list(argv))
+        except ValueError as exc:
+            # TRL's and transformers' parsers and config checks report bad settings (an unknown recipe
+            # key, an inconsistent DPOConfig) as ValueError: here, and only here, that is bad input.
+            raise SplHfError(f"training settings: {exc}") from None
+
+    init_cpu_group(parse)  # before the parse whose device set-up would make the group without ddp_timeout
+    return parse()
