@@ -88,19 +88,20 @@ def _assignment_lines(a: dict | None) -> list[str]:
     return lines
 
 
-def move_sentence(alt: dict) -> str:
+def move_sentence(alt: dict, fmt=lambda x: f"{x:.6f}", name=str) -> str:
     """What the certificate says about moving the prompt to ``alt``'s tenet, in one sentence.
 
     The net change (gain change minus the slot price difference) is −(both reduced costs): by how much
-    at least any reassignment that moves the prompt there lowers the total Σ|score|."""
-    net = alt["net_change"]
+    at least any reassignment that moves the prompt there lowers the total Σ|score|. ``fmt`` and
+    ``name`` format the number and the tenet (the viewer escapes and rounds them)."""
+    net, tenet = alt["net_change"], name(alt["tenet"])
     if net is None:
         return "the certificate does not price this prompt (not in its network)"
     if net > 0:
-        return f"moving this prompt to {alt['tenet']} would RAISE the total by {net:.6f}: not optimal"
+        return f"moving this prompt to {tenet} would RAISE the total by {fmt(net)}: not optimal"
     if net == 0:
-        return f"moving this prompt to {alt['tenet']} would leave the total unchanged (a tie)"
-    return f"moving this prompt to {alt['tenet']} would lower the total by at least {-net:.6f}"
+        return f"moving this prompt to {tenet} would leave the total unchanged (a tie)"
+    return f"moving this prompt to {tenet} would lower the total by at least {fmt(-net)}"
 
 
 def _net(value: float | None) -> str:
