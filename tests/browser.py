@@ -187,8 +187,10 @@ class Browser:
         params: dict = {"format": "png"}
         if full_page:
             size = self.call("Page.getLayoutMetrics")["cssContentSize"]
-            params |= {"captureBeyondViewport": True, "clip": {"x": 0, "y": 0, "scale": 1, **{
-                k: size[k] for k in ("width", "height")}}}
+            params |= {
+                "captureBeyondViewport": True,
+                "clip": {"x": 0, "y": 0, "scale": 1, **{k: size[k] for k in ("width", "height")}},
+            }
         data = self.call("Page.captureScreenshot", **params)["data"]
         path.write_bytes(base64.b64decode(data))
         return path

@@ -56,7 +56,9 @@ def built_tenets(tmp_path_factory) -> Path:
         r["p_a_first"], r["p_a_second"] = (high, low) if r["score"] >= 0 else (low, high)
         r["score"] = r["p_a_first"] - r["p_a_second"]
     pq.write_table(pa.Table.from_pylist(rows), scores)
-    cfg = TenetBuildConfig(pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp / "ds"))
+    cfg = TenetBuildConfig(
+        pairs=str(pairs), scores=str(scores), capacity=2, threshold=0.3, output_dir=str(tmp / "ds")
+    )
     return build_tenets(cfg).path
 
 
@@ -137,7 +139,17 @@ def test_the_rows_table_reads_like_a_dataset_viewer(viewer, browser, built_tenet
     assert browser.evaluate("document.title") == title and text.startswith(title)
     _assert_headers_read_whole(
         browser,
-        ["scenario id", "tenet", "source", "|score|", "chosen side", "judge orderings", "prompt", "chosen", "rejected"],
+        [
+            "scenario id",
+            "tenet",
+            "source",
+            "|score|",
+            "chosen side",
+            "judge orderings",
+            "prompt",
+            "chosen",
+            "rejected",
+        ],
     )
     for r in in_tenet:  # 3 decimals, not the stored 17 digits; chosen and rejected texts in the row
         assert f"{r['score']:.3f}" in text and repr(r["score"]) not in text
@@ -168,12 +180,16 @@ def test_an_explanation_names_both_orderings_and_the_certificate_in_words(
     slot = "first" if p1 > 0.5 else "second"
     assert f"position-inconsistent: the response shown {slot} wins in both orderings" in text
     # Full precision on hover.
-    titles = browser.evaluate("Array.from(document.querySelectorAll('#record .num[title]')).map(e => e.title)")
+    titles = browser.evaluate(
+        "Array.from(document.querySelectorAll('#record .num[title]')).map(e => e.title)"
+    )
     assert repr(p1) in titles and repr(row["score"]) in titles
     # The pair's score on every tenet it was judged on, one bar each.
     scores = pq.read_table(data_file(built_tenets, "judge_scores"))
     judged = scores.filter(pc.equal(scores["pair_id"], row["derivation"]["pair_id"]))
-    bars = browser.evaluate("Array.from(document.querySelectorAll('#record .bar-row')).map(e => e.dataset.tenet)")
+    bars = browser.evaluate(
+        "Array.from(document.querySelectorAll('#record .bar-row')).map(e => e.dataset.tenet)"
+    )
     assert sorted(bars) == sorted(judged["tenet"].to_pylist())
     # The certificate in words, and the audit.
     assert "moving this prompt to " in text or "nowhere else to move it" in text

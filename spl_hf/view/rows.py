@@ -21,7 +21,7 @@ from spl_hf.explain import Release, ReleaseError
 from spl_hf.explain.orderings import INCONSISTENT, positions
 
 _PROMPTS_LOCK = threading.Lock()
-SNIPPET = 240  # characters of each text shown in the table (the Explain tab shows them whole)
+SNIPPET = 200  # characters of each text shown in the table (the Explain tab shows them whole)
 # What a page row holds: the index columns, then the texts read for the page's rows alone.
 COLUMNS = ("id", "tenet", "source", "score", "label", "position", "prompt", "response_1", "response_2")
 # The index's generic columns named for what they hold, per kind of release (the table's headers).

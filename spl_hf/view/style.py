@@ -2,11 +2,11 @@
 side by side, badges and flags, the per-tenet bar chart, and raw text that wraps instead of scrolling."""
 
 CSS = """
-#rows-table td, #rows-table th { vertical-align: top; }
+#rows-table td, #rows-table th { font-family: var(--font); font-size: 0.9em; line-height: 1.35; }
 #rows-table th { word-break: normal; overflow-wrap: normal; hyphens: none; }
 .record { font-size: 0.95em; line-height: 1.45; }
 .record h3 { margin: 0 0 2px 0; }
-.record h4 { margin: 14px 0 4px 0; }
+.record h4 { margin: 14px 0 4px 0; font-variant: normal; }
 .record .rec-head .where { color: #555; font-size: 0.85em; margin-bottom: 4px; }
 .record .turn { border: 1px solid #d9dce1; border-radius: 8px; padding: 6px 10px; margin: 6px 0; }
 .record .turn.user { background: #eef4ff; }
@@ -32,7 +32,7 @@ CSS = """
 .record table.orderings th, .record table.orderings td { padding: 3px 10px; border-bottom: 1px solid #e5e7eb;
   text-align: left; }
 .record .bars { margin: 4px 0; }
-.record .bar-row { display: grid; grid-template-columns: 15em minmax(8em, 1fr) 5em 19em; gap: 8px;
+.record .bar-row { display: grid; grid-template-columns: 15em minmax(8em, 1fr) 5em 23em; gap: 8px;
   align-items: center; font-size: 0.88em; padding: 1px 0; }
 .record .bar-row.this { font-weight: 600; }
 .record .bar-row.weak .bar { opacity: 0.4; }
@@ -44,7 +44,7 @@ CSS = """
 .record .bar { position: absolute; top: 2px; bottom: 2px; border-radius: 2px; }
 .record .bar.pos { background: #2563eb; }
 .record .bar.neg { background: #ea580c; }
-.record .bar-axis { display: grid; grid-template-columns: 15em minmax(8em, 1fr) 5em 19em; gap: 8px;
+.record .bar-axis { display: grid; grid-template-columns: 15em minmax(8em, 1fr) 5em 23em; gap: 8px;
   font-size: 0.88em; }
 .record .bar-axis .ticks { display: flex; justify-content: space-between; font-size: 0.85em; color: #666; }
 .record .num { font-variant-numeric: tabular-nums; }
