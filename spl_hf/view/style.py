@@ -2,7 +2,9 @@
 side by side, badges and flags, the per-tenet bar chart, and raw text that wraps instead of scrolling."""
 
 CSS = """
-#rows-table td, #rows-table th { font-family: var(--font); font-size: 0.9em; line-height: 1.35; }
+#rows-table .virtual-row, #rows-table th { font-family: var(--font-sans, ui-sans-serif, system-ui, sans-serif);
+  font-size: 0.88rem; line-height: 1.35; }
+#rows-table th { font-size: 0.84rem; }
 #rows-table th { word-break: normal; overflow-wrap: normal; hyphens: none; }
 .record { font-size: 0.95em; line-height: 1.45; }
 .record h3 { margin: 0 0 2px 0; }
