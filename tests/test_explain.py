@@ -84,7 +84,7 @@ def test_the_orderings_are_named_and_classed_as_the_card_counts_them():
     rng = np.random.default_rng(3)
     p1 = np.concatenate([rng.random(200), [0.5, 0.7, 0.2, 0.5]])
     p2 = np.concatenate([rng.random(200), [0.9, 0.5, 0.1, 0.5]])
-    got = positions(p1, p2).tolist()
+    got = positions(p1, p2)
     assert got == [name_orderings(a, b).position for a, b in zip(p1, p2)]
     assert got == [position_counts_class(a, b) for a, b in zip(p1, p2)]
     assert {"consistent", "first_slot", "second_slot", "undecided"} <= set(got)

@@ -71,14 +71,26 @@ def name_orderings(p_a_first: float, p_a_second: float) -> NamedOrderings:
     return NamedOrderings(p1, 1.0 - p2, p2, _position(p1, p2))
 
 
-def positions(p_a_first: np.ndarray, p_a_second: np.ndarray) -> np.ndarray:
-    """Column-wise :func:`name_orderings` ``.position`` (a string array, one class per judgement).
+def position_codes(p_a_first: np.ndarray, p_a_second: np.ndarray) -> np.ndarray:
+    """Column-wise :func:`name_orderings` ``.position``, as int8 indices into :data:`POSITIONS`
+    (numbers, not strings: a card-scale release has millions of judgements).
 
-    >>> positions(np.array([0.9, 0.8, 0.2, 0.6]), np.array([0.3, 0.7, 0.1, 0.5])).tolist()
-    ['consistent', 'first_slot', 'second_slot', 'undecided']
+    >>> position_codes(np.array([0.9, 0.8, 0.2, 0.6]), np.array([0.3, 0.7, 0.1, 0.5])).tolist()
+    [0, 1, 2, 3]
     """
     p1 = np.asarray(p_a_first, dtype=np.float64)
     p2 = np.asarray(p_a_second, dtype=np.float64)
-    out = np.where(p1 > 0.5, np.where(p2 > 0.5, "first_slot", "consistent"), "")
-    out = np.where(p1 < 0.5, np.where(p2 < 0.5, "second_slot", "consistent"), out)
-    return np.where((p1 == 0.5) | (p2 == 0.5) | (out == ""), "undecided", out).astype(object)
+    codes = np.full(p1.shape, 3, dtype=np.int8)  # undecided unless both orderings decide
+    codes[((p1 > 0.5) & (p2 < 0.5)) | ((p1 < 0.5) & (p2 > 0.5))] = 0
+    codes[(p1 > 0.5) & (p2 > 0.5)] = 1
+    codes[(p1 < 0.5) & (p2 < 0.5)] = 2
+    return codes
+
+
+def positions(p_a_first: np.ndarray, p_a_second: np.ndarray) -> list[str]:
+    """Column-wise :func:`name_orderings` ``.position`` (one class name per judgement).
+
+    >>> positions(np.array([0.9, 0.8, 0.2, 0.6]), np.array([0.3, 0.7, 0.1, 0.5]))
+    ['consistent', 'first_slot', 'second_slot', 'undecided']
+    """
+    return [POSITIONS[c] for c in position_codes(p_a_first, p_a_second)]

@@ -14,7 +14,7 @@ JSON one click away.
 import html
 import re
 
-from spl_hf.view.rows import RowFilter
+from spl_hf.view.rows import POSITION_FILTERS, RowFilter
 from spl_hf.view.session import ViewerSession
 
 IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+\.png)\)")
@@ -114,7 +114,7 @@ def _query_values(q: dict) -> list:
         q.get("tenet", ANY),
         q.get("source", ANY),
         q.get("label", ANY),
-        q.get("position", ANY),
+        q.get("position") if q.get("position") in POSITION_FILTERS else ANY,
         _number(q.get("smin")),
         _number(q.get("smax")),
         q.get("q", ""),

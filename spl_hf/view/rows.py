@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spl_hf.explain import Release, ReleaseError
-from spl_hf.explain.orderings import INCONSISTENT, positions
+from spl_hf.explain.orderings import INCONSISTENT, POSITIONS, position_codes
 
 _PROMPTS_LOCK = threading.Lock()
 SNIPPET = 200  # characters of each text shown in the table (the Explain tab shows them whole)
@@ -139,9 +139,7 @@ class RowsIndex:
             by_part.setdefault((r["config"], r["split"]), []).append(r["index"])
         texts: dict[tuple[str, str, int], dict] = {}
         for (config, split), indices in by_part.items():
-            taken = self.release.dataset(config, split).take(
-                pa.array(indices), columns=["prompt", *response_columns]
-            )
+            taken = self.release.take(config, split, indices, ["prompt", *response_columns])
             for i, row in zip(indices, taken.to_pylist()):
                 texts[config, split, i] = row
         for r in rows:
@@ -162,6 +160,7 @@ class RowsIndex:
         rows = selected.slice(page * size, size).to_pylist()
         for r in rows:
             r["config"], r["split"], r["index"] = self.locate(r.pop("pos"))
+            r["position"] = None if r["position"] is None else POSITIONS[r["position"]]
         self._page_texts(rows)
         return Page(
             [{c: r.get(c) for c in (*COLUMNS, "config", "split", "index")} for r in rows],
@@ -205,10 +204,10 @@ def _expression(flt: RowFilter) -> pc.Expression:
         expr &= pc.field("score") >= flt.score_min
     if flt.score_max is not None:
         expr &= pc.field("score") <= flt.score_max
-    if flt.position == "inconsistent":
-        expr &= pc.field("position").isin(sorted(INCONSISTENT))
+    if flt.position == "inconsistent":  # the index holds each class as its code in POSITIONS
+        expr &= pc.field("position").isin([POSITIONS.index(p) for p in sorted(INCONSISTENT)])
     elif flt.position:
-        expr &= pc.field("position") == flt.position
+        expr &= pc.field("position") == POSITIONS.index(flt.position)
     if flt.text:
         hit = pc.match_substring(pc.field("prompt"), flt.text, ignore_case=True)
         expr &= hit | pc.match_substring(pc.field("id"), flt.text, ignore_case=True)
@@ -220,9 +219,9 @@ def _slim(t: pa.Table, start: int) -> pa.Table:
     its judgement's position-consistency class."""
     if "p_a_first" in t.column_names:
         p1, p2 = (t[c].to_numpy(zero_copy_only=False) for c in ("p_a_first", "p_a_second"))
-        position = pa.array(positions(p1, p2), pa.string())
+        position = pa.array(position_codes(p1, p2), pa.int8())
     else:
-        position = pa.nulls(t.num_rows, pa.string())
+        position = pa.nulls(t.num_rows, pa.int8())
     return pa.table(
         {
             "id": pc.cast(t["id"], pa.string()),
