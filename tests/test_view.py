@@ -122,7 +122,7 @@ def test_spl_rows_span_every_split_and_explain_through_the_session(built_spl):
             "prompt topic",
             "source",
             "rank difference",
-            "label or no-label reason",
+            "label or why none",
         ]
         row = table.to_pylist()[2]
         shown = dict(zip(session.headers, session.table(index.page(RowFilter(source="xstest"), 0, 1000))[2]))

@@ -55,7 +55,7 @@ def _rows_tab(gr, session: ViewerSession) -> dict:
         kind = "tenet" if idx.kind == "tenets" else "prompt topic"
         w["tenet"] = gr.Dropdown([ANY, *idx.values("tenet")], value=ANY, label=kind)
         w["source"] = gr.Dropdown([ANY, *idx.values("source")], value=ANY, label="source")
-        label = "chosen side" if idx.kind == "tenets" else "label or no-label reason"
+        label = "chosen side" if idx.kind == "tenets" else "label or why none"
         w["label"] = gr.Dropdown([ANY, *idx.values("label")], value=ANY, label=label)
         w["position"] = gr.Dropdown(
             POSITION_CHOICES, value=ANY, label="judge orderings", visible=idx.kind == "tenets"

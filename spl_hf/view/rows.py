@@ -42,7 +42,7 @@ HEADERS = {
         "tenet": "prompt topic",
         "source": "source",
         "score": "rank difference",
-        "label": "label or no-label reason",
+        "label": "label or why none",
         "prompt": "prompt",
         "response_1": "response A",
         "response_2": "response B",
