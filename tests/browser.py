@@ -115,18 +115,23 @@ class Browser:
         self.proc = self._stack.enter_context(
             procs.started(args, grace_s=5, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         )
-        port_file = Path(self.profile) / "DevToolsActivePort"
+        try:  # whatever fails while connecting, chromium's group is ended before the error goes up
+            self.ws = self._connect(Path(self.profile) / "DevToolsActivePort")
+        except BaseException:
+            self.close()
+            raise
+        self._id = 0
+
+    def _connect(self, port_file: Path) -> WebSocket:
         deadline = time.monotonic() + 30
         while not (port_file.is_file() and port_file.read_text().strip()):
             if time.monotonic() > deadline or self.proc.poll() is not None:
-                self.close()
                 raise RuntimeError("chromium did not open its DevTools port")
             time.sleep(0.1)
         port = int(port_file.read_text().split()[0])
         pages = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10))
         page = next(p for p in pages if p.get("type") == "page")
-        self.ws = WebSocket(page["webSocketDebuggerUrl"])
-        self._id = 0
+        return WebSocket(page["webSocketDebuggerUrl"])
 
     def call(self, method: str, **params) -> dict:
         self._id += 1
