@@ -1,6 +1,9 @@
 """Headless Chromium driven over the Chrome DevTools protocol, with a minimal standard-library WebSocket
 client (no browser download, no extra package): launch the system's ``chromium``, open a page, read
-its text once it shows what a test waits for, and take a screenshot."""
+its text once it shows what a test waits for, evaluate a script, click, and take a screenshot.
+
+Chromium runs through `tests/procs.py` (its own process group, killed whole on `close`), so neither
+it nor its renderer and GPU helpers outlive the test."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+from contextlib import ExitStack
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -107,19 +111,27 @@ class Browser:
             "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
             f"--user-data-dir={self.profile}", f"--window-size={width},{height}", "about:blank",
         ]  # fmt: skip
-        self.proc = procs.start(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        port_file = Path(self.profile) / "DevToolsActivePort"
+        self._stack = ExitStack()
+        self.proc = self._stack.enter_context(
+            procs.started(args, grace_s=5, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        )
+        try:  # whatever fails while connecting, chromium's group is ended before the error goes up
+            self.ws = self._connect(Path(self.profile) / "DevToolsActivePort")
+        except BaseException:
+            self.close()
+            raise
+        self._id = 0
+
+    def _connect(self, port_file: Path) -> WebSocket:
         deadline = time.monotonic() + 30
         while not (port_file.is_file() and port_file.read_text().strip()):
             if time.monotonic() > deadline or self.proc.poll() is not None:
-                self.close()
                 raise RuntimeError("chromium did not open its DevTools port")
             time.sleep(0.1)
         port = int(port_file.read_text().split()[0])
         pages = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10))
         page = next(p for p in pages if p.get("type") == "page")
-        self.ws = WebSocket(page["webSocketDebuggerUrl"])
-        self._id = 0
+        return WebSocket(page["webSocketDebuggerUrl"])
 
     def call(self, method: str, **params) -> dict:
         self._id += 1
@@ -134,6 +146,13 @@ class Browser:
     def open(self, url: str) -> None:
         self.call("Page.enable")
         self.call("Page.navigate", url=url)
+
+    def evaluate(self, expression: str):
+        """The value of a JavaScript expression in the page (JSON-serialisable values)."""
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"script failed: {result['exceptionDetails'].get('text')}: {expression[:200]}")
+        return result["result"].get("value")
 
     def text(self) -> str:
         result = self.call("Runtime.evaluate", expression="document.body ? document.body.innerText : ''")
@@ -168,13 +187,21 @@ class Browser:
             self.call("Input.dispatchMouseEvent", type=kind, x=at[0], y=at[1], button="left", clickCount=1)
         return True
 
-    def screenshot(self, path: Path) -> Path:
-        data = self.call("Page.captureScreenshot", format="png")["data"]
+    def screenshot(self, path: Path, full_page: bool = False) -> Path:
+        """A PNG of the viewport (or of the whole page, ``full_page``)."""
+        params: dict = {"format": "png"}
+        if full_page:
+            size = self.call("Page.getLayoutMetrics")["cssContentSize"]
+            params |= {
+                "captureBeyondViewport": True,
+                "clip": {"x": 0, "y": 0, "scale": 1, **{k: size[k] for k in ("width", "height")}},
+            }
+        data = self.call("Page.captureScreenshot", **params)["data"]
         path.write_bytes(base64.b64decode(data))
         return path
 
     def close(self) -> None:
         if getattr(self, "ws", None):
             self.ws.close()
-        procs.stop(self.proc)  # Chromium's renderer and GPU processes are in its group
+        self._stack.close()  # SIGTERM the whole group, then SIGKILL what is left
         shutil.rmtree(self.profile, ignore_errors=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -48,9 +49,49 @@ def test_a_tenet_row_shows_the_numbers_its_files_hold_and_the_certificate_holds(
     assert a["assigned_arc"]["tenet"] == row["tenet"] and a["all_reduced_costs_nonnegative"]
     assert all(alt["reduced_cost"] >= 0 and alt["net_change"] <= 0 for alt in a["alternatives"])
     assert ex["audit"]["row_reproduced"] is True and ex["audit"]["release_ok"]
-    # The text names the same numbers.
+    # Each probability named by what it is: the stored ones are P(the response shown first is better).
+    p1, p2 = judge["p_a_first"], judge["p_a_second"]
+    assert (s["p_a_better_a_first"], s["p_a_better_b_first"], s["p_b_better_b_first"]) == (p1, 1 - p2, p2)
+    assert s["position"] == position_counts_class(p1, p2)
+    assert s["position_inconsistent"] == (s["position"] in ("first_slot", "second_slot"))
+    assert {o["tenet"]: o["position"] for o in ex["other_tenets"]} == {
+        t: position_counts_class(a, b)
+        for t, a, b in zip(
+            mine["tenet"].to_pylist(), mine["p_a_first"].to_pylist(), mine["p_a_second"].to_pylist()
+        )
+    }
+    # The text names the same numbers, and a move to every alternative tenet in words.
     rc, text = _explain(capsys, built_tenets, row["scenario_id"])
     assert rc == 0 and f"{judge['p_a_first']:.6f}" in text and "reduced costs all >= 0" in text
+    assert f"P(A better | A first) = p_a_first      = {p1:.6f}" in text
+    assert f"P(A better | B first) = 1 − p_a_second = {1 - p2:.6f}" in text and "P(A) with" not in text
+    assert f"P(B better | B first) = {p2:.6f}" in text
+    for alt in a["alternatives"]:
+        assert f"moving this prompt to {alt['tenet']} would " in text
+
+
+def position_counts_class(p1: float, p2: float) -> str:
+    """The class ``contract.quality.position_counts`` counts this judgement in ("undecided": none)."""
+    from spl_hf.contract.quality import position_counts
+
+    c = position_counts(np.array([p1]), np.array([p2]))
+    return next((k for k in ("consistent", "first_slot", "second_slot") if getattr(c, k)), "undecided")
+
+
+def test_the_orderings_are_named_and_classed_as_the_card_counts_them():
+    from spl_hf.explain.orderings import name_orderings, positions
+
+    rng = np.random.default_rng(3)
+    p1 = np.concatenate([rng.random(200), [0.5, 0.7, 0.2, 0.5]])
+    p2 = np.concatenate([rng.random(200), [0.9, 0.5, 0.1, 0.5]])
+    got = positions(p1, p2)
+    assert got == [name_orderings(a, b).position for a, b in zip(p1, p2)]
+    assert got == [position_counts_class(a, b) for a, b in zip(p1, p2)]
+    assert {"consistent", "first_slot", "second_slot", "undecided"} <= set(got)
+    # The review's judgement: "P(A) 0.72 with A first, 0.67 with B first" was the first slot twice.
+    o = name_orderings(0.720546, 0.665334)
+    assert o.position == "first_slot" and o.position_inconsistent
+    assert math.isclose(o.p_a_better_b_first, 0.334666) and o.p_b_better_b_first == 0.665334
 
 
 def test_config_split_index_finds_the_same_row_as_its_id(built_tenets, capsys):

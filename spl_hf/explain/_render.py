@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from spl_hf.explain.orderings import INCONSISTENT, POSITION_TEXT
+
 
 def render(ex: dict) -> str:
     lines = _head(ex)
@@ -35,8 +37,11 @@ def _tenet_lines(ex: dict) -> list[str]:
         _text("  ", ex["response_b"]),
         f"tenet: {ex['tenet']}: {ex['statement'] or '(statement not in card.json)'}",
         f"judge: {ex['judge']['model_id']} @ {ex['judge']['model_revision']} (template {ex['judge']['template_hash']})",
-        f"  P(A) with A shown first  p_a_first  = {s['p_a_first']:.6f}   label mass {s['mass_first']:.4f}",
-        f"  P(A) with B shown first  p_a_second = {s['p_a_second']:.6f}   label mass {s['mass_second']:.4f}",
+        # The judge stores P(the response shown first is better) per ordering; named here by what it is.
+        f"  P(A better | A first) = p_a_first      = {s['p_a_better_a_first']:.6f}   label mass {s['mass_first']:.4f}",
+        f"  P(A better | B first) = 1 − p_a_second = {s['p_a_better_b_first']:.6f}   label mass {s['mass_second']:.4f}"
+        f"   (stored p_a_second = P(B better | B first) = {s['p_a_second']:.6f})",
+        f"  {POSITION_TEXT[s['position']]}",
         f"  {s['formula']} (the row stores |score| {s['stored']:.6f}: {'same' if s['matches'] else 'DIFFERENT'})",
         f"  |score| {abs(s['recomputed']):.6f} {'>=' if s['eligible'] else '<'} threshold {s['threshold']}: "
         f"{'eligible' if s['eligible'] else 'NOT eligible'}; sign gives chosen side {s['side_from_sign']}"
@@ -45,7 +50,8 @@ def _tenet_lines(ex: dict) -> list[str]:
     ]
     for o in ex["other_tenets"]:
         mark = "<- this row" if o["this_row"] else ("eligible" if o["eligible"] else "below threshold")
-        lines.append(f"  {o['tenet']:<32} {o['score']:+.6f}  {o['tenet_status']:<10} {mark}")
+        flag = "  position-inconsistent" if o["position"] in INCONSISTENT else ""
+        lines.append(f"  {o['tenet']:<32} {o['score']:+.6f}  {o['tenet_status']:<10} {mark}{flag}")
     lines += _assignment_lines(ex["assignment"])
     return lines
 
@@ -65,12 +71,12 @@ def _assignment_lines(a: dict | None) -> list[str]:
             f" reduced cost of p→t = gain + π(p) − π(t) = {here['reduced_cost']}"
         )
     for alt in a["alternatives"]:
-        lines.append(
-            f"  instead {alt['tenet']} (pair {alt['pair_id']}, score {alt['score']:+.6f}): reduced cost of t'→p = "
-            f"−gain' + π(t') − π(p) = {alt['reduced_cost']}; moving changes Σ|score| here by "
+        lines += [
+            f"  instead {alt['tenet']} (pair {alt['pair_id']}, score {alt['score']:+.6f}): {move_sentence(alt)}",
+            f"    reduced cost of t'→p = −gain' + π(t') − π(p) = {alt['reduced_cost']}; Σ|score| here changes by "
             f"{alt['gain_change']:+.6f} against a slot price difference of {alt['price_difference']:+.6f}: "
-            f"net {_net(alt['net_change'])}"
-        )
+            f"net {_net(alt['net_change'])}",
+        ]
     if not a["alternatives"]:
         lines.append("  no other kept tenet has this prompt eligible: no alternative arc")
     verdict = (
@@ -80,6 +86,22 @@ def _assignment_lines(a: dict | None) -> list[str]:
     )
     lines.append(f"  reduced costs {verdict}")
     return lines
+
+
+def move_sentence(alt: dict, fmt=lambda x: f"{x:.6f}", name=str) -> str:
+    """What the certificate says about moving the prompt to ``alt``'s tenet, in one sentence.
+
+    The net change (gain change minus the slot price difference) is −(both reduced costs): by how much
+    at least any reassignment that moves the prompt there lowers the total Σ|score|. ``fmt`` and
+    ``name`` format the number and the tenet (the viewer escapes and rounds them)."""
+    net, tenet = alt["net_change"], name(alt["tenet"])
+    if net is None:
+        return "the certificate does not price this prompt (not in its network)"
+    if net > 0:
+        return f"moving this prompt to {tenet} would RAISE the total by {fmt(net)}: not optimal"
+    if net == 0:
+        return f"moving this prompt to {tenet} would leave the total unchanged (a tie)"
+    return f"moving this prompt to {tenet} would lower the total by at least {fmt(-net)}"
 
 
 def _net(value: float | None) -> str:

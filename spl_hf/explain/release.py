@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
 
@@ -38,6 +39,7 @@ class Release:
     repo_id: str | None = None
     revision: str | None = None
     _datasets: dict = field(default_factory=dict, repr=False)
+    _fragments: dict = field(default_factory=dict, repr=False)  # (config, split) -> (fragments, starts)
 
     @property
     def target(self) -> str:
@@ -123,6 +125,35 @@ class Release:
         if key not in self._datasets:
             self._datasets[key] = ds.dataset([str(p) for p in self.files(config, split)], format="parquet")
         return self._datasets[key]
+
+    def _offsets(self, config: str, split: str) -> tuple[list, np.ndarray]:
+        """The split's parquet fragments and the position of each one's first row (read once)."""
+        key = (config, split)
+        if key not in self._fragments:
+            frags = list(self.dataset(config, split).get_fragments())
+            counts = [f.count_rows() for f in frags]  # from each file's footer
+            self._fragments[key] = (frags, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
+        return self._fragments[key]
+
+    def take(self, config: str, split: str, indices: list[int], columns: list[str]) -> pa.Table:
+        """The rows at ``indices`` (in that order), reading only the files that hold them: a whole-split
+        ``Dataset.take`` reads far more than a page of a card-scale release needs."""
+        frags, starts = self._offsets(config, split)
+        where = np.asarray(indices, dtype=np.int64)
+        if where.size and not (where.min() >= 0 and where.max() < starts[-1]):
+            raise ReleaseError(
+                f"{self.describe()}: {config}/{split} has {starts[-1]} rows; no row {where.max()}"
+            )
+        part = np.searchsorted(starts, where, side="right") - 1
+        pieces, order = [], []
+        for k in np.unique(part):
+            mine = np.flatnonzero(part == k)
+            pieces.append(frags[k].take(pa.array(where[mine] - starts[k]), columns=columns))
+            order.append(mine)
+        if not pieces:
+            return self.dataset(config, split).head(0, columns=columns)
+        table = pa.concat_tables(pieces)
+        return table.take(pa.array(np.argsort(np.concatenate(order), kind="stable")))
 
     def row(self, config: str, split: str, index: int) -> dict:
         """One row as Python values (only that row is materialised)."""

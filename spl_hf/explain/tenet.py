@@ -8,6 +8,7 @@ import math
 import pyarrow.compute as pc
 
 from spl_hf.explain.locate import RowRef
+from spl_hf.explain.orderings import name_orderings
 from spl_hf.explain.release import Release
 from spl_hf.explain.text import clipped, last_content, messages_text
 
@@ -59,6 +60,8 @@ def _score(row: dict, judge: dict, der: dict) -> dict:
     return {
         "p_a_first": p1,
         "p_a_second": p2,
+        # What the two stored P(first shown better) mean: P(A better | A first), P(A better | B first).
+        **name_orderings(p1, p2).to_dict(),
         "mass_first": judge["mass_first"],
         "mass_second": judge["mass_second"],
         "formula": f"score = p_a_first − p_a_second = {p1:.6f} − {p2:.6f} = {recomputed:.6f}",
@@ -94,6 +97,7 @@ def _other_tenets(release: Release, pair_id: str, tenet: str, threshold: float) 
         out.append(
             {
                 **r,
+                "position": name_orderings(r["p_a_first"], r["p_a_second"]).position,
                 "eligible": abs(r["score"]) >= threshold,
                 "this_row": r["tenet"] == tenet,
                 "tenet_status": "kept"

@@ -16,6 +16,23 @@ def free_port(host: str) -> int:
         return s.getsockname()[1]
 
 
+def launch(demo, host: str, port: int) -> str:
+    """Start ``demo`` (a :func:`build_app` app) on ``host:port`` without blocking; its URL."""
+    from spl_hf.view.style import CSS
+
+    demo.launch(
+        server_name=host,
+        server_port=port,
+        prevent_thread_lock=True,
+        quiet=True,
+        ssr_mode=False,
+        share=False,
+        footer_links=[],
+        css=CSS,
+    )
+    return f"http://{host}:{port}/"
+
+
 def serve(args: ViewArgs, revision: str | None = None, on_ready: Callable[[str], None] | None = None) -> None:
     """Open the release, start the app, call ``on_ready(url)``, and block until Ctrl-C."""
     try:
@@ -28,18 +45,8 @@ def serve(args: ViewArgs, revision: str | None = None, on_ready: Callable[[str],
     with open_release(args.path, revision) as release:
         session = ViewerSession(release, audit=args.audit, clip=args.clip)
         demo = build_app(session, args.page_size)
-        port = args.port or free_port(args.host)
-        demo.launch(
-            server_name=args.host,
-            server_port=port,
-            prevent_thread_lock=True,
-            quiet=True,
-            ssr_mode=False,
-            share=False,
-            footer_links=[],
-        )
+        url = launch(demo, args.host, args.port or free_port(args.host))
         session.preload()
-        url = f"http://{args.host}:{port}/"
         (on_ready or print)(url if on_ready else f"serving on {url}")
         try:
             demo.block_thread()

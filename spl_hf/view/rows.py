@@ -18,10 +18,38 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spl_hf.explain import Release, ReleaseError
+from spl_hf.explain.orderings import INCONSISTENT, POSITIONS, position_codes
 
 _PROMPTS_LOCK = threading.Lock()
-SNIPPET = 160  # characters of the prompt shown in the table
-COLUMNS = ("id", "tenet", "source", "score", "label", "prompt")
+SNIPPET = 200  # characters of each text shown in the table (the Explain tab shows them whole)
+# What a page row holds: the index columns, then the texts read for the page's rows alone.
+COLUMNS = ("id", "tenet", "source", "score", "label", "position", "prompt", "response_1", "response_2")
+# The index's generic columns named for what they hold, per kind of release (the table's headers).
+HEADERS = {
+    "tenets": {
+        "id": "scenario id",
+        "tenet": "tenet",
+        "source": "source",
+        "score": "|score|",
+        "label": "chosen side",
+        "position": "judge orderings",
+        "prompt": "prompt",
+        "response_1": "chosen",
+        "response_2": "rejected",
+    },
+    "spl": {
+        "id": "pair id",
+        "tenet": "prompt topic",
+        "source": "source",
+        "score": "rank difference",
+        "label": "label or why none",
+        "prompt": "prompt",
+        "response_1": "response A",
+        "response_2": "response B",
+    },
+}
+# The position filter's values: one class, or either inconsistent one.
+POSITION_FILTERS = ("inconsistent", "consistent", "first_slot", "second_slot", "undecided")
 
 
 @dataclass(frozen=True)
@@ -32,6 +60,7 @@ class RowFilter:
     score_max: float | None = None
     label: str | None = None
     text: str | None = None
+    position: str | None = None  # one of POSITION_FILTERS (tenet releases)
 
 
 @dataclass(frozen=True)
@@ -73,6 +102,11 @@ class RowsIndex:
     def total(self) -> int:
         return self.table.num_rows
 
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The page columns this kind shows (an SPL row has no judge orderings)."""
+        return tuple(c for c in COLUMNS if c in HEADERS[self.kind])
+
     def values(self, column: str) -> list[str]:
         return sorted(v for v in pc.unique(self.table.column(column)).to_pylist() if v is not None)
 
@@ -96,18 +130,22 @@ class RowsIndex:
             self.table = self.table.append_column("prompt", column)
         return self.table
 
-    def _page_prompts(self, rows: list[dict]) -> None:
-        """Each row's prompt snippet, read for these rows only (when the index holds no prompts)."""
+    def _page_texts(self, rows: list[dict]) -> None:
+        """Each row's prompt and two responses, read for these rows only (the prompt from the index
+        once it holds the prompts)."""
+        response_columns = ("chosen", "rejected") if self.kind == "tenets" else ("response_a", "response_b")
         by_part: dict[tuple[str, str], list[int]] = {}
         for r in rows:
             by_part.setdefault((r["config"], r["split"]), []).append(r["index"])
-        texts: dict[tuple[str, str, int], str] = {}
+        texts: dict[tuple[str, str, int], dict] = {}
         for (config, split), indices in by_part.items():
-            taken = self.release.dataset(config, split).take(pa.array(indices), columns=["prompt"])
-            for i, t in zip(indices, first_content(taken.column("prompt")).to_pylist()):
-                texts[config, split, i] = t
+            taken = self.release.take(config, split, indices, ["prompt", *response_columns])
+            for i, row in zip(indices, taken.to_pylist()):
+                texts[config, split, i] = row
         for r in rows:
-            r["prompt"] = texts[r["config"], r["split"], r["index"]]
+            row = texts[r["config"], r["split"], r["index"]]
+            r["prompt"] = _prompt_snippet(row["prompt"])
+            r["response_1"], r["response_2"] = (_snippet(_last(row[c])) for c in response_columns)
 
     def preload_prompts(self) -> None:
         """Read the prompt texts now (the viewer calls this in a thread after the first page)."""
@@ -122,17 +160,34 @@ class RowsIndex:
         rows = selected.slice(page * size, size).to_pylist()
         for r in rows:
             r["config"], r["split"], r["index"] = self.locate(r.pop("pos"))
-        if rows and "prompt" not in rows[0]:
-            self._page_prompts(rows)
-        for r in rows:
-            r["prompt"] = r["prompt"][:SNIPPET]
+            r["position"] = None if r["position"] is None else POSITIONS[r["position"]]
+        self._page_texts(rows)
         return Page(
-            [{c: r[c] for c in (*COLUMNS, "config", "split", "index")} for r in rows],
+            [{c: r.get(c) for c in (*COLUMNS, "config", "split", "index")} for r in rows],
             matched,
             self.total,
             page,
             pages,
         )
+
+
+def _snippet(text: str | None) -> str:
+    text = " ".join((text or "").split())  # one line: the table wraps it
+    return text if len(text) <= SNIPPET else text[: SNIPPET - 1] + "…"
+
+
+def _last(value) -> str | None:
+    """A response's text: a string (SPL), or the last message of a conversation (tenet rows)."""
+    if isinstance(value, list):
+        return value[-1]["content"] if value else None
+    return value
+
+
+def _prompt_snippet(messages: list[dict] | None) -> str:
+    """The prompt's first message, with the number of turns when there are more."""
+    messages = messages or []
+    first = _snippet(messages[0]["content"] if messages else "")
+    return f"({len(messages)} turns) {first}" if len(messages) > 1 else first
 
 
 def _active(flt: RowFilter) -> bool:
@@ -149,6 +204,10 @@ def _expression(flt: RowFilter) -> pc.Expression:
         expr &= pc.field("score") >= flt.score_min
     if flt.score_max is not None:
         expr &= pc.field("score") <= flt.score_max
+    if flt.position == "inconsistent":  # the index holds each class as its code in POSITIONS
+        expr &= pc.field("position").isin([POSITIONS.index(p) for p in sorted(INCONSISTENT)])
+    elif flt.position:
+        expr &= pc.field("position") == POSITIONS.index(flt.position)
     if flt.text:
         hit = pc.match_substring(pc.field("prompt"), flt.text, ignore_case=True)
         expr &= hit | pc.match_substring(pc.field("id"), flt.text, ignore_case=True)
@@ -156,7 +215,13 @@ def _expression(flt: RowFilter) -> pc.Expression:
 
 
 def _slim(t: pa.Table, start: int) -> pa.Table:
-    """The index columns as plain strings, with each row's position."""
+    """The index columns as plain strings, with each row's position in the release and (tenet rows)
+    its judgement's position-consistency class."""
+    if "p_a_first" in t.column_names:
+        p1, p2 = (t[c].to_numpy(zero_copy_only=False) for c in ("p_a_first", "p_a_second"))
+        position = pa.array(position_codes(p1, p2), pa.int8())
+    else:
+        position = pa.nulls(t.num_rows, pa.int8())
     return pa.table(
         {
             "id": pc.cast(t["id"], pa.string()),
@@ -164,6 +229,7 @@ def _slim(t: pa.Table, start: int) -> pa.Table:
             "source": pc.cast(t["source"], pa.string()),
             "score": pc.cast(t["score"], pa.float64()),
             "label": pc.cast(t["label"], pa.string()),
+            "position": position,
             "pos": pa.array(np.arange(start, start + t.num_rows, dtype=np.int64)),
         }
     )
@@ -178,6 +244,8 @@ def tenet_rows(release: Release) -> RowsIndex:
         "source": pc.field("source"),
         "score": pc.field("score"),
         "label": pc.field("derivation", "chosen_side"),
+        "p_a_first": pc.field("derivation", "judge", "p_a_first"),
+        "p_a_second": pc.field("derivation", "judge", "p_a_second"),
     }
     t = release.dataset("all", "train").to_table(columns=columns)
     return RowsIndex("tenets", _slim(t, 0), [("all", "train", 0)], release)

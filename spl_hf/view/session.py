@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spl_hf.explain import Release, RowRef, audit_verdict, explain_ref, find_row, render
-from spl_hf.view.rows import COLUMNS, Page, RowFilter, RowsIndex, rows_index
+from spl_hf.view.record import POSITION_SHORT, record_html
+from spl_hf.view.rows import HEADERS, Page, RowFilter, RowsIndex, rows_index
 
 FIGURES = (
     ("judge_quality.png", "Judge quality: score distribution and position consistency per tenet"),
@@ -36,13 +37,34 @@ class ViewerSession:
 
     @property
     def title(self) -> str:
-        return f"{self.release.describe()} ({self.release.kind} release, {self.index.total} rows)"
+        """The card's ``pretty_name`` (what the Hub shows), else where the release was read from."""
+        name = self.release.front_matter.get("pretty_name")
+        return str(name) if name else self.release.describe()
+
+    @property
+    def subtitle(self) -> str:
+        return f"{self.release.kind} release, {self.index.total} rows · {self.release.describe()}"
+
+    @property
+    def headers(self) -> list[str]:
+        return [HEADERS[self.index.kind][c] for c in self.index.columns]
 
     def page(self, flt: RowFilter, page: int, size: int) -> Page:
         return self.index.page(flt, page, size)
 
     def table(self, p: Page) -> list[list]:
-        return [[r[c] for c in (*COLUMNS, "config", "split", "index")] for r in p.rows]
+        """The page as the table shows it: scores at 3 decimals (the Explain tab and its JSON keep the
+        stored value), the orderings' class in words."""
+        out = []
+        for r in p.rows:
+            shown = dict(r)
+            if self.index.kind == "tenets" and r["score"] is not None:
+                shown["score"] = round(r["score"], 3)
+            elif r["score"] is not None:
+                shown["score"] = int(r["score"])
+            shown["position"] = POSITION_SHORT.get(r["position"], r["position"])
+            out.append([shown[c] for c in self.index.columns])
+        return out
 
     def figures(self) -> list[tuple[Path, str]]:
         return [(self.release.folder / f, t) for f, t in FIGURES if (self.release.folder / f).is_file()]
@@ -57,13 +79,14 @@ class ViewerSession:
                 self._report = audit(self.release.target, revision=rev)
             return self._report
 
-    def explain(self, spec: list[str]) -> tuple[str, dict]:
-        """The row's explanation as text (what ``spl-hf explain`` prints) and as JSON."""
+    def explain(self, spec: list[str]) -> tuple[str, dict, str]:
+        """The row's explanation as text (what ``spl-hf explain`` prints), as JSON, and as the
+        structured HTML view."""
         ref: RowRef = find_row(self.release, spec)
         ex = explain_ref(self.release, ref, self.clip)
         if self.audit:
             ex["audit"] = audit_verdict(self.release, ex, self.audit_report())
-        return render(ex), ex
+        return render(ex), ex, record_html(ex)
 
     def composition(self):
         """A figure of the rows per tenet (topic, for SPL) and source, counted in Arrow."""
