@@ -31,7 +31,7 @@ lint: setup
 # Two or more workers (pytest-xdist), a test file per worker at a time: the demo's session fixture and
 # the other session builds are then made once per worker that needs them, not once per test.
 test: setup lint
-	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadfile tests
+	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadfile --durations=15 tests
 
 # Every benchmark at full size, each headed by what docs/benchmarks.md records beside its figures:
 # the date, the commit and the machine's load average before and after it.
