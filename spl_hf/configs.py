@@ -18,7 +18,8 @@ docstring's first line), a default is shown once, fields may be positional
 (``metadata["positional"]``), and a repeated list flag extends the list.
 
 Metadata keys a field may carry: ``help`` (required), ``negated_help``, ``positional``, ``nargs``
-(for a positional: e.g. ``argparse.REMAINDER``), ``metavar``.
+(for a positional: e.g. ``argparse.REMAINDER``), ``metavar``, and ``setting: False`` for a field the
+program sets per call (no flag, no recipe key; e.g. ``SourceOptions.revision``, from a pool's '@sha').
 """
 
 from __future__ import annotations
@@ -122,8 +123,13 @@ class PublishArgs(RevisionArgs):
 # --- the parser -------------------------------------------------------------------------------
 
 
+def is_setting(f: dataclasses.Field) -> bool:
+    """A field a user sets (a flag, a recipe key); ``metadata={"setting": False}`` marks one the program sets."""
+    return f.init and f.metadata.get("setting", True) is not False
+
+
 def field_names(classes: Sequence[type]) -> list[str]:
-    return [f.name for cls in classes for f in dataclasses.fields(cls) if f.init]
+    return [f.name for cls in classes for f in dataclasses.fields(cls) if is_setting(f)]
 
 
 def read_recipe(path: str | Path) -> dict[str, Any]:
@@ -303,7 +309,7 @@ def add_dataclass_arguments(
     taken = {a.dest for a in parser._actions}
     groups: dict[str, argparse._ArgumentGroup] = {}  # by title: OutputDirArgs and OutputArgs are one group
     for f in dataclasses.fields(cls):
-        if not f.init:
+        if not is_setting(f):
             continue
         if f.name in taken:
             raise TypeError(f"{cls.__name__}.{f.name}: another config dataclass of this command declares it")
@@ -392,7 +398,7 @@ def configs_from_args(args: argparse.Namespace, classes: Sequence[type] | None =
     for cls in args._config_classes if classes is None else classes:
         kwargs = {}
         for f in dataclasses.fields(cls):
-            if not f.init:
+            if not is_setting(f):
                 continue
             value = values.get(f.name)
             no_default = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING

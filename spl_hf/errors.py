@@ -28,3 +28,11 @@ class UnknownNameError(SplHfError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if len(self.args) == 1 else super().__str__()
+
+
+def did_you_mean(name: str, known: list[str] | tuple[str, ...]) -> str:
+    """``" (did you mean 'x'?)"`` for the closest known name to a misspelt one, or ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -21,7 +21,7 @@ import yaml
 from datasets import Dataset
 from datasets.table import InMemoryTable
 
-from spl_hf.build.card_sections import harmful_pools, markdown_table, origins_markdown, shares, stage_table
+from spl_hf.build.card_sections import card_categories, markdown_table, origins_markdown, shares, stage_table
 from spl_hf.build.config import SAMPLE, SPLBuildConfig
 from spl_hf.build.spl_evidence import evidence, evidence_report
 from spl_hf.contract import (
@@ -343,7 +343,7 @@ def _construction_kwargs(derived: pa.Table, labeled: pa.Table, splits: dict, dec
             right=[k for k in (rows[0] if rows else {}) if k != "source"],
             empty="The build has no prompt rows, so there is nothing to count per source.",
         ),
-        harmful_pools=harmful_pools(sources),
+        **card_categories(sources, (summary or {}).get("sources") or []),
         shares_table=markdown_table(
             shares(_per_source(labeled)),
             right=["rows", "share"],

@@ -32,7 +32,7 @@ from spl_hf.assign import (
     verify_certificate,
 )
 from spl_hf.build.card_sections import (
-    harmful_pools,
+    card_categories,
     markdown_table,
     multi_turn_share,
     origins_markdown,
@@ -453,7 +453,7 @@ def _construction_kwargs(
         ),
         judges=_judges(scores),
         multi_turn=multi_turn_share(per_source),
-        harmful_pools=harmful_pools(source_order),
+        **card_categories(source_order, (summary or {}).get("sources") or []),
         sft=bool(cfg.sft),
     )
 

@@ -48,13 +48,15 @@ class TenetRelease:
     judge: Any  # JudgeConfig
     decontam: Any  # DecontamConfig
     executor: Any = None  # ExecutorArgs (default: local)
+    source_options: Any = None  # SourceOptions (default: the adapters' defaults)
     log: Any = print
     pools: list[SourceSpec] = field(init=False)
     heldout: list[SourceSpec] = field(init=False)
 
     def __post_init__(self) -> None:
-        from spl_hf.sources import ADAPTERS, PROMPT_SOURCES, eval_sample_paths, sample_paths
+        from spl_hf.sources import ADAPTERS, PROMPT_SOURCES, SourceOptions, eval_sample_paths, sample_paths
 
+        self.source_options = self.source_options or SourceOptions()
         self.pools = parse_sources(self.cfg.pools, ADAPTERS, sample_paths(), "pools")
         self.heldout = (
             parse_sources(self.cfg.heldout_files, PROMPT_SOURCES, eval_sample_paths(), "heldout_files")
@@ -70,6 +72,7 @@ class TenetRelease:
             self.assign,
             self.judge,
             self.decontam,
+            self.source_options,
         )
         self.store, self.executor = open_results(self.cfg, self.executor)
 
@@ -104,7 +107,7 @@ class TenetRelease:
             lambda d: self._write(clean.path, judged.path, assigned.path, d, gates),
             still_valid=lambda d: written_here(d, self.cfg.output_dir),
         )
-        record_output(self.cfg, self.assign, self.judge, self.decontam)
+        record_output(self.cfg, self.assign, self.judge, self.decontam, self.source_options)
         audited = runner.run(
             "audit",
             {"write": written.key, "manifest": manifest_hash(self.cfg.output_dir)},
@@ -127,16 +130,15 @@ class TenetRelease:
 
     def plan(self, runner: StageRunner) -> dict[str, Any]:
         """The stages with the keys they would have; later keys need earlier outputs, so only 'read' is known."""
+        from spl_hf.backends import check_engine_package
         from spl_hf.release.pools import preview_sources
         from spl_hf.sources import SourceOptions
 
+        check_engine_package(self.cfg.backend)  # what the judge stage would refuse in its first second
         key, path, done = runner.plan("read", self._read_settings())
-        opts = {"pku_preference": self.cfg.pku_preference, "accept_partial": self.cfg.accept_partial}
-        if self.cfg.clip_chars is not None:
-            opts["clip_chars"] = self.cfg.clip_chars
         heldout_opts = SourceOptions(harmbench_categories=tuple(self.decontam.heldout_harmbench_categories))
         # what the read stage would refuse is refused now, naming the file (issue: a dry run promised)
-        previews = preview_sources(self.pools, SourceOptions(**opts)) + preview_sources(
+        previews = preview_sources(self.pools, self.source_options) + preview_sources(
             self.heldout, heldout_opts
         )
         plan = {
@@ -156,27 +158,18 @@ class TenetRelease:
     def _read_settings(self) -> dict[str, Any]:
         return {
             "pools": {p.source: p.identity() for p in self.pools},
-            "clip_chars": self.cfg.clip_chars,
-            "pku_preference": self.cfg.pku_preference,
-            **({"accept_partial": True} if self.cfg.accept_partial else {}),
+            **self.source_options.settings(),
         }
 
     def _read(self, out: Path) -> dict[str, Any]:
         import pyarrow.parquet as pq
 
-        from spl_hf.sources import SourceOptions, read_pool, require_rows
+        from spl_hf.sources import read_pool, require_rows
 
         counts: dict[str, Any] = {"rows": 0, "per_source": {}, "quarantined": {}}
         tables, quarantine, reports = [], [], []
-        opts = {
-            "pku_preference": self.cfg.pku_preference,
-            "progress": True,
-            "accept_partial": self.cfg.accept_partial,
-        }
-        if self.cfg.clip_chars is not None:
-            opts["clip_chars"] = self.cfg.clip_chars
         for spec in _registry_order(self.pools):
-            options = SourceOptions(revision=spec.revision, **opts)
+            options = replace(self.source_options, progress=True, revision=spec.revision)
             result = read_pool(spec.reader, spec.location, options, **spec.read_kwargs())
             require_rows(
                 result.report, result.quarantine
@@ -435,6 +428,11 @@ def _registry_order(specs: list[SourceSpec]) -> list[SourceSpec]:
 
 
 def make_release(
-    cfg: TenetReleaseConfig, assign: Any, judge: Any, decontam: Any, executor: Any = None
+    cfg: TenetReleaseConfig,
+    assign: Any,
+    judge: Any,
+    decontam: Any,
+    executor: Any = None,
+    source_options: Any = None,
 ) -> TenetRelease:
-    return TenetRelease(cfg, assign, judge, decontam, executor)
+    return TenetRelease(cfg, assign, judge, decontam, executor, source_options)
