@@ -176,7 +176,9 @@ def parse_sources(
         raise PoolEntryError(f"{what}: source name(s) {', '.join(twice)} given twice")
     for spec in specs:
         if not spec.is_local and not is_hub_id(spec.location):
-            where = "" if Path(spec.location).is_absolute() else f" (relative to the working folder {Path.cwd()})"
+            where = (
+                "" if Path(spec.location).is_absolute() else f" (relative to the working folder {Path.cwd()})"
+            )
             raise FileNotFoundError(f"{what}: {spec.source}: {spec.location} does not exist{where}")
     return specs
 
