@@ -18,13 +18,15 @@ docstring's first line), a default is shown once, fields may be positional
 (``metadata["positional"]``), and a repeated list flag extends the list.
 
 Metadata keys a field may carry: ``help`` (required), ``negated_help``, ``positional``, ``nargs``
-(for a positional: e.g. ``argparse.REMAINDER``), ``metavar``.
+(for a positional: e.g. ``argparse.REMAINDER``), ``metavar``, and ``setting: False`` for a field the
+program sets per call (no flag, no recipe key; e.g. ``SourceOptions.revision``, from a pool's '@sha').
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import inspect
 import types
 import typing
@@ -122,8 +124,13 @@ class PublishArgs(RevisionArgs):
 # --- the parser -------------------------------------------------------------------------------
 
 
+def is_setting(f: dataclasses.Field) -> bool:
+    """A field a user sets (a flag, a recipe key); ``metadata={"setting": False}`` marks one the program sets."""
+    return f.init and f.metadata.get("setting", True) is not False
+
+
 def field_names(classes: Sequence[type]) -> list[str]:
-    return [f.name for cls in classes for f in dataclasses.fields(cls) if f.init]
+    return [f.name for cls in classes for f in dataclasses.fields(cls) if is_setting(f)]
 
 
 def read_recipe(path: str | Path) -> dict[str, Any]:
@@ -303,7 +310,7 @@ def add_dataclass_arguments(
     taken = {a.dest for a in parser._actions}
     groups: dict[str, argparse._ArgumentGroup] = {}  # by title: OutputDirArgs and OutputArgs are one group
     for f in dataclasses.fields(cls):
-        if not f.init:
+        if not is_setting(f):
             continue
         if f.name in taken:
             raise TypeError(f"{cls.__name__}.{f.name}: another config dataclass of this command declares it")
@@ -366,7 +373,10 @@ def apply_config(args: argparse.Namespace) -> bool:
     known = field_names(args._config_classes)
     unknown = sorted(str(k) for k in data if k not in known)
     if unknown:
-        raise SplHfError(f"{path}: unknown setting(s) {unknown}; this command takes {sorted(known)}")
+        from spl_hf.errors import did_you_mean
+
+        named = ", ".join(f"{k!r}{did_you_mean(k, known)}" for k in unknown)
+        raise SplHfError(f"{path}: unknown setting(s) {named}; this command takes {sorted(known)}")
     for action in parser._actions:
         if action.dest in data:
             action.default = data[action.dest]
@@ -392,7 +402,7 @@ def configs_from_args(args: argparse.Namespace, classes: Sequence[type] | None =
     for cls in args._config_classes if classes is None else classes:
         kwargs = {}
         for f in dataclasses.fields(cls):
-            if not f.init:
+            if not is_setting(f):
                 continue
             value = values.get(f.name)
             no_default = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
@@ -404,6 +414,25 @@ def configs_from_args(args: argparse.Namespace, classes: Sequence[type] | None =
     return tuple(out)
 
 
+def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """``parser.parse_args``, but a flag no command takes is refused by the command's own parser (its
+    usage, not the top level's), with the flag it resembles: ``--dry-run`` is ``--dry_run``."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        leaf = getattr(args, "_config_parser", None) or parser
+        flags = [o for a in leaf._actions for o in a.option_strings if o.startswith("--")]
+        hints = []
+        for word in (w for w in extra if w.startswith("--")):
+            name = word.split("=", 1)[0]
+            snake = name[:2] + name[2:].replace("-", "_")
+            if snake in flags and snake != name:
+                hints.append(f"{name} is spelled {snake}")
+            elif close := difflib.get_close_matches(name, flags, n=1, cutoff=0.7):
+                hints.append(f"did you mean {close[0]}?")
+        leaf.error(f"unrecognized arguments: {' '.join(extra)}" + (f" ({'; '.join(hints)})" if hints else ""))
+    return args
+
+
 def parse_config(
     classes: type | Sequence[type], argv: Sequence[str] | None = None, **kwargs: Any
 ) -> tuple[Any, ...]:
@@ -413,7 +442,7 @@ def parse_config(
     classes = [classes] if isinstance(classes, type) else list(classes)
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = make_parser(classes, **kwargs)
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv)
     if apply_config(args):
-        args = parser.parse_args(argv)
+        args = parse_args(parser, argv)
     return configs_from_args(args)

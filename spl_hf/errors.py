@@ -39,3 +39,11 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
     UnicodeDecodeError,  # a text input that is not UTF-8
     EOFError,  # a truncated compressed file (gzip, bz2, lzma end early)
 )
+
+
+def did_you_mean(name: str, known: list[str] | tuple[str, ...]) -> str:
+    """``" (did you mean 'x'?)"`` for the closest known name to a misspelt one, or ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""

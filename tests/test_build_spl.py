@@ -148,7 +148,7 @@ def test_cli_derive_with_recipe_and_invalid_json_line(tmp_path, capsys):
     assert "bad.jsonl:2: not valid JSON" in capsys.readouterr().err
     recipe.write_text("output_dirr: x\n")
     assert main(["derive", "--config", str(recipe)]) == 2
-    assert "unknown setting(s) ['output_dirr']" in capsys.readouterr().err
+    assert "unknown setting(s) 'output_dirr' (did you mean 'output_dir'?)" in capsys.readouterr().err
 
 
 def test_builder_script_takes_a_recipe(tmp_path):

@@ -431,7 +431,7 @@ def test_judge_recipe_sets_and_flags_override(tmp_path, pairs, capsys):
     assert "chunk_size" in error_line(capsys)  # the recipe's value was used ...
     recipe.write_text("chunk_sise: 4\n")
     assert main([*judge_args(pairs, tmp_path), "--config", str(recipe)]) == 2
-    assert "unknown setting(s) ['chunk_sise']" in error_line(capsys)
+    assert "unknown setting(s) 'chunk_sise' (did you mean 'chunk_size'?)" in error_line(capsys)
     recipe.write_text("chunk_size: 0\nlimit: 0\n")  # ... and a flag overrides it
     assert main([*judge_args(pairs, tmp_path), "--config", str(recipe), "--chunk_size", "4"]) == 2
     line = error_line(capsys)

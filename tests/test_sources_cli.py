@@ -93,7 +93,8 @@ def test_list_shows_adapters_with_licences(capsys):
     assert entries["pku_train"]["license"] == "cc-by-nc-4.0"
     assert entries["hh_train"]["hub"] == "Anthropic/hh-rlhf data_dir=harmless-base split=train"
     assert entries["do_not_answer"]["kind"] == "prompts"
-    assert len(entries) == 17
+    assert len(entries) == 18
+    assert entries["prompts"]["kind"] == "prompts"  # the generic adapter of a user's own prompts
     assert entries["preference"]["kind"] == "pairs"  # any preference file, under a name the user gives
 
 
@@ -102,7 +103,8 @@ def test_cli_help_states_the_library_clip_budget(capsys):
 
     with pytest.raises(SystemExit):
         main(["sources", "read", "--help"])
-    assert f"(default {DEFAULT_CLIP_CHARS}; 0 = no clipping)" in " ".join(capsys.readouterr().out.split())
+    text = " ".join(capsys.readouterr().out.split())
+    assert "0 (None in Python): no clipping" in text and f"(default: {DEFAULT_CLIP_CHARS})" in text
 
 
 @pytest.mark.parametrize(
@@ -193,7 +195,7 @@ def test_pku_and_harmbench_options(tmp_path, capsys):
     ]
     assert main([*hb, "--output_dir", str(tmp_path / "h1"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["rows_yielded"] == 2
-    more = ["--harmbench_category", "standard", "--harmbench_category", "copyright"]
+    more = ["--harmbench_categories", "standard", "--harmbench_categories", "copyright"]
     assert main([*hb, *more, "--output_dir", str(tmp_path / "h2"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["filtered"] == {"functional_category_contextual": 1}
 

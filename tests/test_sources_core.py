@@ -138,9 +138,10 @@ def test_clipping_properties(contents, budget):
         assert len(flat.text) <= budget
 
 
-def test_bad_clip_budget_is_rejected():
+def test_bad_clip_budget_is_rejected_and_0_means_no_clipping():
     with pytest.raises(ValueError, match="clip_chars"):
-        SourceOptions(clip_chars=0)
+        SourceOptions(clip_chars=-5)
+    assert SourceOptions(clip_chars=0).clip_chars is None  # one meaning in every command (issue 35)
     with pytest.raises(ValueError, match="conversation does not end with a user turn"):
         flatten_history(turns("q", "a"), clip_chars=None)
 

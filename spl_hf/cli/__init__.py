@@ -120,18 +120,27 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from spl_hf.configs import apply_config
+    from spl_hf.configs import apply_config, parse_args
 
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
         if apply_config(args):  # the recipe becomes the defaults; flags still override it
-            args = parser.parse_args(argv)
-        return int(args.func(args) or 0)
+            args = parse_args(parser, argv)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # here, not at exit: a reader that went away is handled below
+        return code
+    except BrokenPipeError:
+        # The reader went away (`spl-hf tenets list | head`): stop quietly, as a process killed by
+        # SIGPIPE does; stdout is pointed at /dev/null so that the exit's flush raises nothing more.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except USER_ERRORS as exc:
         if args.debug:
             raise

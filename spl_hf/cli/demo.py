@@ -44,7 +44,17 @@ def run(args: argparse.Namespace) -> int:
     mark_output(out, DEMO_KIND)
 
     from spl_hf.demo import run_demo
+    from spl_hf.outputs import OutputError
 
-    code = run_demo(str(out))
+    try:
+        code = run_demo(str(out))
+    except OutputError as exc:
+        # The release guards inside name --overwrite, which `spl-hf demo` does not take: a copied or
+        # edited demo folder is not the demo's own any more.
+        said = str(exc).split("; pass --overwrite", 1)[0]
+        raise OutputError(
+            f"{said}; spl-hf demo resumes only in the folder it wrote (it has no --overwrite): give it a new "
+            f"--output_dir, or remove {out} first"
+        ) from None
     seal_output(out)
     return code

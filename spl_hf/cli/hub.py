@@ -7,6 +7,7 @@ without it ``--help`` still works and running the command says what to install (
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 DESCRIPTION = (
     "Serve enough of the Hub API for huggingface_hub (create_repo, upload_folder/create_commit "
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         token = inline.token
-    httpd = server.HubHTTPServer(config, token)
+    httpd = _bind(server, config, token)
     print(f"serving on {httpd.url}", flush=True)
     try:
         httpd.serve_forever()
@@ -58,3 +59,35 @@ def run(args: argparse.Namespace) -> int:
     finally:
         httpd.server_close()
     return 0
+
+
+def _bind(server: Any, config: Any, token: str | None) -> Any:
+    """The server on its port; a port in use is the user's to change, said in one line, and a root
+    folder this call created for nothing is removed again (it held nothing of the user's)."""
+    import errno
+    import shutil
+    from pathlib import Path
+
+    from spl_hf.errors import SplHfError
+
+    root = Path(config.root)
+    new_root = not root.exists()
+    try:
+        return server.HubHTTPServer(config, token)
+    except OSError as exc:
+        if exc.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES):
+            raise
+        if new_root and _only_server_files(root):
+            shutil.rmtree(root)
+        why = {errno.EADDRINUSE: "is in use", errno.EACCES: "needs privileges"}.get(
+            exc.errno, "is not available"
+        )
+        raise SplHfError(
+            f"cannot listen on {config.host}:{config.port}: the port {why} ({exc.strerror}); "
+            "choose another --port, or --port 0 for a free one"
+        ) from None
+
+
+def _only_server_files(root: Any) -> bool:
+    """The root holds only what starting the server made: its lock file (server.lock) and empty folders."""
+    return all((p.is_dir() and not any(p.iterdir())) or p.name == "server.lock" for p in root.rglob("*"))

@@ -54,6 +54,11 @@ def run(args: argparse.Namespace) -> int:
             f"{pub.repo_id}: {_endpoint()} refused the push ({status}): {str(exc).splitlines()[0]}{hint}"
         ) from None
     except (httpx2.TransportError, ConnectionError) as exc:
+        if "xet" in str(exc).lower():  # the endpoint answered, refusing Xet storage: not a network fault
+            raise SplHfError(
+                f"{pub.repo_id}: {_endpoint()} (HF_ENDPOINT) does not take Xet uploads; set HF_HUB_DISABLE_XET=1 "
+                "to upload through classic LFS, and publish again (nothing was pushed)"
+            ) from None
         raise SplHfError(f"{pub.repo_id}: cannot reach {_endpoint()} (HF_ENDPOINT): {exc}") from None
     if js.json:
         print(json.dumps(result.to_json(), indent=2))

@@ -14,7 +14,7 @@ from spl_hf.files import write_json
 
 def add_parser(subparsers: Any, name: str, help_text: str, action: str | None = None) -> None:
     from spl_hf.configs import JsonArgs, OutputArgs, RevisionArgs, add_config_parser
-    from spl_hf.sources import SourcesReadArgs
+    from spl_hf.sources import SourceOptions, SourcesReadArgs
 
     p = subparsers.add_parser(
         name,
@@ -26,7 +26,7 @@ def add_parser(subparsers: Any, name: str, help_text: str, action: str | None = 
     add_config_parser(
         sub,
         "read",
-        (SourcesReadArgs, RevisionArgs, OutputArgs, JsonArgs),
+        (SourcesReadArgs, SourceOptions, RevisionArgs, OutputArgs, JsonArgs),
         help="read one pool into pairs/prompts parquet + quarantine jsonl",
         description="Read one pool into --output_dir (a folder: new, empty, or an earlier `sources read` "
         "output): pairs.parquet or prompts.parquet, quarantine.jsonl and report.json. --revision pins the "
@@ -57,18 +57,25 @@ def _read(args: argparse.Namespace) -> int:
         resolve_adapter,
     )
 
-    read, rev, output, js = configs_from_args(args)
+    read, given, rev, output, js = configs_from_args(args)
     if not output.output_dir:
         raise SplHfError("--output_dir is required: the folder to write the rows to")
-    options = read.options(rev.revision)
+    options = read.options(given, rev.revision)
     out = Path(output.output_dir)
-    named = {"name": read.source_name, "columns": parse_columns(read.columns), "license": read.license}
-    resolve_adapter(read.source, read.source_name, read.license)  # a bad name fails before any write
+    named = {
+        "name": read.source_name,
+        "columns": parse_columns(read.columns),
+        "license": read.license,
+        "category": read.category,
+    }
+    resolve_adapter(
+        read.source, read.source_name, read.license, read.category
+    )  # a bad name fails before any write
     guard_dir(out, overwrite=output.overwrite, inputs=[read.path])
-    if read.source in ADAPTERS or read.source in GENERIC:
+    if read.source in ADAPTERS or (read.source in GENERIC and GENERIC[read.source].kind == "pairs"):
         pairs, quarantine, report = read_pool(read.source, read.path, options, **named)
         rows, rows_name = pairs, "pairs.parquet"
-    elif read.source in PROMPT_SOURCES:
+    elif read.source in PROMPT_SOURCES or read.source in GENERIC:
         rows, quarantine, report = read_prompt_pool(read.source, read.path, options, **named)
         rows_name = "prompts.parquet"
     else:

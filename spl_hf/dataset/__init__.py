@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from spl_hf.dataset.png import PNG_METADATA, png_bytes, save_png
     from spl_hf.dataset.quality_card import POOL_FIGURE, QUALITY_FIGURE, bias_sentence, judge_quality_card
     from spl_hf.dataset.sections import (
+        card_categories,
         harmful_pools,
         markdown_table,
         multi_turn_share,
@@ -104,6 +105,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.dataset.png": ("PNG_METADATA", "png_bytes", "save_png"),
     "spl_hf.dataset.quality_card": ("POOL_FIGURE", "QUALITY_FIGURE", "bias_sentence", "judge_quality_card"),
     "spl_hf.dataset.sections": (
+        "card_categories",
         "harmful_pools",
         "markdown_table",
         "multi_turn_share",

@@ -14,23 +14,24 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-# Pools whose prompts include harmful or offensive requests (the v3 card names PKU-SafeRLHF, HH-RLHF
-# and WildFeedback; the SPL prompt sources below are harm benchmarks or seemingly toxic by design).
-HARMFUL_PROMPT_POOLS = frozenset(
-    {
-        "pku_train",
-        "hh_train",
-        "wildfeedback_st",
-        "wf_mt",
-        "or_bench_80k",
-        "or_bench_hard_1k",
-        "or_bench_toxic",
-        "xstest",
-        "harmbench",
-        "do_not_answer",
-        "malicious_instruct",
-    }
-)
+# Pools whose prompts include harmful or offensive requests, with what they hold (the v3 card names
+# PKU-SafeRLHF, HH-RLHF and WildFeedback; the SPL prompt sources below are harm benchmarks or seemingly
+# toxic by design). A built-in source not named here holds benign prompts; a source the user named
+# states its own category in its read record.
+BUILTIN_CATEGORIES = {
+    "pku_train": "mixed",
+    "hh_train": "harmful",
+    "wildfeedback_st": "mixed",
+    "wf_mt": "mixed",
+    "or_bench_80k": "over_refusal_prone",
+    "or_bench_hard_1k": "over_refusal_prone",
+    "or_bench_toxic": "harmful",
+    "xstest": "mixed",
+    "harmbench": "harmful",
+    "do_not_answer": "harmful",
+    "malicious_instruct": "harmful",
+}
+HARMFUL_PROMPT_POOLS = frozenset(BUILTIN_CATEGORIES)
 # Pools whose prompt is a flattened earlier conversation (the v3 card's "multi-turn rows").
 MULTI_TURN_POOLS = frozenset({"ca_en_mt_p1", "wf_mt"})
 
@@ -61,7 +62,25 @@ def source_origins(reports: Sequence[Mapping[str, Any]], sources: Iterable[str])
             row = _origin_row(name, str(report.get("origin", "")), report.get("sha256"), recorded=True)
         # what the adapter takes from the pool (the v3 card's "harmless-base", "English first turns")
         rows.append({**row, "what is taken": what_is_taken(report, adapter).replace("|", "/")})
-    return rows
+    return _with_categories(rows, list(sources), reports)
+
+
+def _with_categories(
+    rows: list[dict[str, str]], sources: list[str], reports: Sequence[Mapping[str, Any]]
+) -> list[dict[str, str]]:
+    """A ``category`` column after ``source`` when some source's read recorded one (a declared or an
+    unknown category); a built-in source under its own name shows its adapter's kind of prompts."""
+    declared = _categories(reports)
+    if not declared:
+        return rows
+    out = []
+    for row in rows:
+        name = row["source"].strip("`")
+        # the total row has no category
+        shown = declared.get(name) or BUILTIN_CATEGORIES.get(name, "benign") if name in sources else ""
+        first, *rest = row.items()
+        out.append(dict([first, ("category", shown.replace("_", "-")), *rest]))
+    return out
 
 
 def what_is_taken(report: Mapping[str, Any] | None, adapter: Any) -> str:
@@ -172,7 +191,7 @@ def stage_table(
         rows.append({"source": f"`{s}`", **{k: _cell(v) for k, v in cells.items()}})
     if rows:
         rows.append({"source": "**total**", **{k: _cell(v) for k, v in totals.items()}})
-    return rows
+    return _with_categories(rows, list(sources), summary.get("sources") or [])
 
 
 def _add(a: Any, b: Any) -> Any:
@@ -214,5 +233,34 @@ def multi_turn_share(per_source: Mapping[str, int]) -> dict[str, Any]:
     return {"pools": pools, "rows": rows, "share": f"{100 * rows / total:.1f}%" if total else "0.0%"}
 
 
-def harmful_pools(sources: Iterable[str]) -> list[str]:
-    return [s for s in sources if s in HARMFUL_PROMPT_POOLS]
+# Declared categories whose prompts the content warning names (over-refusal-prone prompts are written
+# to look harmful, as the built-in OR-Bench and XSTest sources in HARMFUL_PROMPT_POOLS).
+HARMFUL_CATEGORIES = frozenset({"harmful", "mixed", "over_refusal_prone"})
+
+
+def _categories(reports: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Source -> the category its read recorded (declared, or "unknown" for a renamed or generic source)."""
+    return {r["source"]: r["category"] for r in reports if r.get("role") != "heldout" and r.get("category")}
+
+
+def harmful_pools(sources: Iterable[str], reports: Iterable[Mapping[str, Any]] = ()) -> list[str]:
+    """The sources the content warning names: a declared category that carries harmful prompts, or a
+    built-in pool under its own name that is known to."""
+    declared = _categories(reports)
+    return [
+        s
+        for s in sources
+        if declared.get(s) in HARMFUL_CATEGORIES or (s not in declared and s in HARMFUL_PROMPT_POOLS)
+    ]
+
+
+def card_categories(sources: Iterable[str], reports: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The content warning's kwargs: ``harmful_pools``, and ``undeclared_pools`` (only when some source's
+    category is unknown, so a card of built-in sources renders as it always did)."""
+    reports = list(reports)
+    sources = list(sources)
+    unknown = [s for s in sources if _categories(reports).get(s) == "unknown"]
+    return {
+        "harmful_pools": harmful_pools(sources, reports),
+        **({"undeclared_pools": unknown} if unknown else {}),
+    }

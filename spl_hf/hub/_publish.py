@@ -15,6 +15,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from spl_hf.dataset import CARD_INPUTS, PROVENANCE, card_configs, card_text, provenance_section
 from spl_hf.errors import USER_ERRORS, SplHfError
@@ -193,8 +194,7 @@ def publish(
 ) -> PublishResult:
     """Audit ``folder`` (and with ``sources`` its rows' provenance) and push it to ``repo_id`` as one
     commit; raises ValueError when it is not clean or when the repo cannot be made private as asked."""
-    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
-    from huggingface_hub.errors import RevisionNotFoundError
+    from huggingface_hub import HfApi
 
     folder = Path(folder)
     record = provenance_record(sources, _publishable(folder, repo_id, sources, allow_empty))
@@ -202,7 +202,44 @@ def publish(
     # Read at call time, so a caller that sets the environment after import is honoured.
     api = HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None, token=os.environ.get("HF_TOKEN") or None)
     branch = revision or "main"
+    created = not api.repo_exists(repo_id, repo_type=REPO_TYPE)
     api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
+    try:
+        return _push(api, folder, repo_id, branch, record, private, create_pr, message, revision)
+    except BaseException:
+        if created:  # a failed first push leaves no empty repo behind (the repo is ours, nothing in it)
+            _delete_quietly(api, repo_id)
+        raise
+
+
+def _delete_quietly(api: Any, repo_id: str) -> None:
+    """Remove the repo this push created; the push's own error is what the user needs, so a failing
+    removal (the endpoint gone) only adds a line."""
+    import sys
+
+    import httpx2
+
+    try:
+        api.delete_repo(repo_id, repo_type=REPO_TYPE, missing_ok=True)
+    except (OSError, httpx2.HTTPError) as exc:
+        print(f"could not remove the empty repo {repo_id} this push created: {exc}", file=sys.stderr)
+
+
+def _push(
+    api: Any,
+    folder: Path,
+    repo_id: str,
+    branch: str,
+    record: dict,
+    private: bool,
+    create_pr: bool,
+    message: str | None,
+    revision: str | None,
+) -> PublishResult:
+    """The commit of ``publish``, into a repo that exists."""
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+    from huggingface_hub.errors import RevisionNotFoundError
+
     is_private, changed_visibility = _ensure_visibility(api, repo_id, private)
     try:
         head = api.repo_info(repo_id, repo_type=REPO_TYPE, revision=branch).sha

@@ -36,13 +36,6 @@ class ReleaseSettings(PublishArgs, OutputArgs):
             "(prompt sources such as or_bench_hard_1k, or_bench_toxic, xstest)."
         },
     )
-    accept_partial: bool = field(
-        default=False,
-        metadata={
-            "help": "Build from the readable part of a source file that breaks off (a truncated .gz); "
-            "the card's source table marks it partial. Off: such a file stops the release, naming it."
-        },
-    )
     dry_run: bool = field(
         default=False,
         metadata={"help": "Validate the inputs and print the stage plan without running a model."},
@@ -123,15 +116,9 @@ class TenetReleaseConfig(ReleaseSettings, ModelArgs, JudgeGates, TenetCardArgs):
     pools: list[str] = field(
         default_factory=lambda: ["sample"],
         metadata={
-            "help": "Pair pools as 'source=path' or 'source=org/name@sha', or 'sample' for the shipped samples."
+            "help": "Pair pools as 'source=path' or 'source=org/name@sha', 'sample' for the shipped samples, or "
+            "a mapping {source, path, adapter, columns, license, category} (a JSON object on the command line)."
         },
-    )
-    clip_chars: int | None = field(
-        default=None,
-        metadata={"help": "Character budget of flattened multi-turn histories (default: the adapters')."},
-    )
-    pku_preference: Literal["safer", "better"] = field(
-        default="safer", metadata={"help": "PKU-SafeRLHF label used as source preference."}
     )
     tenets: list[str] = field(
         default_factory=lambda: ["all"],
@@ -166,7 +153,9 @@ class SPLReleaseConfig(ReleaseSettings, ModelArgs, RowGate, SPLDeriveArgs):
         default_factory=list,
         metadata={
             "help": "Prompt sources as 'source=path' or 'source=org/name@sha' (Table VI: ultrachat, "
-            "or_bench_80k, xstest, harmbench, do_not_answer, malicious_instruct)."
+            "or_bench_80k, xstest, harmbench, do_not_answer, malicious_instruct), or a mapping {source, path, "
+            "adapter, columns, license, category} for prompts of your own (adapter prompts; category benign, "
+            "over-refusal-prone, harmful or mixed, else unknown)."
         },
     )
     pool_sizes: list[str] = field(

@@ -43,6 +43,8 @@ MODEL_FIELDS = (
 PUBLISH = ("output_dir", "repo_id", "revision", "private", "create_pr")
 # Fields that say where and how a run goes, read before any stage (no stage's output depends on them).
 RUN_SETTINGS = ("run_dir", "results_dir", "overwrite", "dry_run")
+# SourceOptions fields a read stage sets per pool (a progress bar, a Hub split or revision): not settings.
+PER_READ_OPTIONS = ("source_options.progress", "source_options.split", "source_options.revision")
 
 
 class UndeclaredRead(RuntimeError):

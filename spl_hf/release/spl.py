@@ -21,7 +21,7 @@ from spl_hf.files import write_json, write_parquet
 from spl_hf.release.config import SPLReleaseConfig
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
-from spl_hf.release.reads import MODEL_FIELDS, PUBLISH, Reads
+from spl_hf.release.reads import MODEL_FIELDS, PER_READ_OPTIONS, PUBLISH, Reads
 from spl_hf.release.results import open_results
 from spl_hf.release.spl_label import VERDICTS_FILE
 from spl_hf.release.stages import StageRunner, fingerprint
@@ -40,7 +40,8 @@ _MODEL_RUN = ("threads", "generation.progress")
 # What each stage reads of the configs (see spl_hf.release.reads): its key hashes these values besides
 # the content of the files it reads, and it can read nothing else.
 READS: dict[str, Reads] = {
-    "prompts": Reads(("prompt_sources", "accept_partial")),
+    # The source options are taken whole; the per-read fields are set by the stage itself, per source.
+    "prompts": Reads(("prompt_sources",), configs=("source_options",), runs_only=PER_READ_OPTIONS),
     "decontaminate": Reads(
         ("prompt_sources", "heldout_files", "pool_sizes", "draw_seed"), configs=("decontam",)
     ),
@@ -76,6 +77,7 @@ class SPLRelease:
     generation: Any  # GenerationConfig
     decontam: Any  # DecontamConfig
     executor: Any = None  # ExecutorArgs (default: local)
+    source_options: Any = None  # SourceOptions (default: the adapters' defaults)
     log: Any = print
     sources: list[SourceSpec] = field(init=False)
     heldout: list[SourceSpec] = field(init=False)
@@ -84,8 +86,9 @@ class SPLRelease:
 
     def __post_init__(self) -> None:
         from spl_hf.release.spl_settings import candidate_fractions, pool_sizes
-        from spl_hf.sources import PROMPT_SOURCES, eval_sample_paths, prompt_sample_paths
+        from spl_hf.sources import PROMPT_SOURCES, SourceOptions, eval_sample_paths, prompt_sample_paths
 
+        self.source_options = self.source_options or SourceOptions()
         # The settings themselves were checked by SPLReleaseConfig (spl_settings.check_spl_release).
         self.recorded = bool(self.cfg.recorded_prompts and self.cfg.recorded_candidates)
         self.sources = parse_sources(
@@ -110,6 +113,7 @@ class SPLRelease:
             [p.location for p in self.sources + self.heldout if p.is_local] + self.records() + panel,
             self.generation,
             self.decontam,
+            self.source_options,
         )
 
     def records(self) -> list[str]:
@@ -160,16 +164,19 @@ class SPLRelease:
 
     def _plan(self, runner: StageRunner) -> dict[str, Any]:
         """--dry_run: the stages this recipe would run and whether its first one is done, no model."""
+        from spl_hf.backends import check_engine_package
         from spl_hf.release.pools import preview_sources
         from spl_hf.sources import SourceOptions
 
         c = self.cfg
+        if not self.recorded:  # recorded attributes load no model
+            check_engine_package(c.backend)
         key, path, done = runner.plan(
             "prompts", {**self._prompt_settings(), "reads": READS["prompts"].values(self)}
         )
         heldout_opts = SourceOptions(harmbench_categories=tuple(self.decontam.heldout_harmbench_categories))
         # what the prompts stage would refuse is refused now, naming the file
-        previews = preview_sources(self.sources, SourceOptions(accept_partial=c.accept_partial))
+        previews = preview_sources(self.sources, self.source_options)
         previews += preview_sources(self.heldout, heldout_opts)
         plan = {
             "sources": [asdict(s) for s in self.sources],
@@ -260,7 +267,7 @@ class SPLRelease:
             c.gates_note,
             f"not audited or published ({c.output_dir})",
         )
-        record_output(c, self.generation, self.decontam)
+        record_output(c, self.generation, self.decontam, self.source_options)
         audited = runner.run(
             "audit",
             {"write": written.key, "manifest": manifest_hash(c.output_dir)},
@@ -314,12 +321,12 @@ class SPLRelease:
         import pyarrow as pa
 
         from spl_hf.release.decontam_stage import write_source_reports
-        from spl_hf.sources import SourceOptions, quarantine_dataset, read_prompt_pool, require_rows
+        from spl_hf.sources import quarantine_dataset, read_prompt_pool, require_rows
 
         tables, quarantine, reports = [], [], []
         counts: dict[str, Any] = {"per_source": {}, "quarantined": {}}
         for spec in self.sources:
-            options = SourceOptions(revision=spec.revision, accept_partial=self.cfg.accept_partial)
+            options = replace(self.source_options, revision=spec.revision)
             result = read_prompt_pool(spec.reader, spec.location, options, **spec.read_kwargs())
             require_rows(
                 result.report, result.quarantine
@@ -502,5 +509,7 @@ class SPLRelease:
         return publish_output(self.cfg, out, allow_empty=self.cfg.min_rows == 0)
 
 
-def make_release(cfg: SPLReleaseConfig, generation: Any, decontam: Any, executor: Any = None) -> SPLRelease:
-    return SPLRelease(cfg, generation, decontam, executor)
+def make_release(
+    cfg: SPLReleaseConfig, generation: Any, decontam: Any, executor: Any = None, source_options: Any = None
+) -> SPLRelease:
+    return SPLRelease(cfg, generation, decontam, executor, source_options)

@@ -55,7 +55,25 @@ def source_names(cfg: Any) -> list[str]:
         from spl_hf.sources import prompt_sample_paths
 
         return list(prompt_sample_paths())
-    return list(parse_assignments(list(cfg.prompt_sources), "prompt_sources"))
+    plain = [e for e in cfg.prompt_sources if isinstance(e, str) and not e.lstrip().startswith("{")]
+    mapped = [_entry_source(e) for e in cfg.prompt_sources if e not in plain]
+    return list(parse_assignments(plain, "prompt_sources")) + mapped
+
+
+def _entry_source(entry: Any) -> str:
+    """A mapping entry's source name (the entry itself is checked where the sources are parsed)."""
+    import json
+
+    if isinstance(entry, str):
+        try:
+            entry = json.loads(entry)
+        except json.JSONDecodeError:
+            raise SplHfError(f"prompt_sources: {entry[:80]!r} is not a JSON object") from None
+    if not isinstance(entry, dict) or "source" not in entry:
+        raise SplHfError(
+            f"prompt_sources: an entry must be 'source=path' or a mapping with a source, got {entry!r}"
+        )
+    return str(entry["source"])
 
 
 def _per_source(cfg: Any, key: str, parse: Any) -> dict[str, Any]:

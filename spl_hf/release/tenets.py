@@ -18,7 +18,7 @@ from spl_hf.files import write_json, write_jsonl, write_parquet
 from spl_hf.release.config import TenetReleaseConfig
 from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
-from spl_hf.release.reads import MODEL_FIELDS, PUBLISH, Reads
+from spl_hf.release.reads import MODEL_FIELDS, PER_READ_OPTIONS, PUBLISH, Reads
 from spl_hf.release.results import open_results
 from spl_hf.release.stages import StageRunner, read_stage_json
 from spl_hf.release.written import (
@@ -38,7 +38,8 @@ GATES = ("min_rows", "gates_note", "min_position_consistency", "min_pool_agreeme
 # the content of the files it reads, and it can read nothing else. Every field of every config of this
 # release is in one of these or in RUN_SETTINGS (tests/test_release_reads.py checks it).
 READS: dict[str, Reads] = {
-    "read": Reads(("pools", "clip_chars", "pku_preference", "accept_partial")),
+    # The source options are taken whole; the per-read fields are set by the stage itself, per pool.
+    "read": Reads(("pools",), configs=("source_options",), runs_only=PER_READ_OPTIONS),
     "decontaminate": Reads(("heldout_files",), configs=("decontam",)),
     "judge": Reads(
         ("tenets", "tenets_file", *MODEL_FIELDS), configs=("judge",), runs_only=("threads", "judge.progress")
@@ -68,6 +69,7 @@ class TenetRelease:
     judge: Any  # JudgeConfig
     decontam: Any  # DecontamConfig
     executor: Any = None  # ExecutorArgs (default: local)
+    source_options: Any = None  # SourceOptions (default: the adapters' defaults)
     log: Any = print
     pools: list[SourceSpec] = field(init=False)
     heldout: list[SourceSpec] = field(init=False)
@@ -75,8 +77,9 @@ class TenetRelease:
     SUBCONFIGS = ("assign", "judge", "decontam")
 
     def __post_init__(self) -> None:
-        from spl_hf.sources import ADAPTERS, PROMPT_SOURCES, eval_sample_paths, sample_paths
+        from spl_hf.sources import ADAPTERS, PROMPT_SOURCES, SourceOptions, eval_sample_paths, sample_paths
 
+        self.source_options = self.source_options or SourceOptions()
         self.pools = parse_sources(self.cfg.pools, ADAPTERS, sample_paths(), "pools")
         self.heldout = (
             parse_sources(self.cfg.heldout_files, PROMPT_SOURCES, eval_sample_paths(), "heldout_files")
@@ -92,6 +95,7 @@ class TenetRelease:
             self.assign,
             self.judge,
             self.decontam,
+            self.source_options,
         )
         self.store, self.executor = open_results(self.cfg, self.executor)
 
@@ -139,7 +143,7 @@ class TenetRelease:
             still_valid=lambda d: written_here(d, self.cfg.output_dir),
             reads=(READS["write"], self),
         )
-        record_output(self.cfg, self.assign, self.judge, self.decontam)
+        record_output(self.cfg, self.assign, self.judge, self.decontam, self.source_options)
         audited = runner.run(
             "audit",
             {"write": written.key, "manifest": manifest_hash(self.cfg.output_dir)},
@@ -154,16 +158,15 @@ class TenetRelease:
 
     def plan(self, runner: StageRunner) -> dict[str, Any]:
         """The stages with the keys they would have; later keys need earlier outputs, so only 'read' is known."""
+        from spl_hf.backends import check_engine_package
         from spl_hf.release.pools import preview_sources
         from spl_hf.sources import SourceOptions
 
+        check_engine_package(self.cfg.backend)  # what the judge stage would refuse in its first second
         key, path, done = runner.plan("read", {**self._read_settings(), "reads": READS["read"].values(self)})
-        opts = {"pku_preference": self.cfg.pku_preference, "accept_partial": self.cfg.accept_partial}
-        if self.cfg.clip_chars is not None:
-            opts["clip_chars"] = self.cfg.clip_chars
         heldout_opts = SourceOptions(harmbench_categories=tuple(self.decontam.heldout_harmbench_categories))
         # what the read stage would refuse is refused now, naming the file (issue: a dry run promised)
-        previews = preview_sources(self.pools, SourceOptions(**opts)) + preview_sources(
+        previews = preview_sources(self.pools, self.source_options) + preview_sources(
             self.heldout, heldout_opts
         )
         plan = {
@@ -186,19 +189,12 @@ class TenetRelease:
 
     def _read(self, out: Path) -> dict[str, Any]:
 
-        from spl_hf.sources import SourceOptions, read_pool, require_rows
+        from spl_hf.sources import read_pool, require_rows
 
         counts: dict[str, Any] = {"rows": 0, "per_source": {}, "quarantined": {}}
         tables, quarantine, reports = [], [], []
-        opts = {
-            "pku_preference": self.cfg.pku_preference,
-            "progress": True,
-            "accept_partial": self.cfg.accept_partial,
-        }
-        if self.cfg.clip_chars is not None:
-            opts["clip_chars"] = self.cfg.clip_chars
         for spec in _registry_order(self.pools):
-            options = SourceOptions(revision=spec.revision, **opts)
+            options = replace(self.source_options, progress=True, revision=spec.revision)
             result = read_pool(spec.reader, spec.location, options, **spec.read_kwargs())
             require_rows(
                 result.report, result.quarantine
@@ -466,6 +462,11 @@ def _registry_order(specs: list[SourceSpec]) -> list[SourceSpec]:
 
 
 def make_release(
-    cfg: TenetReleaseConfig, assign: Any, judge: Any, decontam: Any, executor: Any = None
+    cfg: TenetReleaseConfig,
+    assign: Any,
+    judge: Any,
+    decontam: Any,
+    executor: Any = None,
+    source_options: Any = None,
 ) -> TenetRelease:
-    return TenetRelease(cfg, assign, judge, decontam, executor)
+    return TenetRelease(cfg, assign, judge, decontam, executor, source_options)

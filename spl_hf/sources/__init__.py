@@ -78,6 +78,7 @@ if TYPE_CHECKING:
         require_rows,
         resolve_adapter,
     )
+    from spl_hf.sources.registry import check_category, known_adapters
     from spl_hf.sources.report import BuildReport, SourceReport
     from spl_hf.sources.rows import (
         PAIR_FEATURES,
@@ -136,6 +137,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "read_prompt_pools",
         "require_rows",
         "resolve_adapter",
+    ),
+    "spl_hf.sources.registry": (
+        "check_category",
+        "known_adapters",
     ),
     "spl_hf.sources.report": (
         "BuildReport",

@@ -57,6 +57,7 @@ class PairAdapter:
     # then ``convert`` decides. Only for one-record-per-item adapters; a pool built with or without it
     # is the same, which the tests check record by record.
     quick: Callable[[Record, SourceOptions], QuickPair | None] | None = None
+    category: str | None = None  # declared for the source (a recipe's category); None: the adapter's own
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,8 @@ class PromptAdapter:
     schemas: tuple[tuple[str, ...], ...]
     convert: Callable[[Record, SourceOptions], PromptDraft | Filtered]
     kind: str = "prompts"
+    # Declared for the source (a recipe's category): every row's category; None: each row's from convert.
+    category: str | None = None
 
 
 def missing_columns(schemas: Iterable[tuple[str, ...]], columns: Iterable[str]) -> tuple[str, ...]:

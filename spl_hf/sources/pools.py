@@ -340,7 +340,7 @@ def prompts_from_table(
         columns["row_id"].append(row_id)
         columns["record_index"].append(index)
         columns["prompt"].append(result.prompt)
-        columns["category"].append(result.category)
+        columns["category"].append(adapter.category or result.category)
         columns["source_label"].append(result.source_label)
         columns["license"].append(adapter.license)
     report.rows_yielded = len(columns["prompt_id"])
@@ -385,6 +385,7 @@ def read_pool(
     name: str | None = None,
     columns: ColumnMap | None = None,
     license: str | None = None,
+    category: str | None = None,
     **opts: Any,
 ) -> PoolResult:
     """Read one pair pool from a local file of the source schema or from its Hub id.
@@ -392,7 +393,7 @@ def read_pool(
     ``source`` is the adapter (a built-in pool or ``preference``); ``name`` the source name the rows
     get (default: the adapter's); ``columns`` maps what the adapter reads to the file's columns.
     """
-    adapter = resolve_adapter(source, name, license)
+    adapter = resolve_adapter(source, name, license, category)
     if not isinstance(adapter, PairAdapter):
         raise SourceFileError(f"{source!r} is a prompt source; use read_prompt_pool")
     resolved = _options(options, opts)
@@ -410,9 +411,10 @@ def read_prompt_pool(
     name: str | None = None,
     columns: ColumnMap | None = None,
     license: str | None = None,
+    category: str | None = None,
     **opts: Any,
 ) -> PromptPoolResult:
-    adapter = resolve_adapter(source, name, license)
+    adapter = resolve_adapter(source, name, license, category)
     if not isinstance(adapter, PromptAdapter):
         raise SourceFileError(f"{source!r} is a pair pool; use read_pool")
     resolved = _options(options, opts)
@@ -429,6 +431,7 @@ def _describe(
     report.sha256 = _local_sha256(report.origin)
     report.adapter = source
     report.columns = dict(columns)
+    report.category = adapter.category
     if source in GENERIC or adapter.name != source:  # the built-in pools' lines come from the registry
         report.description = adapter.description
 
@@ -478,6 +481,7 @@ def preview(
     name: str | None = None,
     columns: ColumnMap | None = None,
     license: str | None = None,
+    category: str | None = None,
 ) -> SourceReport:
     """Read the first ``limit`` records of a local file as the real read would (a release's dry run).
 
@@ -485,7 +489,7 @@ def preview(
     file that is no pool at all), and so is a head of which no record becomes a row: a file in another
     format than its adapter reads quarantines every record, which the real read would only count.
     """
-    adapter = resolve_adapter(source, name, license)
+    adapter = resolve_adapter(source, name, license, category)
     options = options or SourceOptions()
     try:
         raw = read_local(path, limit=limit)

@@ -26,6 +26,9 @@ class SourceReport:
     adapter: str | None = None  # the adapter that read it, when the source was named otherwise
     columns: dict[str, str] = field(default_factory=dict)  # what the adapter reads -> the file's column
     description: str = ""  # what the adapter takes from the file (the card's origins table)
+    category: str | None = (
+        None  # declared (or "unknown" for a renamed or generic source); None: the adapter's
+    )
 
     @property
     def n_filtered(self) -> int:
@@ -54,6 +57,7 @@ class SourceReport:
             **({"adapter": self.adapter} if self.adapter and self.adapter != self.source else {}),
             **({"columns": dict(sorted(self.columns.items()))} if self.columns else {}),
             **({"description": self.description} if self.description else {}),
+            **({"category": self.category} if self.category else {}),
         }
 
 

@@ -21,7 +21,10 @@ from datasets import Features, List, Value
 _json_string = json.encoder.encode_basestring
 
 Preference = Literal["a", "b", "tie"]
-Category = Literal["benign", "over_refusal_prone", "harmful"]
+Category = Literal["benign", "over_refusal_prone", "harmful", "mixed", "unknown"]
+# What a recipe or `sources read --category` may declare for a source of its own ("unknown" is what a
+# renamed or generic source without a declaration gets: never "benign" by default).
+DECLARED_CATEGORIES = ("benign", "over_refusal_prone", "harmful", "mixed")
 Message = dict[str, str]
 
 MESSAGE_FEATURE = {"role": Value("string"), "content": Value("string")}

@@ -48,6 +48,7 @@ CARD_STATED = frozenset(
         "stages_table",
         "shares_table",
         "harmful_pools",
+        "undeclared_pools",  # sources whose category was not declared (from the read records)
     }
 )
 # The labeler's agreement with a rater panel is computed from the panel file and the labeler's records,

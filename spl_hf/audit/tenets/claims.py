@@ -50,6 +50,7 @@ CARD_STATED = frozenset(
         "shares_table",
         "multi_turn",
         "harmful_pools",
+        "undeclared_pools",  # sources whose category was not declared (from the read records)
     }
 )
 # quality_gates is recomputed by spl_hf.audit.gates (its settings and note are the release's, stated).

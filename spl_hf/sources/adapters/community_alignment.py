@@ -10,7 +10,7 @@ representative pair per item: the preferred candidate against one other candidat
 deterministically from those that have text and differ from it. The draw is
 ``int(sha256(f"{seed}:{item_key}:{turn}").hexdigest()[:16], 16) % len(others)`` over the others in
 letter order, where ``item_key`` is the record's ``conversation_id`` (or, when absent, the first
-and current prompt texts) and ``seed`` is ``SourceOptions.seed`` (42). A draw rather than "the
+and current prompt texts) and ``seed`` is ``SourceOptions.pair_seed`` (42). A draw rather than "the
 first other letter" keeps any per-letter bias of the candidates out of the pool, and it depends
 only on the item, not on the file order. Every row keeps the known preference. The history is the
 earlier turns' prompts and preferred responses, flattened and clipped (see
@@ -198,7 +198,7 @@ def convert_later_turns(record: Record, options: SourceOptions) -> Converted:
                 issues.append(Issue("missing_context", history_error.field, detail))
             else:
                 try:
-                    x, y = sorted(representative_pair(turn, item_key(record, first, turn), options.seed))
+                    x, y = sorted(representative_pair(turn, item_key(record, first, turn), options.pair_seed))
                 except RowError as exc:
                     issues.append(exc.issue)
                 else:

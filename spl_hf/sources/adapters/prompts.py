@@ -81,6 +81,16 @@ def convert_harmbench(record: Record, options: SourceOptions) -> PromptDraft | F
     return PromptDraft(text, "harmful", _unix(label) if label else None)
 
 
+# Any file of prompts (a team's red-team set, a CSV of questions) under a source name the user chooses;
+# its category is what the recipe declares, "unknown" otherwise (spl_hf.sources.registry).
+PROMPTS = PromptAdapter(
+    name="prompts",
+    hub=HubSpec("prompts", split="train"),
+    license="unknown",
+    description="prompts of a file of the user's own (column prompt, optional source_label).",
+    schemas=(("prompt",),),
+    convert=_simple("unknown", label_field="source_label"),
+)
 ULTRACHAT = PromptAdapter(
     name="ultrachat",
     hub=HubSpec("HuggingFaceH4/ultrachat_200k", split="train_sft"),
