@@ -170,12 +170,13 @@ class Sampler(threading.Thread):
 def run_size(work: Path, fraction: float, seed: int, tiny: bool) -> dict[str, Any]:
     import shutil
 
+    from spl_hf_hub_server import RunningServer
+
     from spl_hf.assign import AssignConfig
     from spl_hf.backends.rehearsal import rehearsal_stage
     from spl_hf.backends.settings import JudgeConfig
     from spl_hf.decontam import DecontamConfig
     from spl_hf.release.tenet_dpo import TenetRelease, TenetReleaseConfig
-    from spl_hf_hub_server import RunningServer
 
     pairs_n = 40 if tiny else round(CARD_PAIRS * fraction)
     inputs = work / "inputs.json"

@@ -32,7 +32,8 @@ def _row_schema() -> Any:
     import pyarrow as pa
 
     types = {"row_id": pa.int64(), **dict.fromkeys(FLOATS, pa.float64())}
-    return pa.schema([(c, types.get(c, pa.string())) for c in SCORE_COLUMNS])
+    # The rows are stored as sorted-key JSON, and the dicts read back from them kept that order.
+    return pa.schema([(c, types.get(c, pa.string())) for c in sorted(SCORE_COLUMNS)])
 
 
 @dataclass

@@ -238,16 +238,16 @@ def _publishable(folder: Path, repo_id: str, sources: list[str] | None, allow_em
         raise SplHfError(f"{folder}: no {MANIFEST}; publish takes a folder written by an spl-hf build")
     if not _REPO_ID.match(repo_id):
         raise SplHfError(f"--repo_id {repo_id!r}: expected ORG/NAME")
-    ok, reason, report = _audit_clean(folder, sources)
-    if not ok:
-        raise SplHfError(f"{folder} does not audit clean, nothing published: {reason}")
-    if useless := useless_build(folder, allow_empty):
-        raise SplHfError(f"{folder}: {useless}; nothing published")
     if rehearsal_scores(folder) and not loopback(os.environ.get("HF_ENDPOINT")):
         raise SplHfError(
             f"{folder}: its judge scores come from the rehearsal engine (synthetic, not a judge); it "
             "is published only to a local Hub on 127.0.0.1, nothing published"
         )
+    ok, reason, report = _audit_clean(folder, sources)
+    if not ok:
+        raise SplHfError(f"{folder} does not audit clean, nothing published: {reason}")
+    if useless := useless_build(folder, allow_empty):
+        raise SplHfError(f"{folder}: {useless}; nothing published")
     return report
 
 
