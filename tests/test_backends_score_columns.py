@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from functools import partial
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -78,8 +79,8 @@ def test_a_shard_holding_other_records_is_refused(tmp_path) -> None:
     items = judge_items(_pairs(), TENETS)
     store = ShardStore(str(tmp_path / "r"))
     run = start_stage(_stage(), items, store, ExecutorArgs(shard_groups=2))
-    a, b = (store.path("judge", n) for n in run.plan.names[:2])
-    open(a, "wb").write(open(b, "rb").read())
+    a, b = (Path(store.path("judge", n)) for n in run.plan.names[:2])
+    a.write_bytes(b.read_bytes())
     with pytest.raises(ResultsFolderError, match="not the items its name hashes"):
         sc.read_scores(start_stage(_stage(), items, store, ExecutorArgs(shard_groups=2)), items)
 
