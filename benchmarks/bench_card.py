@@ -96,7 +96,9 @@ def prepare(work: Path, pairs_n: int, seed: int) -> dict[str, Any]:
     for source, n in counts.items():
         pw, rw = WORDS[source]
         prompts = max(1, round(n / 1.3))
-        prompt_of = np.concatenate([np.arange(min(prompts, n)), rng.integers(0, prompts, max(0, n - prompts))])
+        prompt_of = np.concatenate(
+            [np.arange(min(prompts, n)), rng.integers(0, prompts, max(0, n - prompts))]
+        )
         texts = [_text(rng, vocab, pw, f"{source} question {i}") for i in range(prompts)]
         history = [_history(rng, vocab) if source in MULTI_TURN else [] for _ in range(prompts)]
         pool_prompts += texts[:3]
@@ -246,6 +248,10 @@ def run_size(work: Path, fraction: float, seed: int, tiny: bool) -> dict[str, An
     stages = {s["name"]: s for s in report["stages"]}
     judge = stages["judge"]["counts"]
     engine_s = sum(e.engine_seconds for e in engines)
+    built = {
+        k: sum(getattr(e.backend, k) for e in engines)
+        for k in ("prefix_chars", "question_chars", "prefixes", "questions")
+    }
     stored = _stored(work, stages)
     return {
         "pairs": pairs_n,
@@ -256,6 +262,12 @@ def run_size(work: Path, fraction: float, seed: int, tiny: bool) -> dict[str, An
         "wall_s": round(wall, 2),
         "cpu_s": round(cpu_all, 2),
         "engine_s": round(engine_s, 2),
+        "prompts": {
+            "prefixes": built["prefixes"],
+            "questions": built["questions"],
+            "prefix_chars_mean": round(built["prefix_chars"] / max(1, built["prefixes"]), 1),
+            "question_chars_mean": round(built["question_chars"] / max(1, built["questions"]), 1),
+        },
         "seconds": {n: round(s["seconds"], 2) for n, s in stages.items()},
         "cpu_seconds": {n: round(v, 2) for n, v in cpu.items()},
         "peak_rss_mib": {n: round(v) for n, v in sampler.peaks.items()},
@@ -315,6 +327,11 @@ def table(results: list[dict[str, Any]]) -> str:
                 f"{r['peak_rss_mib'].get(n, 0):>14,}{r['stored_bytes'].get(n, 0) / 2**20:>12.1f}"
             )
         peak = max(r["peak_rss_mib"].values())
+        pr = r["prompts"]
+        lines.append(
+            f"  prompts built: {pr['prefixes']:,} prefixes of {pr['prefix_chars_mean']:,.0f} chars, "
+            f"{pr['questions']:,} questions of {pr['question_chars_mean']:,.0f} chars (mean)"
+        )
         lines.append(
             f"  all {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} s CPU; engine {r['engine_s']:.1f} s; "
             f"everything but the engine {driver_seconds(r):.1f} s; driver peak {peak:,} MiB "

@@ -41,7 +41,8 @@ class RehearsalBackend:
     max_length: int | None = None
     min_label_mass: float = 0.0
     engine: Any = None
-    prompt_chars: int = 0  # characters of every prompt part the judge built (prefixes once, questions)
+    prefix_chars: int = 0  # characters of the prompt parts the judge built: each ordering's prefix
+    question_chars: int = 0  # and each tenet's question
     prefixes: int = 0
     questions: int = 0
 
@@ -74,7 +75,8 @@ class RehearsalJudge(PairwiseJudge):
         out = []
         for pair, tenets in work:
             for prefix, questions, _ in self._jobs(pair, tenets):  # the real prompts, counted
-                self.backend.prompt_chars += len(prefix) + sum(len(q) for q in questions)
+                self.backend.prefix_chars += len(prefix)
+                self.backend.question_chars += sum(len(q) for q in questions)
                 self.backend.prefixes += 1
                 self.backend.questions += len(questions)
             out.append(synthetic_judgements(pair.pair_id, [t.name for t in tenets], self.backend.seed))
@@ -99,7 +101,9 @@ def synthetic_judgements(pair_id: str, tenets: Sequence[str], seed: int) -> list
     first, second = 0.5 + d / 2 + bias, 0.5 - d / 2 + bias
     mass = 0.9 + 0.09 * u3
     return [
-        _judgement(LabelScores(("A", "B"), (f * m, (1 - f) * m)), LabelScores(("A", "B"), (s * m, (1 - s) * m)))
+        _judgement(
+            LabelScores(("A", "B"), (f * m, (1 - f) * m)), LabelScores(("A", "B"), (s * m, (1 - s) * m))
+        )
         for f, s, m in zip(first.tolist(), second.tolist(), mass.tolist(), strict=True)
     ]
 
