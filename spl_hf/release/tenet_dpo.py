@@ -236,9 +236,9 @@ class TenetRelease:
         from spl_hf.backends.score_columns import read_scores
         from spl_hf.backends.worker import start_stage
 
-        rows = pq.read_table(clean_dir / "pairs.parquet").to_pylist()
-        pairs, bad = parse_pairs(rows)
-        del rows
+        # Rows become dicts a batch at a time: only the parsed pairs are held, never all rows twice.
+        batches = pq.ParquetFile(clean_dir / "pairs.parquet").iter_batches(batch_size=8192)
+        pairs, bad = parse_pairs(row for batch in batches for row in batch.to_pylist())
         items = judge_items(pairs, self.tenets)
         run = start_stage(self.judge_stage(), items, self.store, self.executor)
         # Streamed from the shards into columns (about 53 bytes per score), never a dict per score.
