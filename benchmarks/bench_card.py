@@ -248,6 +248,7 @@ def run_size(work: Path, fraction: float, seed: int, tiny: bool) -> dict[str, An
     stages = {s["name"]: s for s in report["stages"]}
     judge = stages["judge"]["counts"]
     engine_s = sum(e.engine_seconds for e in engines)
+    engine_cpu = sum(e.engine_cpu_seconds for e in engines)
     built = {
         k: sum(getattr(e.backend, k) for e in engines)
         for k in ("prefix_chars", "question_chars", "prefixes", "questions")
@@ -262,6 +263,7 @@ def run_size(work: Path, fraction: float, seed: int, tiny: bool) -> dict[str, An
         "wall_s": round(wall, 2),
         "cpu_s": round(cpu_all, 2),
         "engine_s": round(engine_s, 2),
+        "engine_cpu_s": round(engine_cpu, 2),
         "prompts": {
             "prefixes": built["prefixes"],
             "questions": built["questions"],
@@ -333,10 +335,11 @@ def table(results: list[dict[str, Any]]) -> str:
             f"{pr['questions']:,} questions of {pr['question_chars_mean']:,.0f} chars (mean)"
         )
         lines.append(
-            f"  all {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} s CPU; engine {r['engine_s']:.1f} s; "
+            f"  all {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} s CPU; engine {r['engine_s']:.1f} s "
+            f"({r['engine_cpu_s']:.1f} s CPU); "
             f"everything but the engine {driver_seconds(r):.1f} s; driver peak {peak:,} MiB "
             f"({peak * 2**20 / max(1, r['scores']):.0f} B/score); "
-            f"driver CPU {(r['cpu_s'] - r['engine_s']) * 1e6 / max(1, r['scores']):.1f} us/score"
+            f"driver CPU {(r['cpu_s'] - r['engine_cpu_s']) * 1e6 / max(1, r['scores']):.1f} us/score"
         )
     return "\n".join(lines)
 

@@ -63,13 +63,15 @@ class RehearsalJudge(PairwiseJudge):
     """The tenet judge with its engine call replaced by synthetic scores (see the module docstring)."""
 
     engine_seconds = 0.0  # in compute_batch: prompts and scores (what a model's time would replace)
+    engine_cpu_seconds = 0.0  # the same, CPU seconds of the calling thread
 
     def compute_batch(self, items: Sequence[Any]) -> list[Any]:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         try:
             return super().compute_batch(items)
         finally:
             self.engine_seconds += time.perf_counter() - t0
+            self.engine_cpu_seconds += time.thread_time() - c0
 
     def judge_pairs(self, work: Sequence[tuple[PairInput, Sequence[Any]]]) -> list[list[TenetJudgement]]:
         out = []
