@@ -245,6 +245,21 @@ def run_size(work: Path, fraction: float, seed: int, tiny: bool) -> dict[str, An
         wall, cpu_all = time.perf_counter() - t0, time.process_time() - c0
         sampler.stop.set()
         sampler.note()
+    return _summary(work, report, engines, sampler, cpu, wall, cpu_all, load, inputs)
+
+
+def _summary(
+    work: Path,
+    report: dict,
+    engines: list,
+    sampler: Sampler,
+    cpu: dict,
+    wall: float,
+    cpu_all: float,
+    load: float,
+    inputs: Path,
+) -> dict[str, Any]:
+    """One size's figures: per stage wall, CPU, peak RSS and bytes stored; the engine's share."""
     stages = {s["name"]: s for s in report["stages"]}
     judge = stages["judge"]["counts"]
     engine_s = sum(e.engine_seconds for e in engines)
@@ -255,7 +270,7 @@ def run_size(work: Path, fraction: float, seed: int, tiny: bool) -> dict[str, An
     }
     stored = _stored(work, stages)
     return {
-        "pairs": pairs_n,
+        "pairs": json.loads(inputs.read_text())["pairs"],
         "scores": judge["scores"],
         "rows": stages["write"]["counts"]["rows"],
         "tenets_kept": len(stages["write"]["counts"].get("tenets_kept", [])),
