@@ -315,7 +315,9 @@ def child(work: Path, fraction: float, seed: int, tiny: bool) -> dict[str, Any]:
     """One size in a fresh process (its own peak RSS); its JSON is the last line it prints."""
     cmd = [sys.executable, __file__, "--_one", str(fraction), "--workdir", str(work), "--seed", str(seed)]
     cmd += ["--tiny"] if tiny else []
-    env = {**os.environ, "TQDM_DISABLE": "1"}
+    # The publish stage talks only to the local Hub this process starts on 127.0.0.1 (offline mode, as
+    # the suite sets it, would refuse even that); nothing else is reached.
+    env = {**os.environ, "TQDM_DISABLE": "1", "HF_HUB_OFFLINE": "0"}
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if done.returncode:
         sys.stderr.write(done.stdout[-4000:] + done.stderr[-4000:])
