@@ -24,7 +24,9 @@ TENETS = [default_tenets()[n] for n in default_tenets().names()[:7]]
 
 
 def _make(max_length: int, floor: float) -> RehearsalJudge:
-    return RehearsalJudge(RehearsalBackend(seed=3, max_length=max_length, min_label_mass=floor), JudgeConfig())
+    return RehearsalJudge(
+        RehearsalBackend(seed=3, max_length=max_length, min_label_mass=floor), JudgeConfig()
+    )
 
 
 def _stage(max_length: int = 400, floor: float = 0.93) -> Stage:
