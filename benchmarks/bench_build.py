@@ -6,6 +6,9 @@ needs a model, is replaced by a synthetic judge that scores the decontaminated p
 card-shaped score table (`spl_hf.assign.synthetic`: 60 tenets, 11 of them unable to fill the
 capacity, about 8 eligible tenets per pair) whose scores are exactly ``p_a_first - p_a_second`` and
 whose ``input_sha256`` is the hash of the judged texts. Its time is reported but not counted.
+It writes about 8.8 scores per pair, not the card's 49, and skips the judge stage's shard read-back:
+the whole job at card volume (all 49 tenets per pair through the real runner, store and read-back,
+then assign, write, audit and publish) is rehearsed by ``bench_card.py``.
 
 Inputs, written once per size (``prepare``, not timed against the target):
 

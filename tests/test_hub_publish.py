@@ -404,3 +404,24 @@ def test_hf_auth_whoami_answers_with_the_servers_token(hub, tmp_path):
         [hf, "auth", "whoami"], env={**env, "HF_TOKEN": "wrong"}, capture_output=True, text=True, timeout=300
     )
     assert bad.returncode != 0 and "Invalid user token" in bad.stdout + bad.stderr
+
+
+def test_a_rehearsal_build_is_published_only_to_a_loopback_hub(tmp_path, monkeypatch) -> None:
+    from spl_hf.contract.scores import REHEARSAL_MODEL_ID
+    from spl_hf.errors import SplHfError
+
+    folder = tmp_path / "rehearsal"
+    (folder / "judge_scores").mkdir(parents=True)
+    (folder / "MANIFEST.sha256").write_text("")
+    scores = pa.table({"model_id": ["a-judge", REHEARSAL_MODEL_ID]})
+    pq.write_table(scores, folder / "judge_scores" / "train-00000-of-00001.parquet")
+    for endpoint in ("https://huggingface.co", None):
+        if endpoint is None:
+            monkeypatch.delenv("HF_ENDPOINT", raising=False)
+        else:
+            monkeypatch.setenv("HF_ENDPOINT", endpoint)
+        with pytest.raises(SplHfError, match="rehearsal engine"):
+            publish(folder, "org/name")
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    with pytest.raises(SplHfError, match="does not audit clean"):  # past the refusal: the audit decides
+        publish(folder, "org/name")

@@ -135,8 +135,7 @@ def test_a_pool_adapter_typo_lists_and_suggests_the_preference_adapter(tmp_path,
 
 def test_a_tenet_pool_of_undeclared_content_is_not_called_harmless_on_the_card():
     # review F8: "No pool of this build is known to carry harmful prompts" for HH red-team data
-    from spl_hf.build.card_sections import card_categories
-    from spl_hf.hub.card import render_card
+    from spl_hf.dataset import card_categories, render_card
 
     reports = [{"source": "hh_test", "role": "source", "category": "unknown"}]
     kwargs = card_categories(["hh_test"], reports)

@@ -19,7 +19,8 @@ import pytest
 from spl_hf.assign import AssignConfig
 from spl_hf.backends import GenerationConfig, JudgeConfig
 from spl_hf.decontam import DecontamConfig
-from spl_hf.release import spl_safety, tenet_dpo
+from spl_hf.release import spl as spl_safety
+from spl_hf.release import tenets as tenet_dpo
 from spl_hf.release.config import SPLReleaseConfig, TenetReleaseConfig
 from spl_hf.release.reads import RUN_SETTINGS, Guarded, Reads, UndeclaredRead, guarded
 from tests.conftest import REPO

@@ -12,6 +12,8 @@ first slot gets p1 = p2 and a score of zero.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -68,6 +70,55 @@ class JudgeItem:
 
     pair: PairInput
     tenet: Tenet
+
+
+class JudgeItems(Sequence):
+    """Every (pair, tenet) item, pairs as given and then tenets, built on demand (millions at card scale).
+
+    It gives the runner its groups (one per pair) and the items' ids without building the items: a
+    pair's JSON is hashed once, and each tenet's id continues a copy of that hash with the tenet.
+    """
+
+    def __init__(self, pairs: Sequence[PairInput], tenets: Sequence[Tenet]) -> None:
+        self.pairs, self.tenets = list(pairs), list(tenets)
+        self._tails = [("," + _json(t.name) + "," + _json(t.statement) + "]").encode() for t in self.tenets]
+
+    def __len__(self) -> int:
+        return len(self.pairs) * len(self.tenets)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        p, t = divmod(int(i) if i >= 0 else int(i) + len(self), len(self.tenets))
+        return JudgeItem(self.pairs[p], self.tenets[t])
+
+    def __iter__(self) -> Any:
+        return (JudgeItem(p, t) for p in self.pairs for t in self.tenets)
+
+    def group_members(self) -> list[tuple[str, range]]:
+        n = len(self.tenets)
+        return [(p.pair_id, range(k * n, (k + 1) * n)) for k, p in enumerate(self.pairs)]
+
+    def item_ids(self, indices: Sequence[int]) -> list[str]:
+        """``PairwiseJudge.item_id`` of the items at ``indices``: each pair's text hashed once."""
+        n, out, head, pair_at = len(self.tenets), [], None, -1
+        for i in indices:
+            p, t = divmod(int(i), n)
+            if p != pair_at:
+                head, pair_at = _id_head(self.pairs[p]), p
+            h = head.copy()
+            h.update(self._tails[t])
+            out.append(h.hexdigest())
+        return out
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _id_head(pair: PairInput) -> Any:
+    """The hash of an item id's JSON up to the tenet (``content_key("judge-item", pair, name, statement)``)."""
+    return hashlib.sha256(('["judge-item",' + _json(asdict(pair))).encode())
 
 
 @dataclass(frozen=True)
@@ -310,6 +361,26 @@ class PairwiseJudge:
             "model_revision": self.backend.info.revision,
             "template_hash": self.template_hash,
         }
+
+
+# score_row's columns, in its order (the order of scores.parquet's columns)
+SCORE_COLUMNS = (
+    "pair_id",
+    "prompt_id",
+    "source",
+    "row_id",
+    "tenet",
+    "score",
+    "chosen",
+    "input_sha256",
+    "p_a_first",
+    "p_a_second",
+    "mass_first",
+    "mass_second",
+    "model_id",
+    "model_revision",
+    "template_hash",
+)
 
 
 @dataclass

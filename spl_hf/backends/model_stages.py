@@ -45,11 +45,11 @@ def judge_stage(model: Any, config: Any) -> Stage:
     return Stage(PairwiseJudge, partial(make_judge, model, config), settings, config.progress)
 
 
-def judge_items(pairs: list[Any], tenets: list[Any]) -> list[Any]:
-    """(pair, tenet) items in output order: pairs as given, then tenets."""
-    from spl_hf.backends.judge import JudgeItem
+def judge_items(pairs: list[Any], tenets: list[Any]) -> Any:
+    """(pair, tenet) items in output order: pairs as given, then tenets (a :class:`JudgeItems`, built on demand)."""
+    from spl_hf.backends.judge import JudgeItems
 
-    return [JudgeItem(p, t) for p in pairs for t in tenets]
+    return JudgeItems(pairs, tenets)
 
 
 def judge_outcome(result: StageResult, tenets: list[Any]) -> tuple[list[dict], list[dict], Any]:

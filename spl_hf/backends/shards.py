@@ -137,8 +137,8 @@ class ShardStore:
     def write(self, kind: str, name: str, records: Sequence[ShardRecord], engine: dict[str, Any]) -> None:
         self._put(self.path(kind, name), shard_bytes(records, engine))
 
-    def read(self, kind: str, name: str) -> tuple[list[ShardRecord], dict[str, Any]]:
-        """A shard's records and the engine that computed them (backend, dtype)."""
+    def read_table(self, kind: str, name: str) -> tuple[Any, dict[str, Any]]:
+        """A shard as an Arrow table (``COLUMNS``, rows JSON) and the engine that computed it (backend, dtype)."""
         import pyarrow.parquet as pq
 
         path = self.path(kind, name)
@@ -147,6 +147,11 @@ class ShardStore:
         if tuple(table.column_names) != COLUMNS:
             raise ResultsFolderError(f"{path}: not an spl_hf shard (columns {table.column_names})")
         engine = json.loads((table.schema.metadata or {}).get(b"spl_hf_engine", b"{}"))
+        return table, engine
+
+    def read(self, kind: str, name: str) -> tuple[list[ShardRecord], dict[str, Any]]:
+        """A shard's records and the engine that computed them (backend, dtype)."""
+        table, engine = self.read_table(kind, name)
         return [
             ShardRecord(
                 r["item"], r["status"], None if r["row"] is None else json.loads(r["row"]), r["reason"]

@@ -25,6 +25,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ClassVar, Protocol
 
 from spl_hf.backends.base import InputError
@@ -74,7 +75,7 @@ def one_by_one(compute: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]
 @dataclass(frozen=True)
 class Shard:
     name: str
-    items: tuple[Any, ...]
+    items: Sequence[Any]
 
 
 @dataclass(frozen=True)
@@ -95,30 +96,150 @@ class Stage:
         return self.worker.kind
 
 
-def plan_shards(stage: Stage, items: Sequence[Any], shard_groups: int) -> list[Shard]:
-    """The shards of ``items``: fixed by the items and settings alone, never by workers or timing."""
-    by_group: dict[str, list[Any]] = {}
-    for it in items:
-        by_group.setdefault(stage.worker.group(it), []).append(it)
-    ordered = sorted(by_group, key=lambda g: (hashlib.sha256(g.encode()).hexdigest(), g))
+class ItemView(Sequence):
+    """A shard's items, taken from the stage's items by index on first use (the plan holds indices only).
+
+    ``ids`` are their item ids when the items give them cheaply; sent to a Ray replica it is a tuple.
+    """
+
+    def __init__(
+        self, items: Sequence[Any], members: Any, ids: Callable[[], list[str]] | None = None
+    ) -> None:
+        self._items, self._members, self._ids = items, members, ids
+        self._taken: tuple[Any, ...] | None = None
+
+    def _all(self) -> tuple[Any, ...]:
+        if self._taken is None:  # once: the runner keys results by the objects' identity
+            self._taken = tuple(self._items[int(i)] for i in self._members)
+        return self._taken
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+    def __getitem__(self, k: Any) -> Any:
+        return self._all()[k]
+
+    def __iter__(self) -> Any:
+        return iter(self._all())
+
+    @property
+    def ids(self) -> list[str] | None:
+        return None if self._ids is None else self._ids()
+
+    def __reduce__(self) -> tuple[Any, tuple[tuple[Any, ...]]]:
+        return (tuple, (self._all(),))
+
+
+@dataclass(frozen=True)
+class ShardPlan:
+    """The shards of a stage's items: names, and each shard's item indices (into the items) in shard order.
+
+    Only names and indices are held (about 8 bytes per item), never the items or their ids, so a plan
+    of millions of items stays small; :meth:`shard` builds one shard's items when it is computed.
+    """
+
+    settings: str  # the JSON every shard name hashes with its item ids
+    names: list[str]
+    offsets: Any  # numpy int64, len(names) + 1
+    members: Any  # numpy int64: item indices, shard after shard
+    items: Sequence[Any]
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def indices(self, k: int) -> Any:
+        return self.members[self.offsets[k] : self.offsets[k + 1]]
+
+    def shard(self, k: int) -> Shard:
+        idx = self.indices(k)
+        hook = getattr(self.items, "item_ids", None)
+        ids = None if hook is None else partial(hook, idx)
+        return Shard(self.names[k], ItemView(self.items, idx, ids))
+
+    def name_of(self, ids: Sequence[str]) -> str:
+        """The name of a shard whose items have these ids, in this order."""
+        return _shard_name(self.settings, ids)
+
+
+class PlannedShards(Sequence):
+    """Some shards of a plan, built one at a time as an executor takes them."""
+
+    def __init__(self, plan: ShardPlan, which: Sequence[int]) -> None:
+        self.plan, self.which = plan, list(which)
+
+    def __len__(self) -> int:
+        return len(self.which)
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return [self.plan.shard(j) for j in self.which[k]]
+        return self.plan.shard(self.which[k])
+
+    def __iter__(self) -> Any:
+        return (self.plan.shard(j) for j in self.which)
+
+
+def _shard_name(settings: str, ids: Sequence[str]) -> str:
+    blob = json.dumps([settings, list(ids)], separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _groups(worker: Any, items: Sequence[Any]) -> Any:
+    """(group key, item indices in input order) for every group; items may list them cheaply themselves."""
+    hook = getattr(items, "group_members", None)
+    if hook is not None:
+        return hook()
+    by_group: dict[str, list[int]] = {}
+    for i, it in enumerate(items):
+        by_group.setdefault(worker.group(it), []).append(i)
+    return by_group.items()
+
+
+def _ids(worker: Any, items: Sequence[Any], members: Sequence[int]) -> list[str]:
+    hook = getattr(items, "item_ids", None)  # hashed once per group (a pair's text once for all its tenets)
+    return hook(members) if hook is not None else [worker.item_id(items[i]) for i in members]
+
+
+def plan_stage(stage: Stage, items: Sequence[Any], shard_groups: int) -> ShardPlan:
+    """The shards of ``items``: fixed by the items and settings alone, never by workers or timing.
+
+    Groups go by the hash of their key, ``shard_groups`` per shard; within a group items go by id,
+    so neither the input order nor the worker count moves a byte. Each item id is computed once.
+    """
+    import numpy as np
+
+    groups = sorted(
+        _groups(stage.worker, items), key=lambda g: (hashlib.sha256(g[0].encode()).hexdigest(), g[0])
+    )
     settings = json.dumps(
         [stage.kind, STORE_VERSION, stage.settings], sort_keys=True, separators=(",", ":"), default=str
     )
-    shards = []
-    for start in range(0, len(ordered), shard_groups):
-        # Within a group items go by id, so neither the input order nor the worker count moves a byte.
-        members = tuple(
-            it
-            for g in ordered[start : start + shard_groups]
-            for it in sorted(by_group[g], key=stage.worker.item_id)
-        )
-        blob = json.dumps([settings, [stage.worker.item_id(it) for it in members]], separators=(",", ":"))
-        shards.append(Shard(hashlib.sha256(blob.encode()).hexdigest(), members))
-    return shards
+    names: list[str] = []
+    offsets = [0]
+    members = np.empty(len(items), np.int64)
+    at = 0
+    for start in range(0, len(groups), shard_groups):
+        ids: list[str] = []
+        for _, group in groups[start : start + shard_groups]:
+            gids = _ids(stage.worker, items, group)
+            order = sorted(range(len(gids)), key=gids.__getitem__)
+            members[at : at + len(order)] = [group[k] for k in order]
+            at += len(order)
+            ids.extend(gids[k] for k in order)
+        names.append(_shard_name(settings, ids))
+        offsets.append(at)
+    return ShardPlan(settings, names, np.asarray(offsets, np.int64), members[:at], items)
+
+
+def plan_shards(stage: Stage, items: Sequence[Any], shard_groups: int) -> list[Shard]:
+    """:func:`plan_stage` as a list of shards (their items taken on first use)."""
+    plan = plan_stage(stage, items, shard_groups)
+    return [plan.shard(k) for k in range(len(plan))]
 
 
 def compute_shard(worker: Any, items: Sequence[Any]) -> list[ShardRecord]:
     """The records of one shard: groups in the worker's order, ``batch_groups`` groups per engine call."""
+    ids = getattr(items, "ids", None)  # an ItemView's ids: hashed the plan's cheap way
     groups: dict[str, list[Any]] = {}
     for it in sorted(items, key=worker.order):
         groups.setdefault(worker.group(it), []).append(it)
@@ -129,7 +250,9 @@ def compute_shard(worker: Any, items: Sequence[Any]) -> list[ShardRecord]:
         batch = [it for g in batches[start : start + size] for it in g]
         for it, res in zip(batch, worker.compute_batch(batch), strict=True):
             results[id(it)] = res
-    return [_record(worker, it, results[id(it)]) for it in items]
+    if ids is None:
+        ids = [worker.item_id(it) for it in items]
+    return [_record(worker, iid, it, results[id(it)]) for iid, it in zip(ids, items, strict=True)]
 
 
 def engine_of(worker: Any) -> dict[str, Any]:
@@ -138,8 +261,7 @@ def engine_of(worker: Any) -> dict[str, Any]:
     return {"backend": engine.get("backend"), "dtype": engine.get("dtype")}
 
 
-def _record(worker: Any, item: Any, result: Any) -> ShardRecord:
-    iid = worker.item_id(item)
+def _record(worker: Any, iid: str, item: Any, result: Any) -> ShardRecord:
     if isinstance(result, InputError):
         return ShardRecord(iid, "failed", worker.describe(item), str(result))
     row = worker.output_row(item, result)

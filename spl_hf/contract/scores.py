@@ -43,6 +43,11 @@ def scores_from_probs(p_a_first: np.ndarray, p_a_second: np.ndarray) -> np.ndarr
     return np.asarray(p_a_first, dtype=np.float64) - np.asarray(p_a_second, dtype=np.float64)
 
 
+# The model id of the rehearsal engine (spl_hf.backends.rehearsal): synthetic scores, never a judge's.
+# Every score it gives carries it, and `publish` refuses a build holding one (but to a loopback test Hub).
+REHEARSAL_MODEL_ID = "spl-hf-rehearsal-engine (synthetic scores, not a judge)"
+
+
 def pair_input_hash(messages: Sequence[Mapping[str, str]], response_a: str, response_b: str) -> str:
     """sha256 of exactly what was judged (conversation and both responses, in their A/B order).
 

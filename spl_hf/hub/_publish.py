@@ -164,6 +164,29 @@ def build_files(folder: Path) -> list[str]:
     return out
 
 
+def rehearsal_scores(folder: Path) -> bool:
+    """Whether a build's judge scores come from the rehearsal engine (synthetic, not a judge)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from spl_hf.contract.scores import REHEARSAL_MODEL_ID
+
+    for path in sorted((folder / "judge_scores").glob("*.parquet")):
+        if "model_id" in pq.read_schema(path).names:
+            ids = pc.unique(pq.read_table(path, columns=["model_id"]).column("model_id")).to_pylist()
+            if REHEARSAL_MODEL_ID in ids:
+                return True
+    return False
+
+
+def loopback(endpoint: str | None) -> bool:
+    """Whether a Hub endpoint is this machine (the local Hub server of tests and rehearsals)."""
+    from urllib.parse import urlsplit
+
+    host = urlsplit(endpoint or "https://huggingface.co").hostname or ""
+    return host in ("127.0.0.1", "localhost", "::1")
+
+
 def _publishable(folder: Path, repo_id: str, sources: list[str] | None, allow_empty: bool) -> dict | None:
     """The checks made before any Hub request (a build folder, a repo id, a clean audit, not an empty or
     gate-failed release); returns the audit's report for the provenance record."""
@@ -173,6 +196,11 @@ def _publishable(folder: Path, repo_id: str, sources: list[str] | None, allow_em
         raise SplHfError(f"{folder}: no {MANIFEST}; publish takes a folder written by an spl-hf build")
     if not _REPO_ID.match(repo_id):
         raise SplHfError(f"--repo_id {repo_id!r}: expected ORG/NAME")
+    if rehearsal_scores(folder) and not loopback(os.environ.get("HF_ENDPOINT")):
+        raise SplHfError(
+            f"{folder}: its judge scores come from the rehearsal engine (synthetic, not a judge); it "
+            "is published only to a local Hub on 127.0.0.1, nothing published"
+        )
     ok, reason, report = _audit_clean(folder, sources)
     if not ok:
         raise SplHfError(f"{folder} does not audit clean, nothing published: {reason}")

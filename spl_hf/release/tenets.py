@@ -234,37 +234,46 @@ class TenetRelease:
         return counts
 
     def _judge(self, clean_dir: Path, out: Path) -> dict[str, Any]:
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from spl_hf.backends import judge_items, judge_outcome, judge_stage, parse_pairs, run_stage
+        from spl_hf.backends import judge_items, parse_pairs
+        from spl_hf.backends.runner import start_stage
+        from spl_hf.backends.score_columns import read_scores
 
-        rows = pq.read_table(clean_dir / "pairs.parquet").to_pylist()
-        pairs, bad = parse_pairs(rows)
-        stage = judge_stage(self.cfg, self.judge)
-        result = run_stage(stage, judge_items(pairs, self.tenets), self.store, self.executor)
-        scores, refused, not_judged = judge_outcome(result, self.tenets)
-        if not scores:
+        # Rows become dicts a batch at a time: only the parsed pairs are held, never all rows twice.
+        batches = pq.ParquetFile(clean_dir / "pairs.parquet").iter_batches(batch_size=8192)
+        pairs, bad = parse_pairs(row for batch in batches for row in batch.to_pylist())
+        items = judge_items(pairs, self.tenets)
+        run = start_stage(self.judge_stage(), items, self.store, self.executor)
+        # Streamed from the shards into columns (about 53 bytes per score), never a dict per score.
+        scores = read_scores(run, items)
+        refused, not_judged = scores.outcome()
+        if not scores.scores:
             raise SplHfError("judge: no (pair, tenet) could be scored")
-        write_parquet(out / "scores.parquet", pa.Table.from_pylist(scores))
+        scores.write(out / "scores.parquet")
         # Refused pairs and bad rows; each not-judged (pair, tenet) is listed once too, counted apart.
         failures = [asdict(b) for b in bad] + refused + [asdict(f) for f in not_judged.failures]
         write_jsonl(out / "failures.jsonl", failures)
         write_json(out / "not_judged.json", not_judged.by_tenet, indent=None, sort_keys=True, ascii_only=True)
-        mean_abs = sum(abs(r["score"]) for r in scores) / len(scores)
         return {
             "pairs": len(pairs),
             "tenets": len(self.tenets),
-            "scores": len(scores),
-            "computed": result.computed,
-            "cached": result.cached,
+            "scores": scores.scores,
+            "computed": run.stats["computed"],
+            "cached": run.stats["cached"],
             "failed": len(bad) + len(refused),  # rows, and (pair, tenet)s refused before scoring
             "not_judged": not_judged.total,  # below min_label_mass: recorded once, never a score
-            "boundary_fallbacks": result.stats.get("boundary_fallbacks") or 0,  # this process's
-            "mean_abs_score": round(mean_abs, 6),
-            "model_id": scores[0]["model_id"],
-            "model_revision": scores[0]["model_revision"],
+            "boundary_fallbacks": run.stats.get("boundary_fallbacks") or 0,  # this process's
+            "mean_abs_score": round(scores.mean_abs_score(), 6),
+            "model_id": scores.first("model_id"),
+            "model_revision": scores.first("model_revision"),
         }
+
+    def judge_stage(self) -> Any:
+        """The judge stage's worker and settings (the rehearsal benchmark puts its engine here)."""
+        from spl_hf.backends import judge_stage
+
+        return judge_stage(self.cfg, self.judge)
 
     def _judge_quality(self, clean_dir: Path, judge_dir: Path, quiet: bool = False) -> dict[str, Any]:
         """The judge-quality figures of the judged pairs (what the card shows), printed as one line."""
