@@ -59,10 +59,10 @@ from spl_hf.contract import (
     read_decontamination,
     row_digests,
     scores_from_probs,
+    stated_settings,
     tenet_license_fields,
 )
 from spl_hf.contract import pool_licenses as source_licenses
-from spl_hf.contract.settings import stated_settings
 from spl_hf.errors import SplHfError
 from spl_hf.hub import (
     CARD_INPUTS,

@@ -68,6 +68,7 @@ if TYPE_CHECKING:
         judge_quality_card,
     )
     from spl_hf.contract.scores import pair_input_hash, score_from_probs, scores_from_probs
+    from spl_hf.contract.settings import ASSIGN_SETTINGS, expected_settings, stated_settings
     from spl_hf.contract.spl_quality import (
         record_label_quality,
         released_judge_quality,
@@ -90,6 +91,7 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "ASSIGN_SETTINGS",
     "CERTIFICATE_FILE",
     "DECONTAMINATION_FILE",
     "DIGEST_DERIVATION",
@@ -124,6 +126,7 @@ __all__ = [
     "combine_scalar",
     "composition_tables",
     "evidence_card",
+    "expected_settings",
     "first_content",
     "flat_figures",
     "gate_record",
@@ -159,6 +162,7 @@ __all__ = [
     "spl_license_fields",
     "spl_source_licenses",
     "stated_key",
+    "stated_settings",
     "tenet_license_fields",
     "tenet_quality",
 ]
@@ -240,6 +244,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "pair_input_hash",
         "score_from_probs",
         "scores_from_probs",
+    ),
+    "spl_hf.contract.settings": (
+        "ASSIGN_SETTINGS",
+        "expected_settings",
+        "stated_settings",
     ),
     "spl_hf.contract.spl_quality": (
         "record_label_quality",

@@ -25,12 +25,12 @@ from spl_hf.contract import (
     POOL_FIGURE,
     QUALITY_FIGURE,
     TENET_INTRO,
+    expected_settings,
     judge_quality_card,
     no_rows_concerned,
     pool_licenses,
     tenet_license_fields,
 )
-from spl_hf.contract.settings import expected_settings
 
 TEMPLATE = "tenet_dataset.md.j2"
 FIGURE_FILE = QUALITY_FIGURE
