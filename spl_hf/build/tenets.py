@@ -48,10 +48,10 @@ from spl_hf.contract import (
     read_decontamination,
     row_digests,
     scores_from_probs,
+    stated_settings,
     tenet_license_fields,
 )
 from spl_hf.contract import pool_licenses as source_licenses
-from spl_hf.contract.settings import stated_settings
 from spl_hf.dataset import (
     CARD_INPUTS,
     POOL_FIGURE,

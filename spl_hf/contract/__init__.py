@@ -55,11 +55,13 @@ if TYPE_CHECKING:
         flat_figures,
         judge_quality,
         judge_quality_section,
+        ordering_probabilities,
         position_counts,
         section_of,
         tenet_quality,
     )
     from spl_hf.contract.scores import pair_input_hash, score_from_probs, scores_from_probs
+    from spl_hf.contract.settings import ASSIGN_SETTINGS, expected_settings, stated_settings
     from spl_hf.contract.spl_quality import (
         record_label_quality,
         released_judge_quality,
@@ -138,6 +140,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "flat_figures",
         "judge_quality",
         "judge_quality_section",
+        "ordering_probabilities",
         "position_counts",
         "section_of",
         "tenet_quality",
@@ -146,6 +149,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "pair_input_hash",
         "score_from_probs",
         "scores_from_probs",
+    ),
+    "spl_hf.contract.settings": (
+        "ASSIGN_SETTINGS",
+        "expected_settings",
+        "stated_settings",
     ),
     "spl_hf.contract.spl_quality": (
         "record_label_quality",

@@ -62,17 +62,15 @@ def _per_tenet(
 
 
 def _pool_gate(section: Mapping[str, Any], minimum: float) -> GateResult:
-    """Kappa against each pool's own preference; pools without one (or with kappa undefined) are not gated."""
-    kappas = {
-        a["source"]: a["kappa"]
-        for a in section["overall"]["sources"]
-        if a["compared"] and a["kappa"] is not None
-    }
-    low = [f"{s} {k:.3f}" for s, k in kappas.items() if k < minimum]
-    value = min(kappas.values()) if kappas else None
-    return GateResult(
-        "min_pool_agreement", "lowest kappa against a pool's preference", value, minimum, not low, low
-    )
+    """The lower end of the 95 % Wilson interval of the share of eligible pairs on which the judge picks
+    each pool's own side; pools that state no side are not gated. Not kappa: every pool read from
+    chosen/rejected columns states side "a" throughout, where kappa is 0 for any imperfect judge."""
+    lows = {a["source"]: a.get("low") for a in section["overall"]["sources"] if a["compared"]}
+    lows = {s: v for s, v in lows.items() if v is not None}
+    low = [f"{s} {v:.3f}" for s, v in lows.items() if v < minimum]
+    value = min(lows.values()) if lows else None
+    figure = "lowest 95% Wilson lower bound of the share agreeing with a pool's preference"
+    return GateResult("min_pool_agreement", figure, value, minimum, not low, low)
 
 
 def judge_gates(section: Mapping[str, Any], settings: Mapping[str, float | None]) -> list[GateResult]:

@@ -20,6 +20,7 @@ the audit recomputes them from the released ``judge_scores`` with the same code.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
@@ -31,13 +32,38 @@ QUANTILES = (0.1, 0.5, 0.9)
 
 
 @dataclass(frozen=True)
+class OrderingProbabilities:
+    """One judgement's stored probabilities named by what they are (the one reading of a row's two
+    P(first shown better) values, for cards, ``explain`` and the viewer)."""
+
+    p_a_better_a_first: float  # P(A better | A shown first) = the stored p_a_first
+    p_a_better_b_first: float  # P(A better | B shown first) = 1 - the stored p_a_second
+    position_inconsistent: bool  # the two orderings prefer different responses (signs disagree)
+
+
+def ordering_probabilities(p_first_a_first: float, p_first_b_first: float) -> OrderingProbabilities:
+    """From a row's stored P(first-shown better) in both orderings (``p_a_first``: A shown first;
+    ``p_a_second``: B shown first), P(A better) under each ordering and whether they disagree in sign.
+
+    >>> ordering_probabilities(0.72, 0.67)  # the first-shown answer won both times
+    OrderingProbabilities(p_a_better_a_first=0.72, p_a_better_b_first=0.33, position_inconsistent=True)
+    >>> ordering_probabilities(0.9, 0.2).position_inconsistent
+    False
+    """
+    a_first, b_first = float(p_first_a_first), round(1.0 - float(p_first_b_first), 12)
+    return OrderingProbabilities(a_first, b_first, (a_first - 0.5) * (b_first - 0.5) < 0)
+
+
+@dataclass(frozen=True)
 class PositionCounts:
-    """How the two orderings of each judgement relate (counts over ``judged`` judgements)."""
+    """How the two orderings of each judgement relate (counts over ``judged`` judgements).
+    ``inconsistent``: the orderings disagree in sign (first slot + second slot)."""
 
     judged: int
     consistent: int
     first_slot: int
     second_slot: int
+    inconsistent: int = 0
 
     def rates(self) -> dict[str, float | None]:
         """Each count as a share of ``judged`` (None for an empty set, never NaN)."""
@@ -67,6 +93,7 @@ def position_counts(p_a_first: np.ndarray, p_a_second: np.ndarray) -> PositionCo
         consistent=int(np.count_nonzero((first1 & second2) | (second1 & first2))),
         first_slot=int(np.count_nonzero(first1 & first2)),
         second_slot=int(np.count_nonzero(second1 & second2)),
+        inconsistent=int(np.count_nonzero((first1 & first2) | (second1 & second2))),
     )
 
 
@@ -105,15 +132,46 @@ def binary_kappa(judge_a: np.ndarray, source_a: np.ndarray) -> float | None:
     return round(float((observed - chance) / (1 - chance)), 12)
 
 
+def wilson_interval(k: int, n: int, z: float = 1.959963984540054) -> tuple[float | None, float | None]:
+    """The 95 % Wilson score interval of a share ``k / n`` (None, None for n = 0).
+
+    >>> wilson_interval(18, 37)
+    (0.33446404303, 0.641051033344)
+    """
+    if n <= 0:
+        return None, None
+    p, z2 = k / n, z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return round(max(0.0, centre - half), 12), round(min(1.0, centre + half), 12)
+
+
+def kappa_note(judge_a: np.ndarray, source_a: np.ndarray) -> str | None:
+    """Why Cohen's kappa says nothing here, or None when both sides vary: with one rater constant kappa
+    is 0 for every judge that is not constant (and undefined for one that agrees throughout)."""
+    if not np.asarray(source_a).size:
+        return None
+    if np.all(source_a) or not np.any(source_a):
+        return f"degenerate: the pool prefers side {'a' if np.all(source_a) else 'b'} on every pair"
+    if np.all(judge_a) or not np.any(judge_a):
+        return "degenerate: the judge chose one side on every pair"
+    return None
+
+
 @dataclass(frozen=True)
 class SourceAgreement:
-    """How often the judge's chosen side equals the source's own preference, over eligible pairs."""
+    """How often the judge's chosen side equals the source's own preference, over eligible pairs:
+    the share with its 95 % Wilson interval (defined when one side is constant, as in every pool read
+    from chosen/rejected columns), and Cohen's kappa with the reason when it is degenerate."""
 
     source: str
     compared: int  # eligible pairs whose source states a side (ties and unstated left out)
     agree: int
     share: float | None
     kappa: float | None
+    low: float | None = None  # Wilson 95 % interval of share
+    high: float | None = None
+    kappa_note: str | None = None
 
 
 def source_agreement(
@@ -126,7 +184,7 @@ def source_agreement(
     >>> [tuple(asdict(s).values()) for s in source_agreement(
     ...     np.array(["hh", "hh", "hh", "pku"]), np.array([True, False, True, True]),
     ...     np.array(["a", "b", "b", None], dtype=object))]
-    [('hh', 3, 2, 0.666666666667, 0.4), ('pku', 0, 0, None, None)]
+    [('hh', 3, 2, 0.666666666667, 0.4, 0.207659600802, 0.93850805528, None), ('pku', 0, 0, None, None, None, None, None)]
     """
     names = sorted(set(np.asarray(sources).tolist()))
     codes = np.searchsorted(np.array(names, dtype=object), np.asarray(sources, dtype=object))
@@ -154,7 +212,9 @@ def _coded_agreement(
         n = int(np.count_nonzero(m))
         agree = int(np.count_nonzero(judge == src_a))
         share = round(agree / n, 12) if n else None
-        out.append(SourceAgreement(names[k], n, agree, share, binary_kappa(judge, src_a)))
+        low, high = wilson_interval(agree, n)
+        kappa = binary_kappa(judge, src_a)
+        out.append(SourceAgreement(names[k], n, agree, share, kappa, low, high, kappa_note(judge, src_a)))
     return out
 
 

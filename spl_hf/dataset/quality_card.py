@@ -35,6 +35,7 @@ def _table_row(t: Mapping) -> dict[str, str]:
         "consistent": _count(pos["consistent"], n),
         "first_slot": _count(pos["first_slot"], n),
         "second_slot": _count(pos["second_slot"], n),
+        "inconsistent": _count(pos.get("inconsistent", pos["first_slot"] + pos["second_slot"]), n),
         "abs_judged": _dist(t["abs_score_judged"]),
         "abs_released": _dist(t["abs_score_released"]),
         "eligible": f"{t['eligible']} / {t['capacity']}",
@@ -50,7 +51,11 @@ def _source_rows(overall: Mapping) -> list[dict[str, str]]:
             "compared": str(a["compared"]),
             "agree": str(a["agree"]),
             "share": _num(a["share"], 3),
-            "kappa": _num(a["kappa"], 3),
+            "interval": "–" if a.get("low") is None else f"{_num(a['low'], 3)} – {_num(a['high'], 3)}",
+            "chance": "yes" if a.get("low") is not None and a["low"] <= 0.5 <= a["high"] else "no",
+            "kappa": _num(a["kappa"], 3)
+            if not a.get("kappa_note")
+            else f"{_num(a['kappa'], 3)} ({a['kappa_note']})",
         }
         for a in overall["sources"]
         if a["compared"]

@@ -77,9 +77,11 @@ class JudgeGates(RowGate):
     min_pool_agreement: float | None = field(
         default=None,
         metadata={
-            "help": "Least Cohen's kappa of the judge's side against each pool's own preference, over "
-            "eligible pairs of the pools that state one (pools without one, or with kappa undefined, are "
-            "not gated); None: not gated. A coin scores about 0."
+            "help": "Least lower end of the 95% Wilson interval of the share of eligible pairs on which the "
+            "judge picks each pool's own side (pools that state none are not gated); in (0, 1), None: not "
+            "gated. 0.5: better than a coin with 95% confidence (a judge that picks by position is not). "
+            "Not Cohen's kappa: pools read from chosen/rejected columns state side 'a' throughout, where "
+            "kappa is 0 for any imperfect judge."
         },
     )
     min_median_label_mass: float | None = field(
@@ -93,20 +95,25 @@ class JudgeGates(RowGate):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name, low in (
-            ("min_position_consistency", 0.0),
-            ("min_pool_agreement", -1.0),
-            ("min_median_label_mass", 0.0),
+        # A gate that can never fail (a share >= 0) or never pass (a Wilson lower bound >= 1) is refused:
+        # it would be a claim of quality that measures nothing.
+        for name, top, why in (
+            ("min_position_consistency", 1.0, ""),
+            ("min_pool_agreement", 1.0 - 1e-12, "; a Wilson lower bound is below 1 for any number of pairs"),
+            ("min_median_label_mass", 1.0, ""),
         ):
             value = getattr(self, name)
             ok = value is None or (
                 not isinstance(value, bool)
                 and isinstance(value, (int, float))
                 and math.isfinite(value)
-                and low <= value <= 1.0
+                and 0.0 < value <= top
             )
             if not ok:
-                raise SplHfError(f"{name} must be a number in [{low:g}, 1] or None, got {value!r}")
+                raise SplHfError(
+                    f"{name} must be a number in (0, 1{']' if top == 1.0 else ')'} or None, got {value!r}: "
+                    f"at 0 or below the gate can never fail{why}"
+                )
 
 
 @dataclass

@@ -53,7 +53,7 @@ def gate_results(
 
 def quality_line(section: Mapping[str, Any]) -> str:
     """The one console line after judging: judged, position-consistent, first-slot share, median
-    label mass and kappa per pool."""
+    label mass and, per pool, the agreement share with its 95% Wilson interval."""
     o = section["overall"]
     pos = o["position"]
     n, rates = pos["judged"], pos["rates"]
@@ -63,12 +63,12 @@ def quality_line(section: Mapping[str, Any]) -> str:
 
     mass = label_mass(o)
     kappas = [
-        f"{a['source']} {'–' if a['kappa'] is None else format(a['kappa'], '.3f')}"
+        f"{a['source']} {a['agree']}/{a['compared']} [{a['low']:.2f}, {a['high']:.2f}]"
         for a in o["sources"]
-        if a["compared"]
+        if a["compared"] and a.get("low") is not None
     ]
     return (
         f"judge quality: judged {n}, position-consistent {pos['consistent']} ({pct(rates['consistent'])}), "
         f"first-slot {pct(rates['first_slot'])}, median label mass {'–' if mass is None else f'{mass:.3f}'}, "
-        f"kappa {', '.join(kappas) or 'no pool label'}"
+        f"pool agreement {', '.join(kappas) or 'no pool label'}"
     )

@@ -400,7 +400,7 @@ class TenetRelease:
     def _settings_differences(self) -> list[str]:
         """The released build_report.json's stated settings against this run's assignment settings and
         tenets (the audit checked them against the rows and the certificate)."""
-        from spl_hf.contract.settings import ASSIGN_SETTINGS
+        from spl_hf.contract import ASSIGN_SETTINGS
 
         path = Path(self.cfg.output_dir) / "build_report.json"
         report = json.loads(path.read_text(encoding="utf-8"))

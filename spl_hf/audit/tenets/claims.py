@@ -23,11 +23,11 @@ from spl_hf.audit.load import BUILD_REPORT, BuiltFolder
 from spl_hf.contract import (
     CERTIFICATE_FILE,
     TENET_INTRO,
+    expected_settings,
     no_rows_concerned,
     pool_licenses,
     tenet_license_fields,
 )
-from spl_hf.contract.settings import expected_settings
 from spl_hf.dataset import POOL_FIGURE, QUALITY_FIGURE, judge_quality_card
 
 TEMPLATE = "tenet_dataset.md.j2"
