@@ -137,6 +137,17 @@ def write_parquet(path: str | Path, table: Any) -> Path:
     return Path(path)
 
 
+def write_parquet_batches(path: str | Path, schema: Any, tables: Iterable[Any]) -> Path:
+    """Write ``tables`` (``pyarrow.Table``s of ``schema``) to ``path`` as one Parquet file, one row group
+    or more each, atomically, with :data:`PARQUET_SETTINGS`: for a file too large to hold as one table."""
+    import pyarrow.parquet as pq
+
+    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema, **PARQUET_SETTINGS) as writer:
+        for table in tables:
+            writer.write_table(table)
+    return Path(path)
+
+
 def replace_dir(new: Path, path: Path, aside_tag: str = ".old") -> None:
     """Move the finished folder ``new`` to ``path``: the one folder swap.
 

@@ -23,15 +23,25 @@ from spl_hf.release import spl as spl_safety
 from spl_hf.release import tenets as tenet_dpo
 from spl_hf.release.config import SPLReleaseConfig, TenetReleaseConfig
 from spl_hf.release.reads import RUN_SETTINGS, Guarded, Reads, UndeclaredRead, guarded
+from spl_hf.sources import SourceOptions
 from tests.conftest import REPO
 
 RELEASES = {
     "tenets": (
         tenet_dpo.READS,
         TenetReleaseConfig,
-        {"assign": AssignConfig, "judge": JudgeConfig, "decontam": DecontamConfig},
+        {
+            "assign": AssignConfig,
+            "judge": JudgeConfig,
+            "decontam": DecontamConfig,
+            "source_options": SourceOptions,
+        },
     ),
-    "spl": (spl_safety.READS, SPLReleaseConfig, {"generation": GenerationConfig, "decontam": DecontamConfig}),
+    "spl": (
+        spl_safety.READS,
+        SPLReleaseConfig,
+        {"generation": GenerationConfig, "decontam": DecontamConfig, "source_options": SourceOptions},
+    ),
 }
 
 

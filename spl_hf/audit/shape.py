@@ -39,7 +39,7 @@ def declared_schemas(built: BuiltFolder) -> dict[str, pa.Schema]:
     """Per config, the Arrow schema of the features the card's ``dataset_info`` declares."""
     from datasets import Features
 
-    from spl_hf.dataset.frontmatter import read_front_matter
+    from spl_hf.dataset import read_front_matter
 
     try:
         meta = read_front_matter(built.path / "README.md") or {}

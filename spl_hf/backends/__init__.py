@@ -55,7 +55,8 @@ if TYPE_CHECKING:
         verdict_stage,
     )
     from spl_hf.backends.options import argmax_option, option_block, option_keys
-    from spl_hf.backends.runner import check_executor, run_stage, run_worker
+    from spl_hf.backends.runner import StageRun, check_executor, run_stage, run_worker, start_stage
+    from spl_hf.backends.score_columns import read_scores
     from spl_hf.backends.settings import (
         GenerationConfig,
         JudgeConfig,
@@ -163,10 +164,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "shipped_instructions",
     ),
     "spl_hf.backends.runner": (
+        "StageRun",
         "check_executor",
         "run_stage",
         "run_worker",
+        "start_stage",
     ),
+    "spl_hf.backends.score_columns": ("read_scores",),
     "spl_hf.backends.shards": (
         "ResultsFolderError",
         "ShardStore",

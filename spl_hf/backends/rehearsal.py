@@ -26,7 +26,7 @@ from spl_hf.backends.base import LabelScores
 from spl_hf.backends.judge import PairInput, PairwiseJudge, TenetJudgement, _judgement
 from spl_hf.backends.loading import ModelInfo
 from spl_hf.backends.worker import Stage
-from spl_hf.contract.scores import REHEARSAL_MODEL_ID
+from spl_hf.contract import REHEARSAL_MODEL_ID
 
 ENGINE = {"backend": "rehearsal", "dtype": "none"}
 ELIGIBLE_SHARE = 0.13  # share of (pair, tenet) scores at |score| >= 0.5 (card shape: 2.08M of 16.4M)

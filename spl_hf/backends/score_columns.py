@@ -145,13 +145,12 @@ class ScoreColumns:
 
     def write(self, path: Path) -> None:
         """``scores.parquet``: the ok rows in input order, typed as ``from_pylist`` types them."""
-        import pyarrow.parquet as pq
+        from spl_hf.files import write_parquet_batches
 
         ok = np.flatnonzero(self.status == OK)
         schema = self._schema(ok)
-        with pq.ParquetWriter(path, schema) as writer:
-            for start in range(0, len(ok), ROW_GROUP):
-                writer.write_table(self._rows(ok[start : start + ROW_GROUP], schema))
+        groups = (self._rows(ok[start : start + ROW_GROUP], schema) for start in range(0, len(ok), ROW_GROUP))
+        write_parquet_batches(path, schema, groups)
 
     def _schema(self, ok: Any) -> Any:
         """``from_pylist``'s inference: a column with no value at all is of the null type."""

@@ -167,6 +167,19 @@ def released_score_features():
     return Features({**SCORE_FEATURES, "source": Value("large_string"), "tenet": Value("large_string")})
 
 
+# The pair columns the build reads (the decontaminated pairs of a release, or any pairs table).
+PAIR_COLUMNS = (
+    "pair_id",
+    "prompt_id",
+    "source",
+    "row_id",
+    "prompt",
+    "response_a",
+    "response_b",
+    "source_preference",
+)
+
+
 def build_tenets(
     cfg: TenetBuildConfig, gates: dict | None = None, assigned: AssignmentResult | None = None, tenets=None
 ) -> TenetBuildResult:
@@ -179,19 +192,7 @@ def build_tenets(
         overwrite=cfg.overwrite,
         inputs=(cfg.pairs, cfg.scores, cfg.tenets_file, cfg.assignment, cfg.not_judged),
     )
-    pairs = read_table(
-        cfg.pairs,
-        (
-            "pair_id",
-            "prompt_id",
-            "source",
-            "row_id",
-            "prompt",
-            "response_a",
-            "response_b",
-            "source_preference",
-        ),
-    )
+    pairs = read_table(cfg.pairs, PAIR_COLUMNS)
     scores, recomputed = _read_scores(cfg)
     scores = with_source_preference(scores, pairs, check_inputs(pairs, scores, cfg.scores))
     result, result_check = _assign(cfg, scores.select(["pair_id", "prompt_id", "tenet", "score"]), assigned)

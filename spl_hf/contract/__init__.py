@@ -60,7 +60,12 @@ if TYPE_CHECKING:
         section_of,
         tenet_quality,
     )
-    from spl_hf.contract.scores import pair_input_hash, score_from_probs, scores_from_probs
+    from spl_hf.contract.scores import (
+        REHEARSAL_MODEL_ID,
+        pair_input_hash,
+        score_from_probs,
+        scores_from_probs,
+    )
     from spl_hf.contract.settings import ASSIGN_SETTINGS, expected_settings, stated_settings
     from spl_hf.contract.spl_quality import (
         record_label_quality,
@@ -146,6 +151,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "tenet_quality",
     ),
     "spl_hf.contract.scores": (
+        "REHEARSAL_MODEL_ID",
         "pair_input_hash",
         "score_from_probs",
         "scores_from_probs",

@@ -169,7 +169,7 @@ def rehearsal_scores(folder: Path) -> bool:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from spl_hf.contract.scores import REHEARSAL_MODEL_ID
+    from spl_hf.contract import REHEARSAL_MODEL_ID
 
     for path in sorted((folder / "judge_scores").glob("*.parquet")):
         if "model_id" in pq.read_schema(path).names:

@@ -236,9 +236,7 @@ class TenetRelease:
     def _judge(self, clean_dir: Path, out: Path) -> dict[str, Any]:
         import pyarrow.parquet as pq
 
-        from spl_hf.backends import judge_items, parse_pairs
-        from spl_hf.backends.runner import start_stage
-        from spl_hf.backends.score_columns import read_scores
+        from spl_hf.backends import judge_items, parse_pairs, read_scores, start_stage
 
         # Rows become dicts a batch at a time: only the parsed pairs are held, never all rows twice.
         batches = pq.ParquetFile(clean_dir / "pairs.parquet").iter_batches(batch_size=8192)
