@@ -10,11 +10,12 @@ import random
 import numpy as np
 import pyarrow as pa
 import pytest
-from spl_hf.contract.quality_card import judge_quality_card
 
 from spl_hf.contract import judge_quality_section
 from spl_hf.contract.gates import gate_results
-from spl_hf.contract.quality import binary_kappa, ordering_probabilities, source_agreement, wilson_interval
+from spl_hf.contract.orderings import name_orderings as ordering_probabilities
+from spl_hf.contract.quality import binary_kappa, source_agreement, wilson_interval
+from spl_hf.dataset import judge_quality_card
 from spl_hf.release.gates import gate_settings
 from tests.conftest import REPO
 

@@ -79,7 +79,7 @@ def position_counts_class(p1: float, p2: float) -> str:
 
 
 def test_the_orderings_are_named_and_classed_as_the_card_counts_them():
-    from spl_hf.explain.orderings import name_orderings, positions
+    from spl_hf.contract.orderings import name_orderings, positions
 
     rng = np.random.default_rng(3)
     p1 = np.concatenate([rng.random(200), [0.5, 0.7, 0.2, 0.5]])

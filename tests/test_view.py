@@ -45,7 +45,7 @@ def test_tenet_rows_filter_search_and_page_like_the_files(built_tenets):
 
 
 def test_the_position_filter_and_the_table_show_each_judgements_orderings(built_tenets):
-    from spl_hf.explain.orderings import name_orderings
+    from spl_hf.contract import name_orderings
 
     rows = _tenet_rows(built_tenets)
     klass = {

@@ -49,13 +49,20 @@ if TYPE_CHECKING:
         tenet_license_fields,
     )
     from spl_hf.contract.messages import MESSAGES
+    from spl_hf.contract.orderings import (
+        INCONSISTENT,
+        POSITION_TEXT,
+        POSITIONS,
+        NamedOrderings,
+        name_orderings,
+        position_codes,
+    )
     from spl_hf.contract.producers import IDENTITY_FIELDS, identity_key, record_identity, stated_key
     from spl_hf.contract.quality import (
         TenetQuality,
         flat_figures,
         judge_quality,
         judge_quality_section,
-        ordering_probabilities,
         position_counts,
         section_of,
         tenet_quality,
@@ -134,6 +141,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "tenet_license_fields",
     ),
     "spl_hf.contract.messages": ("MESSAGES",),
+    "spl_hf.contract.orderings": (
+        "INCONSISTENT",
+        "POSITION_TEXT",
+        "POSITIONS",
+        "NamedOrderings",
+        "name_orderings",
+        "position_codes",
+    ),
     "spl_hf.contract.producers": (
         "IDENTITY_FIELDS",
         "identity_key",
@@ -145,7 +160,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "flat_figures",
         "judge_quality",
         "judge_quality_section",
-        "ordering_probabilities",
         "position_counts",
         "section_of",
         "tenet_quality",

@@ -10,8 +10,8 @@ other B, i.e. the same slot wins both times (first slot: both stored probabiliti
 slot: both below). A probability of exactly 0.5 decides nothing, so such a judgement is "undecided",
 not inconsistent. These are the same classes as :func:`spl_hf.contract.quality.position_counts`.
 
-Pure functions (a scalar one for ``explain``, a column-wise one for the viewer's filter), so the
-coordinator can move them next to ``position_counts`` in ``spl_hf.contract`` unchanged.
+Pure functions: a scalar one for ``explain``, a column-wise one for the viewer's filter; the cards'
+per-tenet counts (:func:`spl_hf.contract.quality.position_counts`) use the same classes.
 """
 
 from __future__ import annotations

@@ -32,29 +32,6 @@ QUANTILES = (0.1, 0.5, 0.9)
 
 
 @dataclass(frozen=True)
-class OrderingProbabilities:
-    """One judgement's stored probabilities named by what they are (the one reading of a row's two
-    P(first shown better) values, for cards, ``explain`` and the viewer)."""
-
-    p_a_better_a_first: float  # P(A better | A shown first) = the stored p_a_first
-    p_a_better_b_first: float  # P(A better | B shown first) = 1 - the stored p_a_second
-    position_inconsistent: bool  # the two orderings prefer different responses (signs disagree)
-
-
-def ordering_probabilities(p_first_a_first: float, p_first_b_first: float) -> OrderingProbabilities:
-    """From a row's stored P(first-shown better) in both orderings (``p_a_first``: A shown first;
-    ``p_a_second``: B shown first), P(A better) under each ordering and whether they disagree in sign.
-
-    >>> ordering_probabilities(0.72, 0.67)  # the first-shown answer won both times
-    OrderingProbabilities(p_a_better_a_first=0.72, p_a_better_b_first=0.33, position_inconsistent=True)
-    >>> ordering_probabilities(0.9, 0.2).position_inconsistent
-    False
-    """
-    a_first, b_first = float(p_first_a_first), round(1.0 - float(p_first_b_first), 12)
-    return OrderingProbabilities(a_first, b_first, (a_first - 0.5) * (b_first - 0.5) < 0)
-
-
-@dataclass(frozen=True)
 class PositionCounts:
     """How the two orderings of each judgement relate (counts over ``judged`` judgements).
     ``inconsistent``: the orderings disagree in sign (first slot + second slot)."""

@@ -11,7 +11,6 @@ if TYPE_CHECKING:
     from spl_hf.explain.config import ExplainArgs
     from spl_hf.explain.entry import audit_verdict, explain, explain_ref
     from spl_hf.explain.locate import RowRef, find_row
-    from spl_hf.explain.orderings import INCONSISTENT, POSITION_TEXT, POSITIONS, position_codes
     from spl_hf.explain.release import Release, ReleaseError, open_release
 
 # module -> the names this face re-exports from it (as imported under TYPE_CHECKING, for readers)
@@ -27,7 +26,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "RowRef",
         "find_row",
     ),
-    "spl_hf.explain.orderings": ("INCONSISTENT", "POSITION_TEXT", "POSITIONS", "position_codes"),
     "spl_hf.explain.release": (
         "Release",
         "ReleaseError",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spl_hf.explain.orderings import INCONSISTENT, POSITION_TEXT
+from spl_hf.contract import INCONSISTENT, POSITION_TEXT
 
 
 def render(ex: dict) -> str:

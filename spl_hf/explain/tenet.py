@@ -7,8 +7,8 @@ import math
 
 import pyarrow.compute as pc
 
+from spl_hf.contract import name_orderings
 from spl_hf.explain.locate import RowRef
-from spl_hf.explain.orderings import name_orderings
 from spl_hf.explain.release import Release
 from spl_hf.explain.text import clipped, last_content, messages_text
 

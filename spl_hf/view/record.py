@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import html
 
-from spl_hf.explain import INCONSISTENT, POSITION_TEXT, move_sentence
+from spl_hf.contract import INCONSISTENT, POSITION_TEXT
+from spl_hf.explain import move_sentence
 
 # Short names for the table and the flags (the full sentences are in POSITION_TEXT).
 POSITION_SHORT = {

@@ -17,7 +17,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spl_hf.explain import INCONSISTENT, POSITIONS, Release, ReleaseError, position_codes
+from spl_hf.contract import INCONSISTENT, POSITIONS, position_codes
+from spl_hf.explain import Release, ReleaseError
 
 _PROMPTS_LOCK = threading.Lock()
 SNIPPET = 200  # characters of each text shown in the table (the Explain tab shows them whole)
