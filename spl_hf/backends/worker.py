@@ -119,19 +119,41 @@ def plan_shards(stage: Stage, items: Sequence[Any], shard_groups: int) -> list[S
     return shards
 
 
-def compute_shard(worker: Any, items: Sequence[Any]) -> list[ShardRecord]:
-    """The records of one shard: groups in the worker's order, ``batch_groups`` groups per engine call."""
+def compute_shard(
+    worker: Any,
+    items: Sequence[Any],
+    journal: Any = None,
+    on_items: Callable[[int], None] | None = None,
+) -> list[ShardRecord]:
+    """The records of one shard: groups in the worker's order, ``batch_groups`` groups per engine call.
+
+    With a ``journal`` (:class:`~spl_hf.backends.shards.Journal`) every engine call's records are
+    appended to it, and the calls it already holds are skipped: the batches are cut the same way
+    every time, so a resumed shard computes exactly the calls an uninterrupted one would have left.
+    ``on_items(n)`` is told of each call's ``n`` finished items (the progress bar).
+    """
     groups: dict[str, list[Any]] = {}
     for it in sorted(items, key=worker.order):
         groups.setdefault(worker.group(it), []).append(it)
     batches = list(groups.values())
     size = max(1, int(worker.batch_groups))
-    results: dict[int, Any] = {}
+    kept = journal.load() if journal is not None else {}
+    done: dict[str, ShardRecord] = {}
     for start in range(0, len(batches), size):
         batch = [it for g in batches[start : start + size] for it in g]
-        for it, res in zip(batch, worker.compute_batch(batch), strict=True):
-            results[id(it)] = res
-    return [_record(worker, it, results[id(it)]) for it in items]
+        ids = [worker.item_id(it) for it in batch]
+        if all(i in kept for i in ids):
+            done.update((i, kept[i]) for i in ids)
+        else:
+            records = [
+                _record(worker, it, res) for it, res in zip(batch, worker.compute_batch(batch), strict=True)
+            ]
+            if journal is not None:
+                journal.append(records)
+            done.update((r.item, r) for r in records)
+        if on_items is not None:
+            on_items(len(batch))
+    return [done[worker.item_id(it)] for it in items]
 
 
 def engine_of(worker: Any) -> dict[str, Any]:
@@ -170,13 +192,18 @@ class StageResult:
 
 def run_stage(stage: Stage, items: Sequence[Any], store: ShardStore, executor: Any) -> StageResult:
     """Compute the missing shards of ``items`` with ``executor`` (an ExecutorArgs) and read all back."""
-    from spl_hf.backends.executor import compute_missing
+    from spl_hf.backends.executor import Interrupted, compute_missing
 
     t0 = time.perf_counter()
     shards = plan_shards(stage, items, executor.shard_groups)
     have = store.finished(stage.kind)
     todo = [s for s in shards if s.name not in have]
-    timing = compute_missing(stage, todo, store, executor) if todo else {}
+    try:
+        timing = compute_missing(stage, todo, store, executor) if todo else {}
+    except Interrupted as exc:  # counted over the whole stage: the cached shards are kept too
+        raise exc.counted(
+            len(items) - sum(len(s.items) for s in todo) + (exc.kept or 0), len(items)
+        ) from None
     records: dict[str, ShardRecord] = {}
     engine: dict[str, Any] = {}
     for s in shards:
@@ -191,7 +218,8 @@ def run_stage(stage: Stage, items: Sequence[Any], store: ShardStore, executor: A
             rows.append(r.row)
         else:
             (failures if r.status == "failed" else not_judged).append({**(r.row or {}), "reason": r.reason})
-    n_todo = sum(len(s.items) for s in todo)
+    # Items a shard-local journal kept from an interrupted run count as cached: no model ran for them.
+    n_todo = sum(len(s.items) for s in todo) - int(timing.get("resumed") or 0)
     stats = {
         "computed": n_todo,
         "cached": len(items) - n_todo,

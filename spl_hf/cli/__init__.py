@@ -19,7 +19,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from spl_hf.errors import SplHfError
 
@@ -129,6 +130,28 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM raises an interrupt like Ctrl-C does (atomic writes then clean up), in the main thread."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _raise(signum: int, frame: object) -> None:
+        from spl_hf.backends.executor import Interrupted
+
+        raise Interrupted(signum)
+
+    previous = signal.signal(signal.SIGTERM, _raise)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from spl_hf.configs import apply_config
 
@@ -139,9 +162,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        if apply_config(args):  # the recipe becomes the defaults; flags still override it
-            args = parser.parse_args(argv)
-        return int(args.func(args) or 0)
+        with _sigterm_interrupts():
+            if apply_config(args):  # the recipe becomes the defaults; flags still override it
+                args = parser.parse_args(argv)
+            return int(args.func(args) or 0)
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: one line, what is kept, exit 128 + signal
+        if args.debug:
+            raise
+        from spl_hf.backends.executor import as_interrupted
+
+        stop = as_interrupted(exc)
+        print(f"spl-hf {args.command}: {stop}", file=sys.stderr)
+        return 128 + stop.signum
     except USER_ERRORS as exc:
         if args.debug:
             raise
