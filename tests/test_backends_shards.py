@@ -116,3 +116,20 @@ def test_an_object_store_write_is_one_put_and_leaves_no_temporary(monkeypatch) -
     store.write("judge", "b" * 64, [ShardRecord("a", "ok", {"x": 1}, None)], {})
     assert calls == ["pipe_file"]
     assert store.finished("judge") == {"b" * 64} and not store.foreign()
+
+
+def test_a_dry_run_refuses_an_unreachable_ray_address_and_an_unwritable_results_folder(
+    tmp_path: Path, capsys
+) -> None:
+    from spl_hf.cli import main
+    from tests.conftest import REPO
+
+    base = ["release", "tenets", "--config", str(REPO / "recipes" / "tenets" / "demo.yaml"), "--dry_run"]
+    base += ["--run_dir", str(tmp_path / "run"), "--output_dir", str(tmp_path / "ds")]
+    assert main([*base, "--executor", "ray", "--ray_address", "127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert "--ray_address 127.0.0.1:1: cannot connect" in err or "needs the ray extra" in err
+    (tmp_path / "file").write_text("x")
+    assert main([*base, "--results_dir", str(tmp_path / "file" / "results")]) == 2
+    assert "the results folder cannot be written" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]  # a dry run leaves nothing

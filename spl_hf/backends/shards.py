@@ -150,7 +150,7 @@ class ShardStore:
                 here = here.parent
             if not here.is_dir() or not os.access(here, os.W_OK | os.X_OK):
                 raise ResultsFolderError(
-                    f"{self.url}: the results folder cannot be written ({here} is not writable)"
+                    f"{self.url}: the results folder cannot be written ({here} is not a writable folder)"
                 )
             if here != Path(self.root):
                 return
