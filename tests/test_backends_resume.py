@@ -211,7 +211,7 @@ def test_an_interrupt_inside_the_first_shard_keeps_its_finished_pairs(
     """Ctrl-C or SIGTERM: one line, exit 128 + signal, no partial file; the rerun gives the same bytes."""
     from tests import procs
 
-    n_pairs = 12
+    n_pairs = 30
     pairs = write_jsonl(tmp_path / "pairs.jsonl", [pair_row(i) for i in range(n_pairs)])
 
     def argv(db: Path, out: Path) -> list[str]:
@@ -222,13 +222,16 @@ def test_an_interrupt_inside_the_first_shard_keeps_its_finished_pairs(
     assert cli_main([*argv(tmp_path / "ref", tmp_path / "ref.jsonl"), "--no_progress"]) == 0
     capsys.readouterr()
     db, out = tmp_path / "run", tmp_path / "run.jsonl"
-    code = "import sys; from spl_hf.cli import main; sys.exit(main(sys.argv[1:]))"
+    # Ctrl-C as at a terminal: a process started in the background inherits SIGINT ignored.
+    code = "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    code += "from spl_hf.cli import main; sys.exit(main(sys.argv[1:]))"
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-c", code, *argv(db, out), "--no_progress"]
     with procs.started(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as proc:
         deadline = time.monotonic() + 300
         while _journaled(db) < 8 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
+        assert proc.poll() is None, "the run ended before the signal"
         proc.send_signal(sig)
         err = proc.communicate(timeout=120)[1]
     kept = _journaled(db)

@@ -10,14 +10,16 @@ Before any model loads, every live node writes a probe file into the results fol
 reads each one back (:func:`probe_nodes`): a folder a node cannot write, or one that is not the
 driver's (a node-local disk), is refused up front, not after the judge stage.
 
-A local runtime (no ``--ray_address``) advertises 127.0.0.1 only. Ray's gRPC servers still listen
-on every interface whatever address they are given, so the runtime relies on Ray's token
-authentication (on by default for a local ``ray.init`` since Ray 2.52); docs/card_scale.md says how
-to confine a test cluster to loopback.
+A local runtime (no ``--ray_address``) listens on 127.0.0.1 only: Ray replaces a loopback node
+address by the machine's routable one (and listens there) unless ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER``
+is 0, which this module sets before it imports Ray. Ray's token authentication (on by default for
+a local ``ray.init`` in recent Ray) guards the rest; docs/card_scale.md says how to confine a test
+cluster to loopback.
 """
 
 from __future__ import annotations
 
+import os
 import pickle
 import time
 from collections.abc import Sequence
@@ -57,9 +59,13 @@ def check_reachable(cfg: ExecutorArgs) -> None:
 
 def connect(cfg: ExecutorArgs) -> Any:
     """Join ``cfg.address`` (or start a local runtime) and check the replicas fit; returns ``ray``."""
+    address = cfg.address
+    if not address:
+        # Ray replaces 127.0.0.1 by this machine's routable address and its servers listen there
+        # unless this is off; read when ray is imported, so it only helps a process that has not.
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     ray = _ray()
     if not ray.is_initialized():
-        address = cfg.address
         if address:
             _probe(address)
         try:
