@@ -4,7 +4,9 @@
 minutes); otherwise they are skipped, so `make test` neither needs Ray nor spends its time budget here.
 
 The cluster is two `ray start --block` processes (a head and a worker node, one CPU each), both told
-127.0.0.1, and a `moto_server` on 127.0.0.1 stands in for S3. Each release runs as its own driver
+127.0.0.1, and a `moto_server` on 127.0.0.1 stands in for S3. Ray replaces 127.0.0.1 by the machine's
+routable address for a multi-node cluster, so `make test-ray` runs this file in a network namespace
+with loopback only (`unshare -rn`) where it can; Ray's token authentication is on either way. Each release runs as its own driver
 process joining the cluster, so a test can SIGKILL the worker node's raylet, a replica, or the driver.
 Every comparison is against the same release run in process (`executor: local`): MANIFEST.sha256 and
 the judge shards must be identical.
@@ -119,11 +121,7 @@ class Cluster:
             "--temp-dir",
             str(self.temp),
         ]
-        # RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 stops Ray from replacing 127.0.0.1 by this machine's
-        # routable address: the head's GCS and raylet then listen on loopback only. A worker node
-        # cannot start with it (Ray refuses a multi-node cluster), so its raylet takes the machine's
-        # address; docs/card_scale.md says how to confine a whole test cluster to loopback.
-        self._start(*head, env={**self.env, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"})
+        self._start(*head)
         self.add_worker()
 
     def add_worker(self) -> None:
