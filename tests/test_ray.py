@@ -308,6 +308,9 @@ def test_a_lost_node_mid_judge_with_s3_results_finishes_or_resumes_to_the_local_
             killed_at = len(_s3_shards(prefix))
             err = proc.communicate(timeout=1500)[1]
         assert killed_at < N_SHARDS, "the kill must land mid-judge"
+        print(
+            f"lost node: killed with {killed_at} of {N_SHARDS} shards on S3; the run exited {proc.returncode}"
+        )
         if proc.returncode != 0:  # refused or failed: the same command must then finish the job
             _release(argv, cluster.env)
         assert _manifest(tmp_path) == _manifest(local_tenets), err[-2000:]
