@@ -1,4 +1,5 @@
-"""A judge run killed with SIGKILL and started again recomputes nothing and ends where a full run ends."""
+"""A judge run killed (SIGKILL) or interrupted (Ctrl-C, SIGTERM) and started again recomputes nothing it
+had finished, down to the engine call, and ends where a full run ends."""
 
 import json
 import os
@@ -19,11 +20,16 @@ N_PAIRS, TENETS = 150, "no_preachy_tone,calibrated_caveats,upfront_concerns,harm
 TOTAL = N_PAIRS * 4
 
 
-def _count(folder: Path) -> int:
+def _shard_items(folder: Path) -> int:
     """Items in the finished shards under a results folder (every stage kind)."""
     import pyarrow.parquet as pq
 
     return sum(pq.read_metadata(f).num_rows for f in folder.glob("*/*.parquet") if not f.name.startswith("."))
+
+
+def _count(folder: Path) -> int:
+    """Items kept under a results folder: finished shards and the journals of unfinished ones."""
+    return _shard_items(folder) + _journaled(folder)
 
 
 @pytest.mark.slow
@@ -191,3 +197,58 @@ def test_label_and_generate_killed_and_resumed_write_the_uninterrupted_bytes(
     summary = json.loads(capsys.readouterr().out)
     assert summary["cached"] == done_at_kill and summary["computed"] == total - done_at_kill
     assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
+
+
+def _journaled(folder: Path) -> int:
+    """Items in the shard-local journals of unfinished shards under a results folder."""
+    return sum(f.read_bytes().count(b"\n") for f in folder.glob("*/.*.journal"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
+def test_an_interrupt_inside_the_first_shard_keeps_its_finished_pairs(
+    sig: int, tiny_model_dir: Path, tmp_path: Path, capsys
+) -> None:
+    """Ctrl-C or SIGTERM: one line, exit 128 + signal, no partial file; the rerun gives the same bytes."""
+    from tests import procs
+
+    n_pairs = 30
+    pairs = write_jsonl(tmp_path / "pairs.jsonl", [pair_row(i) for i in range(n_pairs)])
+
+    def argv(db: Path, out: Path) -> list[str]:
+        files = ["--pairs", str(pairs), "--model", str(tiny_model_dir), "--cache", str(db)]
+        # One shard for all pairs: before journals, an interrupt anywhere in it lost everything.
+        return ["judge", *files, "--tenets", TENETS, "--output_dir", str(out), "--shard_groups", "64"]
+
+    assert cli_main([*argv(tmp_path / "ref", tmp_path / "ref.jsonl"), "--no_progress"]) == 0
+    capsys.readouterr()
+    db, out = tmp_path / "run", tmp_path / "run.jsonl"
+    # Ctrl-C as at a terminal: a process started in the background inherits SIGINT ignored.
+    code = "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    code += "from spl_hf.cli import main; sys.exit(main(sys.argv[1:]))"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-c", code, *argv(db, out), "--no_progress"]
+    with procs.started(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as proc:
+        deadline = time.monotonic() + 300
+        while _journaled(db) < 8 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert proc.poll() is None, "the run ended before the signal"
+        proc.send_signal(sig)
+        err = proc.communicate(timeout=120)[1]
+    kept = _journaled(db)
+    assert proc.returncode == 128 + sig, err[-2000:]
+    assert 8 <= kept < n_pairs * 4 and kept % 4 == 0  # whole pairs: one engine call each
+    assert (
+        err.strip().splitlines()[-1]
+        == f"spl-hf judge: interrupted: {kept} of {n_pairs * 4} kept; rerun to resume"
+    )
+    assert "Traceback" not in err
+    assert not out.exists() and not list(tmp_path.rglob("*.partial")) and _shard_items(db) == 0
+
+    assert cli_main([*argv(db, out), "--json", "--no_progress"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["cached"], summary["computed"]) == (kept, n_pairs * 4 - kept)
+    assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
+    assert _journaled(db) == 0 and {p.name for p in (db / "judge").iterdir()} == {
+        p.name for p in (tmp_path / "ref" / "judge").iterdir()
+    }

@@ -21,6 +21,30 @@ class ExecutorError(SplHfError):
     """An executor setting that cannot work (an unreachable cluster, more GPUs than it has)."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM during a run; ``kept`` of ``total`` items of the stage are on disk.
+
+    A KeyboardInterrupt, so that no ``except Exception`` on the way up swallows it; the CLI prints
+    its one line and exits 128 + the signal number (130 for SIGINT, 143 for SIGTERM).
+    """
+
+    def __init__(self, signum: int = 2, kept: int | None = None, total: int | None = None) -> None:
+        super().__init__(signum, kept, total)
+        self.signum, self.kept, self.total = signum, kept, total
+
+    def counted(self, kept: int, total: int) -> Interrupted:
+        return Interrupted(self.signum, kept, total)
+
+    def __str__(self) -> str:
+        if self.kept is None:
+            return "interrupted before any item was computed; rerun to resume"
+        return f"interrupted: {self.kept} of {self.total} kept; rerun to resume"
+
+
+def as_interrupted(exc: KeyboardInterrupt) -> Interrupted:
+    return exc if isinstance(exc, Interrupted) else Interrupted()
+
+
 @dataclass
 class ExecutorArgs:
     """Executor (where model stages run)"""
@@ -76,21 +100,32 @@ def run_local(stage: Any, shards: Sequence[Any], store: Any) -> dict[str, Any]:
 
     worker = stage.make()
     compute_s = write_s = 0.0
+    journal = None
+    resumed = 0  # items a journal held: computed before an interrupt, not again
+    kept = 0  # items on disk: finished shards, and the journal of the one in progress
     bar = tqdm(
         total=sum(len(s.items) for s in shards), unit="item", desc=stage.kind, disable=not stage.progress
     )
-    for shard in shards:
-        t0 = time.perf_counter()
-        records = compute_shard(worker, shard.items)
-        t1 = time.perf_counter()
-        store.write(stage.kind, shard.name, records, engine_of(worker))
-        compute_s += t1 - t0
-        write_s += time.perf_counter() - t1
-        bar.update(len(shard.items))
-    bar.close()
+    try:
+        for shard in shards:
+            journal = store.journal(stage.kind, shard.name)
+            resumed += len(journal.load()) if journal is not None else 0
+            t0 = time.perf_counter()
+            records = compute_shard(worker, shard.items, journal, on_items=bar.update)
+            t1 = time.perf_counter()
+            store.write(stage.kind, shard.name, records, engine_of(worker))
+            kept += len(shard.items)
+            compute_s += t1 - t0
+            write_s += time.perf_counter() - t1
+    except KeyboardInterrupt as exc:
+        in_flight = len(journal.load()) if journal is not None else 0
+        raise as_interrupted(exc).counted(kept + in_flight, bar.total) from None
+    finally:
+        bar.close()
     return {
         "compute_seconds": round(compute_s, 3),
         "write_seconds": round(write_s, 3),
+        "resumed": resumed,
         "forward_calls": getattr(getattr(worker, "backend", None), "forward_calls", None),
         "boundary_fallbacks": getattr(getattr(worker, "backend", None), "boundary_fallbacks", None),
     }

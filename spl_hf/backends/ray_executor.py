@@ -5,16 +5,28 @@ that builds its engine once (``Stage.make``) and then computes and writes whole 
 call. Ray Data balances the shards over ``replicas`` actors and, by default, restarts an actor that
 dies and retries its task (``max_restarts=-1``, ``max_task_retries=-1``); a retried shard writes the
 same bytes under the same name. The driver loads no model.
+
+Before any model loads, every live node writes a probe file into the results folder and the driver
+reads each one back (:func:`probe_nodes`): a folder a node cannot write, or one that is not the
+driver's (a node-local disk), is refused up front, not after the judge stage.
+
+A local runtime (no ``--ray_address``) listens on 127.0.0.1 only: Ray replaces a loopback node
+address by the machine's routable one (and listens there) unless ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER``
+is 0, which this module sets before it imports Ray. Ray's token authentication (on by default for
+a local ``ray.init`` in recent Ray) guards the rest; docs/card_scale.md says how to confine a test
+cluster to loopback.
 """
 
 from __future__ import annotations
 
+import os
 import pickle
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from spl_hf.backends.executor import ExecutorArgs, ExecutorError
+from spl_hf.backends.executor import ExecutorArgs, ExecutorError, as_interrupted
+from spl_hf.backends.shards import ResultsFolderError
 
 
 def _ray() -> Any:
@@ -38,18 +50,30 @@ def _probe(address: str, timeout_s: float = 10.0) -> None:
         raise ExecutorError(f"--ray_address {address}: cannot connect to the Ray cluster ({exc})") from None
 
 
+def check_reachable(cfg: ExecutorArgs) -> None:
+    """A dry run's check: Ray importable and the cluster's address answering, no runtime started."""
+    _ray()  # importing starts nothing
+    if cfg.address:
+        _probe(cfg.address)
+
+
 def connect(cfg: ExecutorArgs) -> Any:
     """Join ``cfg.address`` (or start a local runtime) and check the replicas fit; returns ``ray``."""
+    address = cfg.address
+    if not address:
+        # Ray replaces 127.0.0.1 by this machine's routable address and its servers listen there
+        # unless this is off; read when ray is imported, so it only helps a process that has not.
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     ray = _ray()
     if not ray.is_initialized():
-        address = cfg.address
         if address:
             _probe(address)
         try:
             if address:
                 ray.init(address=address, log_to_driver=False)
             else:
-                ray.init(include_dashboard=False, log_to_driver=False)
+                # Advertise loopback only: nothing outside this machine is told where to connect.
+                ray.init(include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
         except (ConnectionError, RuntimeError, ValueError) as exc:
             where = address or "a local runtime"
             raise ExecutorError(f"--ray_address {where}: cannot connect to the Ray cluster ({exc})") from None
@@ -61,6 +85,43 @@ def connect(cfg: ExecutorArgs) -> Any:
                 f"--{what.lower()}s_per_replica {need:g}: the Ray cluster has {have:g} {what}s in all"
             )
     return ray
+
+
+def _write_probe(store: Any, node_id: str) -> str:
+    return store.write_probe(node_id)  # ``store`` arrives attached: it refuses a folder without marker
+
+
+def probe_nodes(ray: Any, store: Any, timeout_s: float = 120.0) -> None:
+    """Every live node writes a probe into ``store`` and the driver reads it back, before any model loads."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    task = ray.remote(num_cpus=0, max_retries=1)(_write_probe)
+    refs = [
+        (
+            n,
+            task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)).remote(
+                store, n["NodeID"]
+            ),
+        )
+        for n in nodes
+    ]
+    for node, ref in refs:
+        where = f"Ray node {node.get('NodeManagerAddress')} ({node['NodeID'][:8]})"
+        try:
+            name = ray.get(ref, timeout=timeout_s)
+        except ray.exceptions.GetTimeoutError:
+            raise ExecutorError(
+                f"{where}: no answer to the results-folder probe in {timeout_s:g} s"
+            ) from None
+        except ray.exceptions.RayTaskError as exc:
+            cause = getattr(exc, "cause", None) or exc
+            raise ResultsFolderError(f"{where}: {cause}") from None
+        if store.take_probe(name) != node["NodeID"]:
+            raise ResultsFolderError(
+                f"{store.url}: the probe file {where} wrote there is not in the driver's folder; use a "
+                "results folder every node shares (NFS, s3://, gs://)"
+            )
 
 
 class ShardActor:
@@ -76,17 +137,24 @@ class ShardActor:
 
         from spl_hf.backends.worker import compute_shard, engine_of
 
-        names, compute_s, write_s = [], [], []
+        names, compute_s, write_s, resumed = [], [], [], []
         for blob in batch["shard"]:
             shard = pickle.loads(blob)
             t0 = time.perf_counter()
-            records = compute_shard(self.worker, shard.items)
+            journal = self.store.journal(self.stage.kind, shard.name)
+            resumed.append(len(journal.load()) if journal is not None else 0)
+            records = compute_shard(self.worker, shard.items, journal)
             t1 = time.perf_counter()
             self.store.write(self.stage.kind, shard.name, records, engine_of(self.worker))
             names.append(shard.name)
             compute_s.append(t1 - t0)
             write_s.append(time.perf_counter() - t1)
-        return {"name": np.array(names), "compute": np.array(compute_s), "write": np.array(write_s)}
+        return {
+            "name": np.array(names),
+            "compute": np.array(compute_s),
+            "write": np.array(write_s),
+            "resumed": np.array(resumed),
+        }
 
 
 def run_on_ray(stage: Any, shards: Sequence[Any], store: Any, cfg: ExecutorArgs) -> dict[str, Any]:
@@ -103,12 +171,18 @@ def run_on_ray(stage: Any, shards: Sequence[Any], store: Any, cfg: ExecutorArgs)
         num_cpus=cfg.cpus_per_replica,
         num_gpus=cfg.gpus_per_replica or None,
     )
-    done = ds.take_all()
+    try:
+        done = ds.take_all()
+    except KeyboardInterrupt as exc:
+        landed = store.finished(stage.kind)
+        kept = sum(len(s.items) for s in shards if s.name in landed)
+        raise as_interrupted(exc).counted(kept, sum(len(s.items) for s in shards)) from None
     missing = {s.name for s in shards} - {r["name"] for r in done}
     if missing:
         raise RuntimeError(f"ray: {len(missing)} shard(s) came back unwritten: {sorted(missing)[:3]}")
     return {
         "compute_seconds": round(sum(r["compute"] for r in done), 3),
         "write_seconds": round(sum(r["write"] for r in done), 3),
+        "resumed": int(sum(r["resumed"] for r in done)),
         "ray_seconds": round(time.perf_counter() - t0, 3),
     }

@@ -15,26 +15,43 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from spl_hf.backends.executor import ExecutorArgs, run_local
+from spl_hf.backends.executor import ExecutorArgs, Interrupted, run_local
 from spl_hf.backends.shards import ResultsFolderError, ShardStore
 from spl_hf.backends.worker import PlannedShards, ShardPlan, Stage, StageResult, plan_stage
 
 
-def check_executor(cfg: ExecutorArgs) -> None:
-    """Errors before any model loads: Ray missing or unreachable, more GPUs per replica than the cluster has."""
-    if cfg.executor == "ray":
-        from spl_hf.backends.ray_executor import connect
+def check_executor(cfg: ExecutorArgs, store: Any = None, dry_run: bool = False) -> None:
+    """Errors before any model loads: Ray missing or unreachable, more GPUs per replica than the cluster
+    has, a results folder (``store``) some node cannot write or the driver cannot read back.
 
-        connect(cfg)
+    ``dry_run``: only what needs no Ray runtime here: Ray importable, the address answering.
+    """
+    if cfg.executor != "ray":
+        return
+    from spl_hf.backends import ray_executor
+
+    if dry_run:
+        ray_executor.check_reachable(cfg)
+        return
+    ray = ray_executor.connect(cfg)
+    if store is not None:
+        ray_executor.probe_nodes(ray, store)
 
 
 def compute_missing(stage: Any, shards: Sequence[Any], store: Any, cfg: ExecutorArgs) -> dict[str, Any]:
-    """Compute and write ``shards``; returns timing (seconds computing and writing shards)."""
+    """Compute and write ``shards``; returns timing (seconds computing and writing shards).
+
+    Raises :class:`~spl_hf.backends.executor.Interrupted` (counting the items kept among ``shards``)
+    on Ctrl-C or SIGTERM.
+    """
     if cfg.executor == "ray":
         from spl_hf.backends.ray_executor import run_on_ray
 
-        return run_on_ray(stage, shards, store, cfg)
-    return run_local(stage, shards, store)
+        timing = run_on_ray(stage, shards, store, cfg)
+    else:
+        timing = run_local(stage, shards, store)
+    store.refresh(stage.kind)  # other processes wrote the shards: a listing cached before is stale
+    return timing
 
 
 @dataclass
@@ -93,8 +110,13 @@ def start_stage(stage: Stage, items: Sequence[Any], store: ShardStore, executor:
     plan = plan_stage(stage, items, executor.shard_groups)
     have = store.finished(stage.kind)
     todo = PlannedShards(plan, [k for k, name in enumerate(plan.names) if name not in have])
-    timing = compute_missing(stage, todo, store, executor) if len(todo) else {}
     n_todo = int(sum(len(plan.indices(k)) for k in todo.which))
+    try:
+        timing = compute_missing(stage, todo, store, executor) if len(todo) else {}
+    except Interrupted as exc:  # counted over the whole stage: the cached shards are kept too
+        raise exc.counted(len(items) - n_todo + (exc.kept or 0), len(items)) from None
+    # Items a shard-local journal kept from an interrupted run count as cached: no model ran for them.
+    n_todo -= int(timing.get("resumed") or 0)
     stats = {
         "computed": n_todo,
         "cached": len(items) - n_todo,

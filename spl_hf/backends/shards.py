@@ -8,7 +8,8 @@ Nothing is shared between processes but the folder itself (a local path, NFS, ``
 a SQLite database the store works across hosts.
 
 The folder holds only what this module writes: a marker file, one sub-folder per stage kind with
-shard files, and temporary files of killed writes. Anything else makes the store refuse the folder
+shard files, shard-local journals of unfinished shards (local folders), and temporary files of
+killed writes. Anything else makes the store refuse the folder
 (it never deletes what it did not write).
 """
 
@@ -29,6 +30,11 @@ MARKER_TEXT = "spl_hf results folder: content-addressed shard files (one sub-fol
 SHARD_RE = re.compile(r"[0-9a-f]{64}\.parquet")
 # atomic_path's random hidden sibling, and this module's own temporary names on other filesystems
 TEMP_RE = re.compile(r"\.([0-9a-f]{64}\.parquet|probe)\.[0-9a-f]{12}\.partial")
+# the finished items of a shard still being computed (see :class:`Journal`)
+JOURNAL_RE = re.compile(r"\.[0-9a-f]{64}\.journal")
+# Object stores where one PUT is atomic (an object is visible whole or not at all): a shard is one
+# request there, where a temporary name and a move would take four (PUT, HEAD, COPY, DELETE).
+ATOMIC_PUT = frozenset({"s3", "s3a", "gs", "gcs", "abfs", "abfss", "az", "adl", "oss"})
 KIND_RE = re.compile(r"[a-z][a-z0-9_]{0,40}")
 COLUMNS = ("item", "status", "row", "reason")
 
@@ -60,20 +66,47 @@ def _is_local(fs: Any) -> bool:
     return isinstance(fs, LocalFileSystem)
 
 
-class ShardStore:
-    """The results folder ``url``: checked (and created with its marker, unless ``create`` is off) when opened."""
+def _protocols(fs: Any) -> set[str]:
+    proto = fs.protocol
+    return {proto} if isinstance(proto, str) else set(proto)
 
-    def __init__(self, url: str, create: bool = True) -> None:
+
+class ShardStore:
+    """The results folder ``url``: checked (and created with its marker, unless ``create`` is off) when opened.
+
+    ``attach``: open a folder the driver has already opened (a replica's copy): it must hold the
+    marker, else the replica does not see the driver's folder and is refused before any work.
+    """
+
+    def __init__(self, url: str, create: bool = True, attach: bool = False) -> None:
         if not str(url).strip():
             raise ResultsFolderError("results folder: the path is empty")
-        self.url = str(url)
-        self.fs, self.root = _fs(self.url)
-        self._check(create)
+        self.fs, self.root = _fs(str(url))
+        # A local path is resolved here, on the driver: a replica must never resolve a relative path
+        # against its own working directory (it would write a folder nobody reads).
+        self.url = self.root if _is_local(self.fs) else str(url)
+        self.atomic_put = bool(_protocols(self.fs) & ATOMIC_PUT)
+        self._made: set[str] = set()
+        if attach:
+            self._attach()
+        else:
+            self._check(create)
         import pyarrow.parquet  # noqa: F401 (loaded once here, not inside the first shard's write)
 
-    def __reduce__(self) -> tuple[Any, tuple[str]]:
-        # Sent to remote replicas by URL; each process opens (and checks) the folder itself.
-        return (ShardStore, (self.url,))
+    def __reduce__(self) -> tuple[Any, tuple[str, bool, bool]]:
+        # Sent to remote replicas by (resolved) URL; each opens the driver's folder, never a new one.
+        return (ShardStore, (self.url, False, True))
+
+    def _attach(self) -> None:
+        try:
+            found = self.fs.exists(f"{self.root}/{MARKER}")
+        except OSError as exc:
+            raise ResultsFolderError(f"{self.url}: the results folder cannot be read here ({exc})") from None
+        if not found:
+            raise ResultsFolderError(
+                f"{self.url}: this node does not see the driver's results folder (no {MARKER}); use a "
+                "folder every node shares (NFS, s3://, gs://)"
+            )
 
     # -- checks ---------------------------------------------------------------------------------
     def _check(self, create: bool) -> None:
@@ -94,7 +127,8 @@ class ShardStore:
                     f"{self.url}: holds files spl_hf did not write ({foreign[:5]}); refusing to use "
                     "the folder (nothing is deleted)"
                 )
-            if not create:  # a dry run: checked, nothing written
+            if not create:  # a dry run: checked, nothing left behind
+                self._check_writable()
                 return
             fs.makedirs(root, exist_ok=True)
             if not fs.exists(f"{root}/{MARKER}"):
@@ -104,6 +138,23 @@ class ShardStore:
             raise
         except OSError as exc:
             raise ResultsFolderError(f"{self.url}: the results folder cannot be written ({exc})") from None
+
+    def _check_writable(self) -> None:
+        """A dry run's check that the folder could be written, leaving nothing (not even the folder)."""
+        if _is_local(self.fs):
+            import os
+            from pathlib import Path
+
+            here = Path(self.root)
+            while not here.exists():
+                here = here.parent
+            if not here.is_dir() or not os.access(here, os.W_OK | os.X_OK):
+                raise ResultsFolderError(
+                    f"{self.url}: the results folder cannot be written ({here} is not a writable folder)"
+                )
+            if here != Path(self.root):
+                return
+        self.take_probe(self.write_probe("dry run"))
 
     def foreign(self) -> list[str]:
         """Paths under the folder that this module would never write."""
@@ -116,7 +167,8 @@ class ShardStore:
             if entry["type"] == "directory" and KIND_RE.fullmatch(name):
                 for sub in fs.ls(entry["name"], detail=True):
                     leaf = sub["name"].rstrip("/").rsplit("/", 1)[-1]
-                    if sub["type"] != "file" or not (SHARD_RE.fullmatch(leaf) or TEMP_RE.fullmatch(leaf)):
+                    ours = SHARD_RE.fullmatch(leaf) or TEMP_RE.fullmatch(leaf) or JOURNAL_RE.fullmatch(leaf)
+                    if sub["type"] != "file" or not ours:
                         bad.append(f"{name}/{leaf}")
             elif entry["type"] != "file" or not (name == MARKER or TEMP_RE.fullmatch(name)):
                 bad.append(name)
@@ -126,9 +178,17 @@ class ShardStore:
     def path(self, kind: str, name: str) -> str:
         return f"{self.root}/{kind}/{name}.parquet"
 
+    def refresh(self, kind: str | None = None) -> None:
+        """Forget cached listings (s3fs, gcsfs cache them): other processes have written shards since.
+
+        Without it a listing taken before the replicas wrote makes s3fs refuse a shard that S3 holds.
+        """
+        self.fs.invalidate_cache(f"{self.root}/{kind}" if kind else self.root)
+
     def finished(self, kind: str) -> set[str]:
-        """Names of the shards of ``kind`` already in the folder."""
+        """Names of the shards of ``kind`` already in the folder (one fresh listing)."""
         folder = f"{self.root}/{kind}"
+        self.refresh(kind)
         if not self.fs.exists(folder):
             return set()
         leaves = (p.rstrip("/").rsplit("/", 1)[-1] for p in self.fs.ls(folder, detail=False))
@@ -136,6 +196,21 @@ class ShardStore:
 
     def write(self, kind: str, name: str, records: Sequence[ShardRecord], engine: dict[str, Any]) -> None:
         self._put(self.path(kind, name), shard_bytes(records, engine))
+        journal = self.journal(kind, name)
+        if journal is not None:
+            journal.discard()  # the shard has landed: its journal says nothing more
+
+    def journal(self, kind: str, name: str) -> Journal | None:
+        """The journal of shard ``name`` (its finished items so far); None on an object store.
+
+        An object store has no append: a journal there would cost a request per engine call, more
+        than the shards themselves, so there the unit of resume is the shard.
+        """
+        if not _is_local(self.fs):
+            return None
+        from pathlib import Path
+
+        return Journal(Path(f"{self.root}/{kind}/.{name}.journal"))
 
     def read_table(self, kind: str, name: str) -> tuple[Any, dict[str, Any]]:
         """A shard as an Arrow table (``COLUMNS``, rows JSON) and the engine that computed it (backend, dtype)."""
@@ -159,8 +234,38 @@ class ShardStore:
             for r in table.to_pylist()
         ], engine
 
+    # -- probes: can every node write here, and the driver read what they wrote? ----------------
+    def write_probe(self, text: str) -> str:
+        """A probe file holding ``text`` (its name is returned); the driver reads and removes it."""
+        name = f".probe.{secrets.token_hex(6)}.partial"
+        path = f"{self.root}/{name}"
+        try:
+            if _is_local(self.fs):
+                from pathlib import Path
+
+                Path(path).write_text(text, encoding="utf-8")
+            else:
+                self.fs.pipe_file(path, text.encode())
+        except OSError as exc:
+            raise ResultsFolderError(f"{self.url}: the results folder cannot be written ({exc})") from None
+        return name
+
+    def take_probe(self, name: str) -> str | None:
+        """The text of probe ``name`` (None when this process cannot see it), removed after reading."""
+        if not TEMP_RE.fullmatch(name) or not name.startswith(".probe."):
+            raise ValueError(f"not a probe name: {name!r}")
+        path = f"{self.root}/{name}"
+        self.refresh()
+        try:
+            with self.fs.open(path, "rb") as fh:
+                text = fh.read().decode("utf-8", "replace")
+        except FileNotFoundError:
+            return None
+        self.fs.rm_file(path)
+        return text
+
     def _put(self, path: str, data: bytes, probe: bool = False) -> None:
-        """Write ``data`` whole, then move it to ``path`` (the local path: :func:`atomic_path`)."""
+        """Write ``data`` whole at ``path``: local, :func:`atomic_path`; an object store, one PUT."""
         if _is_local(self.fs):
             from pathlib import Path
 
@@ -174,13 +279,60 @@ class ShardStore:
                 tmp.write_bytes(data)
             return
         parent, leaf = path.rsplit("/", 1)
+        if self.atomic_put and not probe:  # no folders to make, no rename needed
+            self.fs.pipe_file(path, data)
+            return
         tmp = path if probe else f"{parent}/.{leaf}.{secrets.token_hex(6)}.partial"
-        self.fs.makedirs(parent, exist_ok=True)
+        if parent not in self._made:
+            self.fs.makedirs(parent, exist_ok=True)
+            self._made.add(parent)
         self.fs.pipe_file(tmp, data)
         if probe:
             self.fs.rm_file(tmp)
         else:
             self.fs.mv(tmp, path)
+
+
+@dataclass(frozen=True)
+class Journal:
+    """A shard's finished items while it is computed: one JSON line per item, appended per engine call.
+
+    Read back on resume so that an interrupt loses at most the engine call in flight; discarded
+    once the shard lands. A line cut off by a kill (no newline) is ignored; the records it holds are
+    the values the shard would hold, so a resumed shard has the uninterrupted run's bytes.
+    """
+
+    path: Any
+
+    def load(self) -> dict[str, ShardRecord]:
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        out: dict[str, ShardRecord] = {}
+        for line in data.split(b"\n")[:-1]:  # the last piece is empty or a torn line
+            try:
+                item, status, row, reason = json.loads(line)
+            except ValueError:
+                break  # damage: keep what came before, recompute the rest
+            out[item] = ShardRecord(item, status, row, reason)
+        return out
+
+    def append(self, records: Sequence[ShardRecord]) -> None:
+        import os
+
+        text = "".join(
+            json.dumps([r.item, r.status, r.row, r.reason], sort_keys=True) + "\n" for r in records
+        )
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, text.encode())  # one write of whole lines: a kill leaves no half of an earlier one
+        finally:
+            os.close(fd)
+
+    def discard(self) -> None:
+        self.path.unlink(missing_ok=True)
 
 
 def shard_bytes(records: Sequence[ShardRecord], engine: dict[str, Any]) -> bytes:

@@ -237,22 +237,45 @@ def plan_shards(stage: Stage, items: Sequence[Any], shard_groups: int) -> list[S
     return [plan.shard(k) for k in range(len(plan))]
 
 
-def compute_shard(worker: Any, items: Sequence[Any]) -> list[ShardRecord]:
-    """The records of one shard: groups in the worker's order, ``batch_groups`` groups per engine call."""
+def compute_shard(
+    worker: Any,
+    items: Sequence[Any],
+    journal: Any = None,
+    on_items: Callable[[int], None] | None = None,
+) -> list[ShardRecord]:
+    """The records of one shard: groups in the worker's order, ``batch_groups`` groups per engine call.
+
+    With a ``journal`` (:class:`~spl_hf.backends.shards.Journal`) every engine call's records are
+    appended to it, and the calls it already holds are skipped: the batches are cut the same way
+    every time, so a resumed shard computes exactly the calls an uninterrupted one would have left.
+    ``on_items(n)`` is told of each call's ``n`` finished items (the progress bar).
+    """
     ids = getattr(items, "ids", None)  # an ItemView's ids: hashed the plan's cheap way
+    if ids is None:
+        ids = [worker.item_id(it) for it in items]
+    id_of = {id(it): iid for it, iid in zip(items, ids, strict=True)}
     groups: dict[str, list[Any]] = {}
     for it in sorted(items, key=worker.order):
         groups.setdefault(worker.group(it), []).append(it)
     batches = list(groups.values())
     size = max(1, int(worker.batch_groups))
-    results: dict[int, Any] = {}
+    kept = journal.load() if journal is not None else {}
+    done: dict[str, ShardRecord] = {}
     for start in range(0, len(batches), size):
         batch = [it for g in batches[start : start + size] for it in g]
-        for it, res in zip(batch, worker.compute_batch(batch), strict=True):
-            results[id(it)] = res
-    if ids is None:
-        ids = [worker.item_id(it) for it in items]
-    return [_record(worker, iid, it, results[id(it)]) for iid, it in zip(ids, items, strict=True)]
+        bids = [id_of[id(it)] for it in batch]
+        if all(i in kept for i in bids):
+            done.update((i, kept[i]) for i in bids)
+        else:
+            results = worker.compute_batch(batch)
+            records = [_record(worker, *r) for r in zip(bids, batch, results, strict=True)]
+            # The last call's records go straight into the shard, which lands next: no journal line.
+            if journal is not None and start + size < len(batches):
+                journal.append(records)
+            done.update((r.item, r) for r in records)
+        if on_items is not None:
+            on_items(len(batch))
+    return [done[iid] for iid in ids]
 
 
 def engine_of(worker: Any) -> dict[str, Any]:

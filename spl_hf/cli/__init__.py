@@ -19,7 +19,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from spl_hf.errors import USER_ERRORS
 
@@ -119,6 +120,28 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM raises an interrupt like Ctrl-C does (atomic writes then clean up), in the main thread."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _raise(signum: int, frame: object) -> None:
+        from spl_hf.backends.executor import Interrupted
+
+        raise Interrupted(signum)
+
+    previous = signal.signal(signal.SIGTERM, _raise)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from spl_hf.configs import apply_config, parse_args
 
@@ -129,11 +152,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        if apply_config(args):  # the recipe becomes the defaults; flags still override it
-            args = parse_args(parser, argv)
-        code = int(args.func(args) or 0)
-        sys.stdout.flush()  # here, not at exit: a reader that went away is handled below
-        return code
+        with _sigterm_interrupts():
+            if apply_config(args):  # the recipe becomes the defaults; flags still override it
+                args = parse_args(parser, argv)
+            code = int(args.func(args) or 0)
+            sys.stdout.flush()  # here, not at exit: a reader that went away is handled below
+            return code
     except BrokenPipeError:
         # The reader went away (`spl-hf tenets list | head`): stop quietly, as a process killed by
         # SIGPIPE does; stdout is pointed at /dev/null so that the exit's flush raises nothing more.
@@ -141,6 +165,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: one line, what is kept, exit 128 + signal
+        if args.debug:
+            raise
+        from spl_hf.backends.executor import as_interrupted
+
+        stop = as_interrupted(exc)
+        print(f"spl-hf {args.command}: {stop}", file=sys.stderr)
+        return 128 + stop.signum
     except USER_ERRORS as exc:
         if args.debug:
             raise

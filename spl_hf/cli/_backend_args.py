@@ -62,7 +62,7 @@ def prepare_run(
             )
     store = ShardStore(run.cache)
     if executor is not None:
-        check_executor(executor)
+        check_executor(executor, store)
     return output.output_dir, store
 
 

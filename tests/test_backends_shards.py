@@ -1,0 +1,135 @@
+"""The results folder on a cluster: journals of unfinished shards, resolved paths, probes, one-request writes."""
+
+import os
+import pickle
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from spl_hf.backends import ExecutorArgs, ResultsFolderError, ShardStore, Stage, run_stage
+from spl_hf.backends.executor import Interrupted
+from tests.test_backends_worker import Squares
+
+
+class OneTenPerCall(Squares):
+    """Squares, one group (ten) per engine call; ``stop_at`` calls in, Ctrl-C arrives."""
+
+    batch_groups = 1
+    stop_at: int | None = None
+
+    def compute_batch(self, items):
+        if OneTenPerCall.stop_at is not None and len(Squares.calls) == OneTenPerCall.stop_at:
+            raise KeyboardInterrupt
+        return super().compute_batch(items)
+
+
+STAGE = Stage(OneTenPerCall, partial(OneTenPerCall), {"v": 1}, progress=False)
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_an_interrupted_shard_keeps_its_finished_calls_and_resumes_to_the_same_bytes(tmp_path: Path) -> None:
+    items = list(range(60))  # 6 tens; shard_groups 4: a shard of 4 tens, then one of 2
+    OneTenPerCall.stop_at, Squares.calls[:] = None, []
+    run_stage(STAGE, items, ShardStore(str(tmp_path / "ref")), ExecutorArgs(shard_groups=4))
+    reference = _files(tmp_path / "ref" / "squares")
+
+    OneTenPerCall.stop_at, Squares.calls[:] = 2, []  # two tens of the first shard done, then Ctrl-C
+    with pytest.raises(Interrupted) as stop:
+        run_stage(STAGE, items, ShardStore(str(tmp_path / "r")), ExecutorArgs(shard_groups=4))
+    assert (stop.value.kept, stop.value.total, stop.value.signum) == (20, 60, 2)
+    assert str(stop.value) == "interrupted: 20 of 60 kept; rerun to resume"
+    left = list((tmp_path / "r" / "squares").iterdir())
+    assert [p.name.endswith(".journal") for p in left] == [True]  # no shard, no partial file
+
+    OneTenPerCall.stop_at, Squares.calls[:] = None, []
+    again = run_stage(STAGE, items, ShardStore(str(tmp_path / "r")), ExecutorArgs(shard_groups=4))
+    assert (
+        len(Squares.calls) == 4 and sum(len(c) for c in Squares.calls) == 40
+    )  # the journaled two: not again
+    assert _files(tmp_path / "r" / "squares") == reference  # and the journal is gone
+    assert (again.computed, again.cached) == (40, 20) and len(again.rows) == 58
+
+
+def test_a_torn_journal_line_is_recomputed(tmp_path: Path) -> None:
+    from spl_hf.backends.shards import ShardRecord
+
+    store = ShardStore(str(tmp_path / "r"))
+    journal = store.journal("squares", "a" * 64)
+    journal.append([ShardRecord("n1", "ok", {"x": 0.1 + 0.2}, None)])
+    with journal.path.open("ab") as fh:
+        fh.write(b'["n2", "ok"')  # killed inside a write
+    assert journal.load() == {"n1": ShardRecord("n1", "ok", {"x": 0.1 + 0.2}, None)}
+    assert not store.foreign()
+
+
+def test_a_relative_folder_is_resolved_by_the_driver_and_a_replica_never_makes_its_own(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    store = ShardStore("rel/run/results")
+    assert store.url == str(tmp_path / "rel" / "run" / "results")
+    elsewhere = tmp_path / "other"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    replica = pickle.loads(pickle.dumps(store))  # what a Ray replica gets
+    assert replica.root == store.root
+    name = replica.write_probe("node-1")
+    assert store.take_probe(name) == "node-1" and not store.foreign()
+    # A node whose disk holds no such folder (no marker) is refused, and creates nothing.
+    lost = pickle.dumps(ShardStore(str(tmp_path / "gone")))
+    (tmp_path / "gone" / "SPL_HF_RESULTS").unlink()
+    with pytest.raises(ResultsFolderError, match="does not see the driver's results folder"):
+        pickle.loads(lost)
+    assert not (elsewhere / "rel").exists()
+
+
+def test_a_dry_run_checks_the_folder_could_be_written_and_leaves_nothing(tmp_path: Path) -> None:
+    ShardStore(str(tmp_path / "new" / "results"), create=False)
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "old").mkdir()
+    ShardStore(str(tmp_path / "old"), create=False)
+    assert list((tmp_path / "old").iterdir()) == []
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ResultsFolderError, match="cannot be written"):
+        ShardStore(str(tmp_path / "file" / "results"), create=False)
+    if os.geteuid() != 0:  # root writes anywhere
+        (tmp_path / "ro").mkdir(mode=0o500)
+        with pytest.raises(ResultsFolderError, match="cannot be written"):
+            ShardStore(str(tmp_path / "ro" / "results"), create=False)
+
+
+def test_an_object_store_write_is_one_put_and_leaves_no_temporary(monkeypatch) -> None:
+    from spl_hf.backends.shards import ShardRecord
+
+    store = ShardStore("memory://spl-hf-shards-test/results")
+    store.atomic_put = True  # what s3://, gs:// and az:// get: one PUT is atomic there
+    calls: list[str] = []
+    for method in ("pipe_file", "mv", "makedirs", "info", "rm_file"):
+        real = getattr(store.fs, method)
+        monkeypatch.setattr(
+            store.fs, method, lambda *a, _m=method, _r=real, **k: calls.append(_m) or _r(*a, **k)
+        )
+    store.write("judge", "b" * 64, [ShardRecord("a", "ok", {"x": 1}, None)], {})
+    assert calls == ["pipe_file"]
+    assert store.finished("judge") == {"b" * 64} and not store.foreign()
+
+
+def test_a_dry_run_refuses_an_unreachable_ray_address_and_an_unwritable_results_folder(
+    tmp_path: Path, capsys
+) -> None:
+    from spl_hf.cli import main
+    from tests.conftest import REPO
+
+    base = ["release", "tenets", "--config", str(REPO / "recipes" / "tenets" / "demo.yaml"), "--dry_run"]
+    base += ["--run_dir", str(tmp_path / "run"), "--output_dir", str(tmp_path / "ds")]
+    assert main([*base, "--executor", "ray", "--ray_address", "127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert "--ray_address 127.0.0.1:1: cannot connect" in err or "needs the ray extra" in err
+    (tmp_path / "file").write_text("x")
+    assert main([*base, "--results_dir", str(tmp_path / "file" / "results")]) == 2
+    assert "the results folder cannot be written" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]  # a dry run leaves nothing
