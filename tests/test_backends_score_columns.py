@@ -17,6 +17,7 @@ from spl_hf.backends.rehearsal import RehearsalBackend, RehearsalJudge, syntheti
 from spl_hf.backends.runner import run_stage, start_stage
 from spl_hf.backends.settings import JudgeConfig
 from spl_hf.contract.scores import REHEARSAL_MODEL_ID
+from spl_hf.files import PARQUET_SETTINGS
 from spl_hf.tenets import default_tenets
 from tests.backends_rows import pair_row
 
@@ -41,8 +42,9 @@ def _pairs(**over):
 
 
 def _bytes(table: pa.Table, **kw) -> bytes:
+    """What the old path wrote: the whole table through the one Parquet writer's settings."""
     buf = io.BytesIO()
-    pq.write_table(table, buf, **kw)
+    pq.write_table(table, buf, **PARQUET_SETTINGS, **kw)
     return buf.getvalue()
 
 

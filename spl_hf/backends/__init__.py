@@ -18,7 +18,7 @@ if TYPE_CHECKING:
         check_row_suffix,
     )
     from spl_hf.backends.engines import ENGINES, Engine
-    from spl_hf.backends.executor import ExecutorArgs, ExecutorError
+    from spl_hf.backends.executor import ExecutorArgs, ExecutorError, Interrupted, as_interrupted
     from spl_hf.backends.factory import load_backend, make_backend
     from spl_hf.backends.generate import CandidateGenerator, prompts_from_rows
     from spl_hf.backends.hf import BoundaryError, HFBackend
@@ -92,6 +92,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.backends.executor": (
         "ExecutorArgs",
         "ExecutorError",
+        "Interrupted",
+        "as_interrupted",
     ),
     "spl_hf.backends.engines": (
         "ENGINES",

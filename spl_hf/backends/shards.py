@@ -321,9 +321,9 @@ class Journal:
     def append(self, records: Sequence[ShardRecord]) -> None:
         import os
 
-        text = "".join(
-            json.dumps([r.item, r.status, r.row, r.reason], sort_keys=True) + "\n" for r in records
-        )
+        from spl_hf.files import jsonl_line
+
+        text = "".join(jsonl_line([r.item, r.status, r.row, r.reason]) for r in records)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:

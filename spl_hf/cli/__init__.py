@@ -131,7 +131,7 @@ def _sigterm_interrupts() -> Iterator[None]:
         return
 
     def _raise(signum: int, frame: object) -> None:
-        from spl_hf.backends.executor import Interrupted
+        from spl_hf.backends import Interrupted
 
         raise Interrupted(signum)
 
@@ -168,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: one line, what is kept, exit 128 + signal
         if args.debug:
             raise
-        from spl_hf.backends.executor import as_interrupted
+        from spl_hf.backends import as_interrupted
 
         stop = as_interrupted(exc)
         print(f"spl-hf {args.command}: {stop}", file=sys.stderr)
