@@ -180,6 +180,8 @@ def make_release(work: Path, pairs_n: int, seed: int, log: Any) -> Any:
     from spl_hf.decontam import DecontamConfig
     from spl_hf.release.tenets import TenetRelease, TenetReleaseConfig
 
+    capacity = capacity_for(pairs_n)
+
     class SyntheticJudgeRelease(TenetRelease):
         """The release with its judge stage replaced by card-shaped synthetic scores (see module doc)."""
 
@@ -187,9 +189,9 @@ def make_release(work: Path, pairs_n: int, seed: int, log: Any) -> Any:
 
         def _judge(self, clean_dir: Path, out: Path) -> dict[str, Any]:
             t0 = time.perf_counter()
-            counts = synthetic_scores(
-                clean_dir / "pairs.parquet", out / "scores.parquet", self.assign.capacity, seed
-            )
+            # The judge stage may not read the assignment's settings (its key does not hold them): the
+            # synthetic scores' shape is fixed when the release is made.
+            counts = synthetic_scores(clean_dir / "pairs.parquet", out / "scores.parquet", capacity, seed)
             self.judge_seconds = time.perf_counter() - t0
             return counts
 
@@ -202,7 +204,7 @@ def make_release(work: Path, pairs_n: int, seed: int, log: Any) -> Any:
         overwrite=True,
         sft=True,
     )
-    assign = AssignConfig(capacity=capacity_for(pairs_n), threshold=0.5, seed=42)
+    assign = AssignConfig(capacity=capacity, threshold=0.5, seed=42)
     release = SyntheticJudgeRelease(cfg, assign, JudgeConfig(), DecontamConfig())
     release.log = log
     return release

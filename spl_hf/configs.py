@@ -204,7 +204,7 @@ def _help(f: dataclasses.Field, default: Any) -> str:
     # A help that already says its default keeps it: the default is written once.
     if shown is not None and "default" not in text.lower() and not isinstance(default, bool):
         text = f"{text} (default: {shown})"
-    return text
+    return text.replace("%", "%%")  # argparse formats help with %: a help's "95%" is text, not a format
 
 
 def _json_object(text: str) -> dict[str, Any]:

@@ -295,7 +295,7 @@ def test_representative_draw_depends_on_item_and_seed_not_file_order(tmp_path):
         paths.append(path)
 
     def picks(path, seed=42):
-        pairs = read_pool("ca_en_mt_p1", path, seed=seed).pairs
+        pairs = read_pool("ca_en_mt_p1", path, pair_seed=seed).pairs
         return {(r["response_a"], r["response_b"], r["source_preference"]) for r in pairs}
 
     assert picks(paths[0]) == picks(paths[1])

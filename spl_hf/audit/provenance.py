@@ -51,6 +51,11 @@ class ProvenanceReport:
         return asdict(self)
 
 
+class SourcesError(SplHfError):
+    """What is wrong with the ``--sources`` the user gave (not with the release): a one-line error, never
+    a failed audit (:func:`spl_hf.audit.shape.checked` lets it through)."""
+
+
 def parse_specs(specs: list[str]) -> list[tuple[str | None, str]]:
     """``KEY=VALUE`` specs as (key, value); a bare existing path as (None, path)."""
     out: list[tuple[str | None, str]] = []
@@ -61,7 +66,7 @@ def parse_specs(specs: list[str]) -> list[tuple[str | None, str]]:
         elif Path(spec).is_file():
             out.append((None, spec))
         else:
-            raise SplHfError(
+            raise SourcesError(
                 f"--sources {spec!r}: expected KEY=PATH, KEY=ORG/NAME@REVISION or an existing file"
             )
     return out
@@ -75,7 +80,7 @@ def _pin(key: str, value: str) -> tuple[str, str | None]:
     if sep and is_repo_id(repo) and rev:
         return repo, rev
     if is_repo_id(value):
-        raise SplHfError(f"--sources {key}={value}: pin the Hub revision ({key}={value}@<commit or tag>)")
+        raise SourcesError(f"--sources {key}={value}: pin the Hub revision ({key}={value}@<commit or tag>)")
     raise FileNotFoundError(f"--sources {key}={value}: no such file")
 
 
@@ -137,10 +142,10 @@ def tenet_sources(specs: list[str]) -> tuple[pa.Table, list[str]]:
             table = read_pool(key, target, progress=False, revision=revision).pairs.data.table
             what = f"{key} from {target}" + (f"@{revision}" if revision else "")
         else:
-            raise SplHfError(f"--sources {key}=…: unknown pool {key!r}; known: {', '.join(ADAPTERS)}")
+            raise SourcesError(f"--sources {key}=…: unknown pool {key!r}; known: {', '.join(ADAPTERS)}")
         missing = [c for c in SOURCE_COLUMNS if c not in table.column_names]
         if missing:
-            raise SplHfError(f"--sources {what}: not unified pair rows (missing columns {missing})")
+            raise SourcesError(f"--sources {what}: not unified pair rows (missing columns {missing})")
         tables.append(
             table.select(list(SOURCE_COLUMNS)).cast(
                 pa.schema(
@@ -161,7 +166,7 @@ def tenet_sources(specs: list[str]) -> tuple[pa.Table, list[str]]:
     if pc.count_distinct(ids, mode="all").as_py() < len(ids):
         counts = pc.value_counts(ids)
         repeated = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1)).to_pylist()
-        raise SplHfError(
+        raise SourcesError(
             f"--sources: pair_ids {repeated[:5]} occur more than once across the sources "
             "(a pool given twice?)"
         )
@@ -314,7 +319,7 @@ def spl_sources(specs: list[str], schema: AttributeSchema) -> tuple[pa.Table, li
     given = dict(parse_specs(specs))
     unknown = sorted(str(k) for k in given if k not in ("prompts", "candidates", "verdicts"))
     if unknown or not {"prompts", "candidates"} <= set(given):
-        raise SplHfError(
+        raise SourcesError(
             "--sources for an SPL build: give prompts=FILE and candidates=FILE (the records it was "
             f"built from), and verdicts=FILE for its judge configs; got {sorted(str(k) for k in given)}"
         )

@@ -120,8 +120,12 @@ def null_cells(built: BuiltFolder, limit: int = SHOWN) -> list[str]:
 
 def checked(phase: str, built: BuiltFolder, failures: list[str], fn: Callable[[], T]) -> T | None:
     """``fn()``, or None with a failure naming ``phase`` when damaged data makes it raise."""
+    from spl_hf.audit.provenance import SourcesError
+
     try:
         return fn()
+    except SourcesError:
+        raise  # the user's --sources, not the release's data: a one-line error, exit 2
     except DATA_ERRORS as exc:
         shown = "; ".join(null_cells(built)) or "no null cell in the tables"
         failures.append(

@@ -342,7 +342,10 @@ class TenetRelease:
             "decontamination": content(clean, DECONTAMINATION_FILE),
             "assignment": content(assigned, "assignment.parquet"),
             "certificate": content(assigned, "assignment.parquet.certificate.json"),
-            "stats": content(assigned, ASSIGN_STATS),
+            # optional: an assign stage recorded before its statistics were has none (verified instead)
+            "stats": content(assigned, ASSIGN_STATS)
+            if (Path(assigned.path) / ASSIGN_STATS).is_file()
+            else None,
             "tenets": [t.hash for t in self.tenets],
         }
 
