@@ -24,7 +24,7 @@ from spl_hf.sources.adapters.pku import quick_pku
 from spl_hf.sources.adapters.ultrafeedback import quick_ultrafeedback
 from spl_hf.sources.fields import RowError
 from spl_hf.sources.io import read_local
-from spl_hf.sources.pools import pairs_from_table
+from spl_hf.sources.convert import pairs_from_table
 from spl_hf.sources.registry import ADAPTERS
 from tests.sources_fuzz import build_cases
 

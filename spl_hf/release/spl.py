@@ -7,11 +7,8 @@ named instructions -> label prompt attributes once per prompt and response attri
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 from dataclasses import asdict, dataclass, field, replace
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +20,7 @@ from spl_hf.release.decontam_stage import check_heldout
 from spl_hf.release.pools import SourceSpec, parse_sources
 from spl_hf.release.reads import MODEL_FIELDS, PER_READ_OPTIONS, PUBLISH, Reads
 from spl_hf.release.results import open_results
+from spl_hf.release.spl_draw import draw_prompts, with_candidates
 from spl_hf.release.spl_label import VERDICTS_FILE
 from spl_hf.release.stages import StageRunner, fingerprint
 from spl_hf.release.written import (
@@ -63,12 +61,6 @@ def recipe_classes() -> tuple[type, ...]:
     from spl_hf.recipes import kind_classes
 
     return kind_classes("spl")
-
-
-def draw(ids: list[str], n: int, seed: int | str) -> set[str]:
-    """A seeded draw of ``n`` ids that does not depend on their order (smallest keyed hashes)."""
-    keyed = sorted(ids, key=lambda i: hashlib.sha256(f"{seed}\0{i}".encode()).hexdigest())
-    return set(keyed[:n])
 
 
 @dataclass
@@ -348,39 +340,16 @@ class SPLRelease:
 
     def _draw(self, kept: Any) -> tuple[Any, dict[str, Any]]:
         """The seeded per-source sample of the decontaminated prompts, and which sources ended empty."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        sources = kept.column("source").to_pylist()
-        ids = kept.column("prompt_id").to_pylist()
-        keep = [True] * kept.num_rows
-        for name, n in self.sizes.items():
-            chosen = draw([i for i, s in zip(ids, sources) if s == name], n, self.cfg.draw_seed)
-            keep = [k and (s != name or i in chosen) for k, i, s in zip(keep, ids, sources)]
-        drawn = kept.filter(pa.array(keep, pa.bool_()))
-        left = pc.value_counts(drawn.column("source")).to_pylist() if drawn.num_rows else []
-        per = {str(v["values"]): int(v["counts"]) for v in left}
-        names = [s.source for s in self.sources]
-        counts = {name: per.get(name, 0) for name in names}
-        empty = [name for name in names if not counts[name]]
-        if empty:
-            self.log(f"  warning: no prompt of {', '.join(empty)} is left after decontamination")
-        return drawn, {"drawn": counts, "pool_sizes": dict(self.sizes), "empty_sources": empty}
+        drawn, record = draw_prompts(kept, self.sizes, self.cfg.draw_seed, [s.source for s in self.sources])
+        if record["empty_sources"]:
+            self.log(
+                f"  warning: no prompt of {', '.join(record['empty_sources'])} is left after decontamination"
+            )
+        return drawn, record
 
     def _with_candidates(self, prompts: list[dict]) -> tuple[list[dict], dict[str, int]]:
-        """The drawn prompts that get candidates (a seeded choice of each source's candidate_fraction,
-        independent of row order), and per source how many get none."""
-        chosen: set[str] = set()
-        without: dict[str, int] = {}
-        for name in dict.fromkeys(p["source"] for p in prompts):
-            ids = [p["prompt_id"] for p in prompts if p["source"] == name]
-            share = self.fractions.get(name, Fraction(1))
-            n = math.floor(share * len(ids) + Fraction(1, 2))  # rounded half up, exactly
-            # A seed of its own, so the choice is not the first n of the pool draw's order.
-            picked = draw(ids, n, f"candidates:{self.cfg.draw_seed}") if n < len(ids) else set(ids)
-            chosen |= picked
-            without[name] = len(ids) - len(picked)
-        return [p for p in prompts if p["prompt_id"] in chosen], without
+        """The prompts that get candidates and per source how many get none (:func:`with_candidates`)."""
+        return with_candidates(prompts, self.fractions, self.cfg.draw_seed)
 
     def _decontaminate(self, prompts_dir: Path, out: Path) -> dict[str, Any]:
         import pyarrow.parquet as pq

@@ -60,17 +60,19 @@ if TYPE_CHECKING:
     from spl_hf.sources.io import HubSpec, RawTable, SourceFileError, is_hub_id, read_local, read_table
     from spl_hf.sources.mapping import ColumnMap, MappingError, parse_columns
     from spl_hf.sources.options import SourceOptions, SourcesReadArgs
-    from spl_hf.sources.pools import (
-        ADAPTERS,
-        GENERIC,
-        PROMPT_SOURCES,
+    from spl_hf.sources.convert import (
         PoolResult,
         PoolsResult,
         PromptPoolResult,
         pairs_from_table,
-        preview,
         prompts_from_table,
         quarantine_dataset,
+    )
+    from spl_hf.sources.pools import (
+        ADAPTERS,
+        GENERIC,
+        PROMPT_SOURCES,
+        preview,
         read_pool,
         read_pools,
         read_prompt_pool,
@@ -120,17 +122,19 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SourceOptions",
         "SourcesReadArgs",
     ),
-    "spl_hf.sources.pools": (
-        "ADAPTERS",
-        "GENERIC",
-        "PROMPT_SOURCES",
+    "spl_hf.sources.convert": (
         "PoolResult",
         "PoolsResult",
         "PromptPoolResult",
         "pairs_from_table",
-        "preview",
         "prompts_from_table",
         "quarantine_dataset",
+    ),
+    "spl_hf.sources.pools": (
+        "ADAPTERS",
+        "GENERIC",
+        "PROMPT_SOURCES",
+        "preview",
         "read_pool",
         "read_pools",
         "read_prompt_pool",
