@@ -253,7 +253,8 @@ class ShardStore:
     def take_probe(self, name: str) -> str | None:
         """The text of probe ``name`` (None when this process cannot see it), removed after reading."""
         if not TEMP_RE.fullmatch(name) or not name.startswith(".probe."):
-            raise ValueError(f"not a probe name: {name!r}")
+            # the names come from write_probe in this program: another one is a bug, not bad input
+            raise RuntimeError(f"not a probe name: {name!r}")
         path = f"{self.root}/{name}"
         self.refresh()
         try:
