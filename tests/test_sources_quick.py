@@ -22,9 +22,9 @@ from spl_hf.sources.adapter import SourceOptions
 from spl_hf.sources.adapters.hh import convert_hh, quick_hh
 from spl_hf.sources.adapters.pku import quick_pku
 from spl_hf.sources.adapters.ultrafeedback import quick_ultrafeedback
+from spl_hf.sources.convert import pairs_from_table
 from spl_hf.sources.fields import RowError
 from spl_hf.sources.io import read_local
-from spl_hf.sources.convert import pairs_from_table
 from spl_hf.sources.registry import ADAPTERS
 from tests.sources_fuzz import build_cases
 

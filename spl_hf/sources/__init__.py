@@ -56,10 +56,6 @@ from spl_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from spl_hf.sources.adapter import Converted, PairAdapter, PromptAdapter
-    from spl_hf.sources.fields import RowError
-    from spl_hf.sources.io import HubSpec, RawTable, SourceFileError, is_hub_id, read_local, read_table
-    from spl_hf.sources.mapping import ColumnMap, MappingError, parse_columns
-    from spl_hf.sources.options import SourceOptions, SourcesReadArgs
     from spl_hf.sources.convert import (
         PoolResult,
         PoolsResult,
@@ -68,6 +64,10 @@ if TYPE_CHECKING:
         prompts_from_table,
         quarantine_dataset,
     )
+    from spl_hf.sources.fields import RowError
+    from spl_hf.sources.io import HubSpec, RawTable, SourceFileError, is_hub_id, read_local, read_table
+    from spl_hf.sources.mapping import ColumnMap, MappingError, parse_columns
+    from spl_hf.sources.options import SourceOptions, SourcesReadArgs
     from spl_hf.sources.pools import (
         ADAPTERS,
         GENERIC,
