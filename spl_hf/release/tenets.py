@@ -343,9 +343,7 @@ class TenetRelease:
             "assignment": content(assigned, "assignment.parquet"),
             "certificate": content(assigned, "assignment.parquet.certificate.json"),
             # optional: an assign stage recorded before its statistics were has none (verified instead)
-            "stats": content(assigned, ASSIGN_STATS)
-            if (Path(assigned.path) / ASSIGN_STATS).is_file()
-            else None,
+            "stats": content(assigned, ASSIGN_STATS, optional=True),
             "tenets": [t.hash for t in self.tenets],
         }
 

@@ -28,9 +28,12 @@ def manifest_hash(folder: str) -> str | None:
     return fingerprint(manifest) if manifest.is_file() else None
 
 
-def content(stage: Any, name: str) -> str:
-    """The content hash of a file a finished stage wrote: what later stage keys depend on."""
-    return fingerprint(Path(stage.path) / name)
+def content(stage: Any, name: str, optional: bool = False) -> str | None:
+    """The content hash of a file a finished stage wrote: what later stage keys depend on.
+
+    ``optional``: a file the stage may not have written (None then, instead of an error)."""
+    path = Path(stage.path) / name
+    return None if optional and not path.is_file() else fingerprint(path)
 
 
 def written_here(stage_dir: Path, output_dir: str) -> bool:
