@@ -222,12 +222,20 @@ class DemoRun(NamedTuple):
     trained_after: int  # the same after the rerun (equal: the rerun did not train again)
 
 
-DEMO_KEPT = ("spl", "tenets_release/dataset", "spl_release/dataset", "train_run/run.json", "eval")
+DEMO_KEPT = (
+    "spl",
+    "tenets_release/dataset",
+    "spl_release/dataset",
+    "spl_recorded_release/dataset",
+    "train_run/run.json",
+    "eval",
+)
 
 
 DEMO_REPORTS = (
     "tenets_release/run_report.json",
     "spl_release/run_report.json",
+    "spl_recorded_release/run_report.json",
     "spl_audit.json",
     "train_stamp.json",
 )

@@ -8,9 +8,19 @@ back identical and auditing clean by repo id, which leave no file behind.
 
 import json
 import math
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
+
+from tests import procs
+from tests.conftest import REPO
+from tests.test_backends_resume import _count
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
 
@@ -56,6 +66,23 @@ def test_demo_builds_both_releases_in_stages(demo_run):
         assert (demo_run.out / rel).is_file(), rel
 
 
+def test_demo_publishes_an_spl_release_with_labels_and_says_they_are_recorded(demo_run):
+    # The 135M labeler labels none of the model release's pairs (and that release is not published);
+    # the SPL release the demo publishes is the same staged command on the sample's recorded labels.
+    model = _stages(demo_run.reports_before["spl_release/run_report.json"])
+    assert _has(model["write"]["counts"], pairs=3, labeled=0)
+    recorded = demo_run.reports_before["spl_recorded_release/run_report.json"]
+    stages = _stages(recorded)
+    assert list(stages) == ["write", "audit"] and stages["audit"]["counts"]["ok"] is True
+    assert stages["write"]["counts"]["labeled"] > 0
+    dataset = demo_run.out / "spl_recorded_release" / "dataset"
+    card = (dataset / "README.md").read_text()
+    assert "recorded labels of the shipped sample, not labeled by a model in this run" in card
+    producers = json.loads((dataset / "build_report.json").read_text())["producers"]
+    assert producers["labeler"]["status"] == "not_recorded" and not producers["labeler"]["identities"]
+    assert "spl-hf-demo/spl-safety" in demo_run.output
+
+
 def test_demo_publishes_loads_back_and_audits_by_repo_id(demo_run):
     # The one check on log text: the three published builds, loaded back in fresh processes.
     assert demo_run.output.count("identical to the local folder") == 3 and "DIFFERENT" not in demo_run.output
@@ -81,10 +108,67 @@ def test_demo_trains_from_the_server_and_measures_refusal(demo_run):
 
 def test_demo_rerun_resumes_and_changes_no_output(demo_run):
     assert demo_run.rerun_code == 0, demo_run.rerun_output[-3000:]
-    for rel in ("tenets_release/run_report.json", "spl_release/run_report.json"):
+    for rel in (
+        "tenets_release/run_report.json",
+        "spl_release/run_report.json",
+        "spl_recorded_release/run_report.json",
+    ):
         before, after = demo_run.reports_before[rel], demo_run.reports_after[rel]
         assert [s["name"] for s in after["stages"]] == [s["name"] for s in before["stages"]]
         assert all(s["skipped"] for s in after["stages"]), rel
         assert [s["counts"] for s in after["stages"]] == [s["counts"] for s in before["stages"]]
     assert demo_run.trained_after == demo_run.trained_before != 0  # not trained again
     assert demo_run.files_after == demo_run.files_before
+
+
+def _release_argv(root: Path) -> list[str]:
+    return [
+        "release",
+        "tenets",
+        "--config",
+        str(REPO / "recipes" / "tenets" / "demo.yaml"),
+        "--run_dir",
+        str(root / "run"),
+        "--output_dir",
+        str(root / "ds"),
+        "--no_progress",
+        "--shard_groups",
+        "2",
+    ]
+
+
+def _run_release(argv: list[str], env: dict[str, str]) -> None:
+    proc = procs.run(
+        [sys.executable, "-m", "spl_hf.cli", *argv], env=env, capture_output=True, text=True, timeout=900
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_demo_release_judge_killed_and_resumed_writes_the_demos_manifest(demo_run, tmp_path):
+    """The demo recipe's judge stage SIGKILLed part-way and resumed, in two shard groups, gives the bytes of
+    the demo's own uninterrupted run (one group, in process): the demo is the reference, not run again."""
+    reference = demo_run.files_before["tenets_release/dataset/MANIFEST.sha256"]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    root = tmp_path / "killed"
+    db = root / "run" / "results"
+    with procs.started(
+        [sys.executable, "-m", "spl_hf.cli", *_release_argv(root)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    ) as proc:
+        deadline = time.monotonic() + 600
+        while _count(db) < 12 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    done_at_kill = _count(db)
+    assert proc.returncode == -signal.SIGKILL
+    assert 0 < done_at_kill < 72, "the kill must land inside the judge stage (12 pairs x 6 tenets, 6 shards)"
+    assert not (root / "ds" / "MANIFEST.sha256").exists()
+
+    _run_release(_release_argv(root), env)
+    report = json.loads((root / "run" / "run_report.json").read_text())
+    judge = next(s for s in report["stages"] if s["name"] == "judge")["counts"]
+    assert judge["cached"] == done_at_kill and judge["computed"] == 72 - done_at_kill
+    assert (root / "ds" / "MANIFEST.sha256").read_bytes() == reference

@@ -21,7 +21,7 @@ from spl_hf.errors import SplHfError
 from spl_hf.release.tenets import ASSIGN_STATS
 from tests.conftest import REPO
 
-PAIRS = 600
+PAIRS = 200
 
 
 def _bench():

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from spl_hf.contract import TenetQuality
-from spl_hf.dataset.png import png_bytes, save_png
+from spl_hf.dataset.png import drawn_png, save_png
 
 SHARES = (
     ("consistent", "position-consistent", "#2b8a3e"),
@@ -120,4 +120,7 @@ def judge_quality_png(scores, rows, quality: Sequence[TenetQuality], threshold: 
         if rows.num_rows
         else np.array([])
     )
-    return png_bytes(judge_quality_figure(quality, judged, released, threshold))
+    inputs = (judged, released, tuple(quality), float(threshold))
+    return drawn_png(
+        "judge_quality", inputs, lambda: judge_quality_figure(quality, judged, released, threshold)
+    )

@@ -110,6 +110,9 @@ def save_pool_preference_figure(path: str | Path, scores: pa.Table, threshold: f
 def pool_preference_png(scores, threshold: float) -> bytes:
     """The PNG bytes of a tenet build's judge-vs-pool figure over its ``judge_scores`` rows, as the build
     draws it and the audit redraws it."""
-    from spl_hf.dataset.png import png_bytes
+    from spl_hf.dataset.png import drawn_png
 
-    return png_bytes(pool_preference_figure(pool_preference_data(scores, threshold), threshold))
+    data = pool_preference_data(scores, threshold)
+    return drawn_png(
+        "pool_preference", (data, float(threshold)), lambda: pool_preference_figure(data, threshold)
+    )

@@ -1,7 +1,7 @@
 """The demo: each capability run on shipped data and the embedded model, under one folder, each step checked.
 
 SPL from recorded attributes (built, audited, a counterfactual); the embedded model as attribute
-labeler; both releases from their demo recipes; publishing to a local Hub server, loading back and
+labeler; the releases from their demo recipes (the SPL one on the model and on recorded labels); publishing to a local Hub server, loading back and
 auditing by repo id; training from the published release; refusal of the base and trained models.
 A rerun resumes from the caches and finished stages.
 """
@@ -38,11 +38,13 @@ def run_demo(out_dir: str) -> int:
     del backend
     tenets = demo_release(out, "tenets")
     spl = demo_release(out, "spl")
-    ok = tenets is not None and spl is not None and ok
+    recorded = demo_release(out, "spl_recorded")
+    ok = tenets is not None and spl is not None and recorded is not None and ok
+    # The model-labeled SPL release stays local: it holds no label, and publish refuses such a build.
     builds = {
         "spl-sample": out / "spl",
         **({"tenets": tenets} if tenets else {}),
-        **({"spl-safety": spl} if spl else {}),
+        **({"spl-safety": recorded} if recorded else {}),
     }
     ok = demo_chain(out, builds) and ok
     print(f"\ndemo outputs under {out}/ ({time.perf_counter() - started:.0f} s){'' if ok else ' — FAILED'}")

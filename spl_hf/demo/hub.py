@@ -41,16 +41,6 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def accepts_empty(folder: Path) -> bool:
-    """Whether the release that wrote ``folder`` set ``min_rows: 0`` (the demo's SPL recipe does: the
-    135M labeler labels none of its pairs); its run report records the gates it checked."""
-    report = folder.parent / "run_report.json"
-    if not report.is_file():
-        return False
-    gates = (json.loads(report.read_text(encoding="utf-8")).get("quality_gates") or {}).get("gates", [])
-    return any(g.get("setting") == "min_rows" and g.get("minimum") == 0 for g in gates)
-
-
 def publish_and_load(url: str, token: str, builds: dict[str, Path]) -> tuple[bool, dict[str, str]]:
     """Publish each build as ``spl-hf-demo/<name>`` and load it back in a fresh process.
 
@@ -64,7 +54,7 @@ def publish_and_load(url: str, token: str, builds: dict[str, Path]) -> tuple[boo
         with tempfile.TemporaryDirectory(prefix="spl-hf-home-") as home:
             env = client_env(url, token, home)
             argv = ["-m", "spl_hf.cli", "publish", str(folder), "--repo_id", repo_id, "--json"]
-            pub = _python(argv + (["--allow_empty"] if accepts_empty(folder) else []), env)
+            pub = _python(argv, env)
             if pub.returncode != 0:
                 print(f"{name}: publish failed: {_last_line(pub.stderr)}")
                 ok = False

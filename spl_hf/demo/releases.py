@@ -25,6 +25,15 @@ RELEASES = {
         "'comply'/'refuse' -> attributes labeled by the embedded model -> rules -> dataset -> audit "
         "(recipes/spl/demo.yaml)",
     ),
+    # The 135M labeler labels none of the pairs above (P(true) < 0.5 on every boolean attribute), so the
+    # release the demo publishes runs the same command on the shipped sample's recorded labels.
+    "spl_recorded": (
+        "spl_hf.release.spl",
+        "spl/demo_recorded.yaml",
+        "SPL release on recorded labels: the shipped sample's recorded attribute assignments -> rules -> "
+        "dataset -> audit, no model (recipes/spl/demo_recorded.yaml: the embedded labeler labels none of "
+        "the pairs above, so this is the SPL release the demo publishes; its card says the labels are recorded)",
+    ),
 }
 
 
