@@ -1,8 +1,9 @@
 """The demo: each capability run on shipped data and the embedded model, under one folder, each step checked.
 
 SPL from recorded attributes (built, audited, a counterfactual); the embedded model as attribute
-labeler; the releases from their demo recipes (the SPL one on the model and on recorded labels); publishing to a local Hub server, loading back and
-auditing by repo id; training from the published release; refusal of the base and trained models.
+labeler; the releases from their demo recipes (the SPL one on the model, and on recorded labels);
+publishing to a local Hub server, loading back and auditing by repo id; training from the published
+release; refusal of the base and trained models.
 A rerun resumes from the caches and finished stages.
 """
 
