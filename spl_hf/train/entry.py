@@ -12,6 +12,7 @@ def cli(argv: Sequence[str] | None = None) -> int:
     traceback (exit 1)."""
     from spl_hf.errors import USER_ERRORS
     from spl_hf.train.args import parse_args
+    from spl_hf.train.group import end_rank
     from spl_hf.train.run import main
 
     args = list(sys.argv[1:] if argv is None else argv)
@@ -20,4 +21,4 @@ def cli(argv: Sequence[str] | None = None) -> int:
     except USER_ERRORS as exc:
         print(f"train.py: error: {exc}", file=sys.stderr)
         return 2
-    return 0
+    return end_rank(0)

@@ -45,3 +45,33 @@ def init_cpu_group(parse: Callable[[], tuple[Any, Any, Any]]) -> None:
         PartialState(
             cpu=True, backend=training_args.ddp_backend, timeout=timedelta(seconds=training_args.ddp_timeout)
         )
+
+
+# A rank's trainer, kept past ``main`` (see :func:`end_rank`).
+_KEPT: list[Any] = []
+
+
+def keep_until_exit(trainer: Any) -> None:
+    """Hold a launched rank's trainer until :func:`end_rank` ends the process. Freeing it frees the
+    DDP reducer, whose gloo group (already destroyed by ``trainer.end()``, so the reducer holds the last
+    reference) is then destroyed with the GIL held: its destructor joins gloo's worker thread, which
+    may at that moment be freeing the last barrier's work, whose tensors need the GIL. Rank 1 of the
+    two-rank test hung there about 1 run in 12 (py-spy: ``~ProcessGroupGloo`` -> ``thread::join`` in
+    the main thread, ``~AsyncBarrierWork`` -> ``gil_scoped_acquire`` in the worker)."""
+    if launched_ranks() > 1:
+        _KEPT.append(trainer)
+
+
+def end_rank(code: int) -> int:
+    """``code`` for one process; a launched rank whose trainer was kept ends here with ``os._exit``
+    (stdio flushed), after its outputs are written and sealed and every rank passed the last barrier,
+    so the interpreter never frees the gloo group."""
+    if not _KEPT:
+        return code
+    import logging
+    import sys
+
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

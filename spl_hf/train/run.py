@@ -18,6 +18,7 @@ from spl_hf.outputs import guard_dir, mark_output, seal_output
 from spl_hf.train.args import TrainScriptArguments
 from spl_hf.train.checks import check_dataset_manifest, check_settings
 from spl_hf.train.data import is_local, load_split
+from spl_hf.train.group import keep_until_exit
 from spl_hf.train.record import RunRecord, final_loss, resolved_config, safe_argv, write_run
 
 EMBEDDED = "embedded"
@@ -161,6 +162,7 @@ def main(
     state.wait_for_everyone()
     if hasattr(trainer, "end"):  # transformers >= 5.18: finish trackers, destroy the process group
         trainer.end()
+    keep_until_exit(trainer)  # a launched rank never frees its gloo group (spl_hf.train.group)
     return out
 
 
