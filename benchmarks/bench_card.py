@@ -159,14 +159,18 @@ class Sampler(threading.Thread):
 
     def __init__(self) -> None:
         super().__init__(daemon=True)
-        self.stage, self.peaks, self.stop = "setup", {}, threading.Event()
+        self.stage, self.peaks, self.arrow, self.stop = "setup", {}, {}, threading.Event()
 
     def run(self) -> None:
         while not self.stop.wait(0.2):
             self.note()
 
     def note(self) -> None:
+        import pyarrow as pa
+
         self.peaks[self.stage] = max(self.peaks.get(self.stage, 0.0), rss_mib())
+        # Arrow's pool apart: what of the peak is columnar data, the rest Python objects and the heap
+        self.arrow[self.stage] = max(self.arrow.get(self.stage, 0.0), pa.total_allocated_bytes() / 2**20)
 
 
 def run_size(work: Path, fraction: float, seed: int, tiny: bool) -> dict[str, Any]:
@@ -288,6 +292,7 @@ def _summary(
         "seconds": {n: round(s["seconds"], 2) for n, s in stages.items()},
         "cpu_seconds": {n: round(v, 2) for n, v in cpu.items()},
         "peak_rss_mib": {n: round(v) for n, v in sampler.peaks.items()},
+        "peak_arrow_mib": {n: round(v) for n, v in sampler.arrow.items()},
         "max_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "stored_bytes": stored,
         "load": [round(load, 2), round(os.getloadavg()[0], 2)],
@@ -337,13 +342,16 @@ def table(results: list[dict[str, Any]]) -> str:
             f"\n{r['pairs']:,} pairs, {r['scores']:,} scores, {r['rows']:,} rows, {r['tenets_kept']} tenets kept, "
             f"audit ok {r['audit_ok']}, load {r['load'][0]} -> {r['load'][1]}"
         )
-        lines.append(f"  {'stage':<14}{'wall s':>9}{'cpu s':>9}{'peak RSS MiB':>14}{'stored MiB':>12}")
+        lines.append(
+            f"  {'stage':<14}{'wall s':>9}{'cpu s':>9}{'peak RSS MiB':>14}{'Arrow MiB':>11}{'stored MiB':>12}"
+        )
         for n in STAGES:
             if n not in r["seconds"]:
                 continue
             lines.append(
                 f"  {n:<14}{r['seconds'][n]:>9.1f}{r['cpu_seconds'].get(n, 0):>9.1f}"
-                f"{r['peak_rss_mib'].get(n, 0):>14,}{r['stored_bytes'].get(n, 0) / 2**20:>12.1f}"
+                f"{r['peak_rss_mib'].get(n, 0):>14,}{r['peak_arrow_mib'].get(n, 0):>11,}"
+                f"{r['stored_bytes'].get(n, 0) / 2**20:>12.1f}"
             )
         peak = max(r["peak_rss_mib"].values())
         pr = r["prompts"]

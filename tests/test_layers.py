@@ -241,6 +241,7 @@ FLOORS = (
         "spl_hf.lazy",
         "spl_hf.files",
         "spl_hf.filehash",
+        "spl_hf.held",
         "spl_hf.yamlio",
         "spl_hf.jsonl",
         "spl_hf.manifest",

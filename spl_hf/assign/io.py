@@ -17,6 +17,7 @@ from spl_hf.assign.certificate import Certificate
 from spl_hf.assign.scores import REQUIRED_COLUMNS
 from spl_hf.errors import SplHfError
 from spl_hf.files import write_json, write_jsonl, write_parquet
+from spl_hf.held import hold, text_columns
 
 _JSONL = (".jsonl", ".ndjson")
 
@@ -40,22 +41,32 @@ def _blank(path: Path, probe: int = 1 << 16) -> bool:
         return path.stat().st_size <= probe and not f.read(probe).strip()
 
 
-def read_table(path: str | Path, columns: tuple[str, ...] = REQUIRED_COLUMNS) -> pa.Table:
+def read_table(
+    path: str | Path, columns: tuple[str, ...] = REQUIRED_COLUMNS, *, held: bool = False
+) -> pa.Table:
+    """``columns`` of a parquet or JSON Lines table (those it has). ``held``: string columns as
+    dictionaries, as a driver holds judge scores (:mod:`spl_hf.held`); parquet decodes them straight
+    into dictionaries, so no plain copy is ever made."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
     kind = _kind(path)
     try:
         if kind == "parquet":
-            present = pq.read_schema(path).names
-            return pq.read_table(path, columns=[c for c in columns if c in present])
+            schema = pq.read_schema(path)
+            wanted = [c for c in columns if c in schema.names]
+            if not held:
+                return pq.read_table(path, columns=wanted)
+            texts = [c for c in text_columns(schema) if c in wanted]
+            return pq.read_table(path, columns=wanted, read_dictionary=texts).combine_chunks()
         if _blank(path):
             # An empty JSON-lines file is a valid empty table (e.g. an assignment that kept no tenet).
             return pa.table({c: pa.array([], pa.float64() if c == "score" else pa.string()) for c in columns})
         table = pajson.read_json(path)
     except pa.ArrowInvalid as exc:
         raise SplHfError(f"{path}: cannot read {kind}: {exc}") from exc
-    return table.select([c for c in columns if c in table.column_names])
+    table = table.select([c for c in columns if c in table.column_names])
+    return hold(table) if held else table
 
 
 def write_table(table: pa.Table, path: str | Path) -> None:

@@ -57,14 +57,24 @@ def _describe_rows(table: pa.Table, rows: np.ndarray) -> str:
 
 
 def _encode(column: pa.ChunkedArray | pa.Array) -> tuple[pa.Array, np.ndarray]:
-    """(sorted distinct values, int32 code per row); one hash pass, then a sort of the distinct values."""
+    """(sorted distinct values, int32 code per row); one hash pass, then a sort of the distinct values.
+    A dictionary column (as a driver holds judge scores, :mod:`spl_hf.held`) is not hashed again: its
+    indices are the codes, renumbered over the values its rows use in sorted order."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
-    enc = column.dictionary_encode()
-    order = pc.array_sort_indices(enc.dictionary).to_numpy()
-    rank = np.empty(len(order), np.int32)
-    rank[order] = np.arange(len(order), dtype=np.int32)
-    return enc.dictionary.take(pa.array(order)), rank[enc.indices.to_numpy(zero_copy_only=False)]
+    enc = column if pa.types.is_dictionary(column.type) else column.dictionary_encode()
+    indices = enc.indices.to_numpy(zero_copy_only=False)
+    used = np.zeros(len(enc.dictionary), bool)
+    used[indices] = True
+    values = enc.dictionary.take(pa.array(np.flatnonzero(used)))
+    order = pc.array_sort_indices(values).to_numpy()
+    code = np.full(len(used), -1, np.int32)
+    code[np.flatnonzero(used)[order]] = np.arange(len(order), dtype=np.int32)
+    return values.take(pa.array(order)), code[indices]
+
+
+def _values_type(t: pa.DataType) -> pa.DataType:
+    return t.value_type if pa.types.is_dictionary(t) else t
 
 
 def _rows_of_repeated(keys: np.ndarray) -> np.ndarray:
@@ -95,10 +105,10 @@ def encode_scores(table: pa.Table, source: str = "<table>") -> ScoreTable:
     table = table.select(list(REQUIRED_COLUMNS)).combine_chunks()
     problems: list[str] = []
     for name in ("pair_id", "prompt_id"):
-        t = table.schema.field(name).type
+        t = _values_type(table.schema.field(name).type)
         if not (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)):
             problems.append(f"column {name!r} must hold strings or integers, not {t}")
-    ttype = table.schema.field("tenet").type
+    ttype = _values_type(table.schema.field("tenet").type)
     if not (pa.types.is_string(ttype) or pa.types.is_large_string(ttype)):
         problems.append(f"column 'tenet' must hold strings, not {ttype}")
     stype = table.schema.field("score").type

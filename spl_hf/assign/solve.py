@@ -52,6 +52,7 @@ from spl_hf.assign.residual import potentials
 from spl_hf.assign.scores import ScoreTable, encode_scores
 from spl_hf.assign.solvers import solve_network
 from spl_hf.errors import SplHfError
+from spl_hf.held import plain
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,10 @@ def _certificate(st: ScoreTable, config: AssignConfig, net, sol, pi, tie_range: 
     # Output order: tenet name, then pair id (both are sorted codes), independent of the input order.
     used = used[np.lexsort((net.arc_pair[used], net.arc_tenet[used]))]
     rows = net.arc_row[used]
-    assignment = st.table.take(pa.array(rows, pa.int64())).select(["pair_id", "prompt_id", "tenet", "score"])
+    # Plain strings, whatever the scores were held as (spl_hf.held): these rows are written and read as ids.
+    assignment = plain(
+        st.table.take(pa.array(rows, pa.int64())).select(["pair_id", "prompt_id", "tenet", "score"])
+    )
     abs_scores = np.abs(st.score[rows])
     t = net.num_tenets
     cert = Certificate(

@@ -52,10 +52,11 @@ def judged_quality(scores: pa.Table, pairs: pa.Table, threshold: float) -> dict:
     what a release's quality gates and its console line read, computed as the card's figures are."""
     from spl_hf.build.rows import with_source_preference
     from spl_hf.contract import JUDGED_SCORE_COLUMNS, SCORE_FEATURES
+    from spl_hf.held import hold
 
     # As a build reads them: the released score columns, typed (a judge stage writes a few more).
     judged = pa.schema([SCORE_FEATURES.arrow_schema.field(c) for c in JUDGED_SCORE_COLUMNS])
-    scores = scores.select(list(JUDGED_SCORE_COLUMNS)).cast(judged)
+    scores = hold(scores.select(list(JUDGED_SCORE_COLUMNS)), judged)
     rows = judge_quality(with_source_preference(scores, pairs), {}, threshold=threshold, capacity=0)
     return section_of(rows, threshold=threshold, capacity=0, not_judged_recorded=False)
 

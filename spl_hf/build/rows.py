@@ -12,24 +12,36 @@ import pyarrow.compute as pc
 
 from spl_hf.contract import SCORE_FEATURES
 from spl_hf.errors import SplHfError
+from spl_hf.held import hold, key_codes
 
 
 def row_numbers(keys: pa.Table, table: pa.Table, on: list[str], missing: str) -> pa.Array:
     """For each row of ``keys``, the row of ``table`` with the same ``on`` values (an Arrow join, in key order)."""
-    found = _hash_lookup(keys, table, on)
+    key_side, table_side = _join_keys(keys, table, on)
+    found = _hash_lookup(key_side, table_side, on)
     if found is not None:
         return found
     # The join defines the result and its errors (repeated or absent keys, null keys).
-    left = keys.select(on).append_column("__key_row", pa.array(np.arange(keys.num_rows, dtype=np.int64)))
-    right = table.select(on).append_column("__row", pa.array(np.arange(table.num_rows, dtype=np.int64)))
+    left = key_side.append_column("__key_row", pa.array(np.arange(keys.num_rows, dtype=np.int64)))
+    right = table_side.append_column("__row", pa.array(np.arange(table.num_rows, dtype=np.int64)))
     joined = left.join(right, on, join_type="left outer").sort_by("__key_row")
     if joined.num_rows != keys.num_rows:
         raise SplHfError(f"{' and '.join(on)} repeat in a table that must hold each once")
     rows = joined.column("__row").combine_chunks()
     if rows.null_count:
-        absent = joined.filter(pc.is_null(joined.column("__row"))).select(on).slice(0, 5).to_pylist()
-        raise SplHfError(f"{missing}: {absent}")
+        absent_rows = joined.filter(pc.is_null(joined.column("__row"))).column("__key_row").slice(0, 5)
+        raise SplHfError(f"{missing}: {keys.select(on).take(absent_rows).to_pylist()}")
     return rows
+
+
+def _join_keys(keys: pa.Table, table: pa.Table, on: list[str]) -> tuple[pa.Table, pa.Table]:
+    """The ``on`` columns of both sides as a join compares them: indices into ``table``'s dictionary
+    where it holds a column as one (spl_hf.held), the values otherwise."""
+    pairs = [key_codes(keys.column(c), table.column(c)) for c in on]
+    return (
+        pa.table(dict(zip(on, [k for k, _ in pairs], strict=True))),
+        pa.table(dict(zip(on, [t for _, t in pairs], strict=True))),
+    )
 
 
 def _hash_lookup(keys: pa.Table, table: pa.Table, on: list[str]) -> pa.Array | None:
@@ -64,4 +76,5 @@ def with_source_preference(scores: pa.Table, pairs: pa.Table, rows: pa.Array | N
         pref = pairs.column("source_preference").take(rows)
     else:  # pair rows written without the column: no pool preference is stated
         pref = pa.nulls(scores.num_rows, pa.string())
-    return scores.append_column("source_preference", pref).cast(SCORE_FEATURES.arrow_schema)
+    # Held as the scores are (spl_hf.held): string columns stay dictionaries.
+    return hold(scores.append_column("source_preference", pref), SCORE_FEATURES.arrow_schema)

@@ -28,6 +28,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from spl_hf.held import first_seen_codes
+
 QUANTILES = (0.1, 0.5, 0.9)
 
 
@@ -226,8 +228,8 @@ def _column(table: pa.Table, name: str) -> np.ndarray:
 
 def _codes(values: pa.ChunkedArray) -> tuple[list[str], np.ndarray]:
     """Distinct values and each row's index into them (a null is the value ``""``)."""
-    enc = pc.dictionary_encode(values.combine_chunks().fill_null(""))
-    return enc.dictionary.to_pylist(), enc.indices.to_numpy(zero_copy_only=False)
+    names, codes = first_seen_codes(values.combine_chunks().fill_null(""))
+    return names.to_pylist(), codes.to_numpy(zero_copy_only=False)
 
 
 @dataclass(frozen=True)

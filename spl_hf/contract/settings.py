@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 ASSIGN_SETTINGS = ("capacity", "threshold", "solver", "seed", "scale", "strategy", "tie_range")
 
@@ -28,7 +29,9 @@ def judge_identities(scores: pa.Table) -> list[dict[str, Any]]:
 
 def score_tenets(scores: pa.Table) -> list[str]:
     return (
-        sorted({str(t) for t in scores.column("tenet").to_pylist()}) if "tenet" in scores.column_names else []
+        sorted({str(t) for t in pc.unique(scores.column("tenet")).to_pylist()})
+        if "tenet" in scores.column_names
+        else []
     )
 
 

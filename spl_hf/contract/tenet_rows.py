@@ -18,6 +18,7 @@ from spl_hf.contract.digest import combine, hash_array
 from spl_hf.contract.messages import MESSAGES
 from spl_hf.contract.scores import pair_input_hash
 from spl_hf.errors import SplHfError
+from spl_hf.held import equals_taken, index_in, plain_type
 
 CERTIFICATE_FILE = "assignment_certificate.json"
 
@@ -222,7 +223,9 @@ def check_inputs(pairs: pa.Table, scores: pa.Table, source: str) -> pa.Array:
     rows = _score_pair_rows(pairs, scores, source)
     wrong_prompt = np.flatnonzero(
         ~np.asarray(
-            pc.equal(scores.column("prompt_id"), pairs.column("prompt_id").take(rows)).fill_null(False)
+            equals_taken(
+                scores.column("prompt_id"), pairs.column("prompt_id").combine_chunks(), rows
+            ).fill_null(False)
         )
     )
     if len(wrong_prompt):
@@ -230,9 +233,8 @@ def check_inputs(pairs: pa.Table, scores: pa.Table, source: str) -> pa.Array:
             f"{source}: score rows {wrong_prompt[:5].tolist()} have a prompt_id that differs "
             "from their pair row"
         )
-    expected = _pair_hashes(pairs).take(rows)
     wrong_text = np.flatnonzero(
-        ~np.asarray(pc.equal(scores.column("input_sha256"), expected).fill_null(False))
+        ~np.asarray(equals_taken(scores.column("input_sha256"), _pair_hashes(pairs), rows).fill_null(False))
     )
     if len(wrong_text):
         raise SplHfError(
@@ -253,12 +255,12 @@ def _score_pair_rows(pairs: pa.Table, scores: pa.Table, source: str) -> pa.Array
     kind = pair_ids.type
     if (
         (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind))
-        and kind == s_pairs.type
+        and kind == plain_type(s_pairs.type)
         and not pair_ids.null_count
         and not s_pairs.null_count
         and pc.count_distinct(pair_ids).as_py() == len(pair_ids)
     ):
-        rows = pc.index_in(s_pairs, value_set=pair_ids)
+        rows = index_in(s_pairs, pair_ids)
         if not rows.null_count:
             return rows.cast(pa.int64())
     return _score_pair_rows_per_row(pair_ids.to_pylist(), s_pairs.to_pylist(), source)

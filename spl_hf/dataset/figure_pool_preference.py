@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from spl_hf.dataset.figure_judge_quality import score_reach
 from spl_hf.dataset.png import save_png
+from spl_hf.held import first_seen_codes
 
 FIGURE_FILE = "judge_vs_pool.png"
 COLORS = {"a": "#2b8a3e", "b": "#c92a2a"}
@@ -27,9 +28,9 @@ def pool_preference_data(scores: pa.Table, threshold: float) -> list[dict]:
     import pyarrow.compute as pc
 
     # Integer codes and boolean masks: a build's judge_scores holds millions of rows.
-    enc = pc.dictionary_encode(scores.column("source").combine_chunks())
-    names = enc.dictionary.to_pylist()
-    codes = enc.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+    values, indices = first_seen_codes(scores.column("source"))
+    names = values.to_pylist()
+    codes = indices.fill_null(-1).to_numpy(zero_copy_only=False)
     pref = scores.column("source_preference")
     is_side = {side: np.asarray(pc.equal(pref, side).fill_null(False)) for side in ("a", "b")}
     score = np.asarray(scores.column("score").to_numpy(zero_copy_only=False), dtype=float)

@@ -26,6 +26,7 @@ from spl_hf.dataset import DEFAULT_MAX_SHARD_SIZE
 from spl_hf.errors import SplHfError
 from spl_hf.filehash import sha256_file
 from spl_hf.files import replace_dir, temp_dir_beside, write_bytes, write_parquet
+from spl_hf.held import decoded, decoded_nbytes
 from spl_hf.manifest import check_manifest, write_manifest
 from spl_hf.outputs import (
     MARKER,
@@ -166,14 +167,16 @@ def shard_paths(config: str, split: str, num_shards: int) -> list[str]:
     return [f"{config_dir(config)}/{split}-{i:05d}-of-{num_shards:05d}.parquet" for i in range(num_shards)]
 
 
-def shard_table(table: pa.Table, max_shard_bytes: int) -> list[pa.Table]:
+def shard_table(table: pa.Table, max_shard_bytes: int, nbytes: int | None = None) -> list[pa.Table]:
     """Contiguous row ranges of about equal size whose Arrow size stays under ``max_shard_bytes``.
 
     Parquet with compression is smaller than the Arrow data, so each file stays under the bound too.
+    ``nbytes``: the size the table has as written, where it is held otherwise (dictionaries).
     """
     if max_shard_bytes <= 0:
         raise SplHfError(f"max shard size must be positive, got {max_shard_bytes}")
-    n = max(1, min(table.num_rows, -(-table.nbytes // max_shard_bytes)))
+    size = table.nbytes if nbytes is None else nbytes
+    n = max(1, min(table.num_rows, -(-size // max_shard_bytes)))
     bounds = [round(i * table.num_rows / n) for i in range(n + 1)]
     return [table.slice(a, b - a) for a, b in itertools.pairwise(bounds)]
 
@@ -256,14 +259,18 @@ def write_dataset_folder(
     try:
         # The marker makes the partial folder recognisably ours, so a later run may remove it.
         mark_output(tmp, PARTIAL_KIND)
-        shards: list[tuple[Path, pa.Table]] = []
+        # Each shard is cast to its config's schema as it is written, not the whole table up front: a
+        # table held with dictionaries (spl_hf.held: a release's judge scores) is decoded one shard at
+        # a time, so the driver never holds a second, decoded copy of it.
+        shards: list[tuple[Path, pa.Table, pa.Schema]] = []
         for c in configs:
             schema = c.features.arrow_schema
             for split, table in c.splits.items():
-                parts = shard_table(table.cast(schema), parse_size(max_shard_size))
+                size = decoded_nbytes(table, schema)
+                parts = shard_table(table, parse_size(max_shard_size), size)
                 for rel, shard in zip(shard_paths(c.name, split, len(parts)), parts, strict=True):
                     (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
-                    shards.append((tmp / rel, shard))
+                    shards.append((tmp / rel, shard, schema))
         for rel, text in {"README.md": readme, **(extra_files or {})}.items():
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             write_bytes(tmp / rel, text if isinstance(text, bytes) else text.encode("utf-8"))
@@ -286,9 +293,11 @@ def write_dataset_folder(
     return WrittenFolder(out, files)
 
 
-def _write_shard(job: tuple[Path, pa.Table]) -> None:
-    dest, shard = job
-    write_parquet(dest, shard)  # the one writer's fixed settings: the same table gives the same bytes
+def _write_shard(job: tuple[Path, pa.Table, pa.Schema]) -> None:
+    dest, shard, schema = job
+    write_parquet(
+        dest, decoded(shard, schema)
+    )  # the one writer's fixed settings: the same table gives the same bytes
 
 
 def _swap_in(new: Path, out: Path) -> None:

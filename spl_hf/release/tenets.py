@@ -275,13 +275,13 @@ class TenetRelease:
 
     def _judge_quality(self, clean_dir: Path, judge_dir: Path, quiet: bool = False) -> dict[str, Any]:
         """The judge-quality figures of the judged pairs (what the card shows), printed as one line."""
-        import pyarrow.parquet as pq
-
+        from spl_hf.assign import read_table
         from spl_hf.build import judged_quality
+        from spl_hf.contract import JUDGED_SCORE_COLUMNS
         from spl_hf.release.gates import quality_line
 
         section = judged_quality(
-            pq.read_table(judge_dir / "scores.parquet"),
+            read_table(judge_dir / "scores.parquet", JUDGED_SCORE_COLUMNS, held=True),
             _preferences(clean_dir / "pairs.parquet"),
             self.assign.threshold,
         )
@@ -315,7 +315,7 @@ class TenetRelease:
         )
 
         # Encoded once for the solve and the certificate check (encoding is deterministic).
-        scores = encode_scores(read_table(judge_dir / "scores.parquet"))
+        scores = encode_scores(read_table(judge_dir / "scores.parquet", held=True))
         result = assign_tenets(scores, self.assign)
         check = verify_certificate(scores, result)
         if not check.ok:

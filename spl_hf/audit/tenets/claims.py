@@ -29,6 +29,7 @@ from spl_hf.contract import (
     tenet_license_fields,
 )
 from spl_hf.dataset import POOL_FIGURE, QUALITY_FIGURE, judge_quality_card
+from spl_hf.held import count_distinct
 
 TEMPLATE = "tenet_dataset.md.j2"
 FIGURE_FILE = QUALITY_FIGURE
@@ -114,8 +115,8 @@ def tenet_claims(
         "certificate_ok": certificate_ok,
         "rows": scores.num_rows,
         "eligible_rows": elig.num_rows,
-        "eligible_pairs": pc.count_distinct(elig.column("pair_id")).as_py(),
-        "eligible_prompts": pc.count_distinct(elig.column("prompt_id")).as_py(),
+        "eligible_pairs": count_distinct(elig.column("pair_id")),
+        "eligible_prompts": count_distinct(elig.column("prompt_id")),
         "final_prompts": len(cert.prompt_ids),
         "rows_per_source": per_source,
         "decontamination": decontamination,
@@ -163,7 +164,7 @@ def _card(cert, summary, card, scores, rows, per_source, eligible) -> dict:
         "mean_abs": round(summary["mean_abs_score"] or 0.0, 6),
         "judged": scores.num_rows,
         "eligible": eligible,
-        "model_ids": sorted(set(scores.column("model_id").to_pylist())),
+        "model_ids": sorted(set(pc.unique(scores.column("model_id")).to_pylist())),
         "judges": sorted(judges, key=lambda j: tuple(map(str, j.values()))),
         "clip_chars": DEFAULT_CLIP_CHARS,
         "omitted_marker": OMITTED_MARKER,

@@ -37,6 +37,7 @@ from spl_hf.contract import (
 )
 from spl_hf.derive import filled
 from spl_hf.errors import SplHfError
+from spl_hf.held import hold, key_codes
 
 TOLERANCE = 1e-12
 # The optional companion config of `spl-hf build tenets --sft` (spl_hf.build.sft; audit never imports build).
@@ -95,15 +96,23 @@ def score_rows(pair_id: pa.Array, tenet: pa.Array, scores: pa.Table) -> tuple[np
     shows up as two matches of its row.
     """
     n = len(pair_id)
+    if not pa.types.is_dictionary(scores.schema.field("tenet").type):
+        tenet = tenet.cast(scores.schema.field("tenet").type)  # rows hold large_string, scores string
+    # Where the scores are held with dictionaries (spl_hf.held), both sides join on their indices.
+    (pair_probe, pair_held), (tenet_probe, tenet_held) = (
+        key_codes(pair_id, scores.column("pair_id")),
+        key_codes(tenet, scores.column("tenet")),
+    )
     judged = pa.table(
         {
-            "pair_id": scores.column("pair_id"),
-            "tenet": scores.column("tenet"),
+            "pair_id": pair_held,
+            "tenet": tenet_held,
             "_srow": pa.array(np.arange(scores.num_rows, dtype=np.int64)),
         }
     )
-    tenet = tenet.cast(scores.schema.field("tenet").type)  # rows hold large_string, scores string
-    audited = pa.table({"pair_id": pair_id, "tenet": tenet, "_row": pa.array(np.arange(n, dtype=np.int64))})
+    audited = pa.table(
+        {"pair_id": pair_probe, "tenet": tenet_probe, "_row": pa.array(np.arange(n, dtype=np.int64))}
+    )
     matches = judged.join(audited, ["pair_id", "tenet"], join_type="inner")
     rows = matches.column("_row").to_numpy()
     index = np.full(n, -1, dtype=np.int64)
@@ -223,8 +232,11 @@ def _read_certificate(folder: Path, failures: list[str]) -> Certificate | None:
         return None
 
 
-def _typed(splits: list, features, failures: list[str]) -> list[tuple[str, str, pa.Table]]:
-    """Splits cast to the contract's schema; a split that does not fit it is a failure, not a crash."""
+def _typed(
+    splits: list, features, failures: list[str], held: bool = False
+) -> list[tuple[str, str, pa.Table]]:
+    """Splits cast to the contract's schema; a split that does not fit it is a failure, not a crash.
+    ``held``: string columns kept as dictionaries (spl_hf.held), as the judge scores are read."""
     out = []
     schema = features.arrow_schema
     for s in splits:
@@ -232,7 +244,8 @@ def _typed(splits: list, features, failures: list[str]) -> list[tuple[str, str, 
         try:
             if missing:
                 raise SplHfError(f"missing columns {missing}")
-            out.append((s.config, s.split, s.table.select(schema.names).cast(schema)))
+            table = s.table.select(schema.names)
+            out.append((s.config, s.split, hold(table, schema) if held else table.cast(schema)))
         except (ValueError, pa.ArrowException) as exc:
             failures.append(f"{s.config}/{s.split}: not the tenet build's row schema ({exc})")
     return out
@@ -392,20 +405,21 @@ def audit_folder(built: BuiltFolder, max_report: int = 1000) -> TenetAuditReport
 
 def _audit_scores(built: BuiltFolder, report: TenetAuditReport, flag, max_report: int):
     """Judge scores: every score is the difference of its stored probabilities."""
-    score_splits = _typed(built.config("judge_scores"), SCORE_FEATURES, report.failures)
+    score_splits = _typed(built.config("judge_scores"), SCORE_FEATURES, report.failures, held=True)
     scores = (
-        pa.concat_tables([t for _, _, t in score_splits])
+        pa.concat_tables([t for _, _, t in score_splits]).combine_chunks()  # one dictionary per column
         if score_splits
         else SCORE_FEATURES.arrow_schema.empty_table()
     )
     s_raw = scores_from_probs(scores.column("p_a_first").to_numpy(), scores.column("p_a_second").to_numpy())
     bad_scores = np.flatnonzero(s_raw != scores.column("score").to_numpy())
-    ids = pc.binary_join_element_wise(scores.column("pair_id"), scores.column("tenet"), "/")
     report.mismatch_count += len(bad_scores)
     score_starts = np.cumsum([0] + [t.num_rows for _, _, t in score_splits])
     for i in bad_scores[:max_report]:
         k = int(np.searchsorted(score_starts, i, side="right") - 1)
-        flag("judge_scores", score_splits[k][1], int(i - score_starts[k]), ids[int(i)].as_py(), ["score"])
+        pair, tenet = (scores.column(c)[int(i)].as_py() for c in ("pair_id", "tenet"))
+        ident = None if pair is None or tenet is None else f"{pair}/{tenet}"
+        flag("judge_scores", score_splits[k][1], int(i - score_starts[k]), ident, ["score"])
     report.rows += scores.num_rows
     return scores, score_splits, bad_scores
 
