@@ -19,7 +19,8 @@ Every score row names it as the model, and ``publish`` refuses its builds (but t
 127.0.0.1, started here). Its time (``compute`` in the judge stage) is reported and excluded.
 
 Reported per stage: wall and CPU seconds of the driver, its peak RSS during the stage (sampled
-every 0.2 s) and the bytes the stage stored. Targets (issue 37), model time excluded: everything
+every 0.2 s), the peak of Arrow's memory pool in it (columnar data; the rest of the RSS is Python
+objects, the heap and what the allocators keep) and the bytes the stage stored. Targets (issue 37), model time excluded: everything
 but the engine under 10 minutes at full size; driver peak RSS under 4 GB at 16.4M scores; peak RSS
 at full size at most 1.3x that at a quarter. The ratio line compares the run with the same job at
 --baseline_fraction (default 1/4 of the card, or the --tiny pair) run first in the same process
