@@ -161,7 +161,9 @@ def _read_split(
     if not tables:
         return None
     try:
-        return pa.concat_tables(tables)
+        # A held split is one chunk per column (one dictionary each) from here on, made once: the
+        # audit's casts and joins then take it as it is instead of each combining its own copy.
+        return pa.concat_tables(tables).combine_chunks() if held else pa.concat_tables(tables)
     except pa.ArrowInvalid:
         failures.append(f"{where}: its files {files} have different columns or types")
         return None

@@ -214,6 +214,9 @@ def build_tenets(
     card_kwargs.update(
         _construction_kwargs(cfg, pairs, scores, rows, source_order, per_source, decontamination)
     )
+    # Nothing below reads the pair rows or the recomputed scores: freed before the shards are decoded
+    # and written (at the card, about 1.2 GB of pair text the writer's decoded shards can reuse).
+    del pairs, recomputed
     readme = render_card("tenet_dataset.md.j2", configs, **card_kwargs)
     report = {
         "kind": "tenets",
