@@ -10,7 +10,6 @@ Counts: edits the audit names (exit 1), edits it passes (undetected), and audits
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import sys
 import tempfile
@@ -50,12 +49,13 @@ def _set(value: Any, path: tuple) -> Any:
 
 
 def _reseal(folder: Path) -> None:
-    lines = []
-    for p in sorted(folder.rglob("*")):
-        rel = p.relative_to(folder).as_posix()
-        if p.is_file() and rel != "MANIFEST.sha256":
-            lines.append(f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {rel}\n")
-    (folder / "MANIFEST.sha256").write_text("".join(lines))
+    """The manifest of the folder as it is now (what a consistent forger writes)."""
+    from spl_hf.filehash import sha256_file
+    from spl_hf.manifest import MANIFEST, folder_files, write_manifest
+
+    write_manifest(
+        folder, {rel: sha256_file(folder / rel) for rel in folder_files(folder) if rel != MANIFEST}
+    )
 
 
 def walk(release: Path) -> dict[str, Any]:

@@ -3,7 +3,6 @@ copy, edit and re-seal a build (a forger's tools: rewrite a file, recompute the 
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 from pathlib import Path
 
@@ -88,12 +87,12 @@ def rewrite(path: Path, edit) -> None:
 
 def reseal(folder: Path) -> None:
     """Recompute MANIFEST.sha256 over the folder as it is now (what a consistent forger does)."""
-    lines = []
-    for p in sorted(folder.rglob("*")):
-        rel = p.relative_to(folder).as_posix()
-        if p.is_file() and rel != "MANIFEST.sha256":
-            lines.append(f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {rel}\n")
-    (folder / "MANIFEST.sha256").write_text("".join(lines))
+    from spl_hf.filehash import sha256_file
+    from spl_hf.manifest import MANIFEST, folder_files, write_manifest
+
+    write_manifest(
+        folder, {rel: sha256_file(folder / rel) for rel in folder_files(folder) if rel != MANIFEST}
+    )
 
 
 def data_file(folder: Path, config: str, split: str = "train") -> Path:
