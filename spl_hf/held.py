@@ -73,12 +73,27 @@ def plain(table: pa.Table) -> pa.Table:
     )
 
 
+# Rows decoded at a time to size a held column (a multiple of 8: the slices' validity bitmaps then add
+# up to the whole column's, as their offsets and data do).
+SIZE_SLICE = 1 << 16
+
+
 def decoded_nbytes(table: pa.Table, schema: pa.Schema) -> int:
-    """``decoded(table, schema).nbytes`` without holding the decoded table: batch by batch, which sums
-    to the same buffers as the whole cast (a cast keeps the chunks)."""
-    if not any(pa.types.is_dictionary(f.type) for f in table.schema):
-        return table.cast(schema).nbytes
-    return sum(pa.Table.from_batches([b]).cast(schema).nbytes for b in table.to_batches())
+    """``decoded(table, schema).nbytes`` without holding the decoded table: a dictionary column is
+    decoded a slice at a time and the slices' sizes summed (equal to the whole's); any other column
+    is cast as a whole (a no-op where its type is already the schema's)."""
+    total = 0
+    for f in schema:
+        column = table.column(f.name)
+        if not pa.types.is_dictionary(column.type):
+            total += column.cast(f.type).nbytes
+            continue
+        for chunk in column.chunks:
+            total += sum(
+                chunk.slice(start, SIZE_SLICE).cast(f.type).nbytes
+                for start in range(0, len(chunk), SIZE_SLICE)
+            )
+    return total
 
 
 def key_codes(

@@ -66,10 +66,22 @@ def test_integer_ids_bound_for_string_fields_are_held_as_their_strings():
     assert decoded(hold(table, schema), schema).equals(table.cast(schema))
 
 
-def test_decoded_nbytes_is_the_decoded_tables_size_for_any_chunking():
+@pytest.mark.parametrize("slice_rows", [64, 1 << 16])
+def test_decoded_nbytes_is_the_decoded_tables_size_for_any_chunking(monkeypatch, slice_rows):
+    import spl_hf.held
+
+    monkeypatch.setattr(spl_hf.held, "SIZE_SLICE", slice_rows)  # sized a slice at a time, or whole
     table = _scores(50)
     schema = table.schema.set(table.schema.get_field_index("tenet"), pa.field("tenet", pa.large_string()))
-    for held in (hold(table), pa.concat_tables([hold(table.slice(0, 700)), hold(table.slice(700))])):
+    nulls = table.set_column(
+        2, "source", pa.array([None if i % 9 == 0 else "hh" for i in range(table.num_rows)])
+    )
+    for held in (
+        hold(table),
+        pa.concat_tables([hold(table.slice(0, 700)), hold(table.slice(700))]),
+        hold(table).slice(3, 1000),
+        hold(nulls),
+    ):
         assert decoded_nbytes(held, schema) == decoded(held, schema).nbytes
 
 
