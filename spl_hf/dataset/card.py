@@ -21,6 +21,7 @@ from spl_hf.dataset.examples import card_examples
 from spl_hf.dataset.folder import ConfigData, config_rows, sha256_file, yaml_metadata
 from spl_hf.errors import SplHfError
 from spl_hf.files import json_text, refuse_symlink, write_json, write_text
+from spl_hf.held import text_columns
 from spl_hf.manifest import MANIFEST, update_manifest
 
 CARD_INPUTS = "card.json"  # what the card is rendered from
@@ -132,8 +133,10 @@ def card_inputs(template: str, configs: list[ConfigData], **kwargs: object) -> s
 
 
 def read_split(folder: Path, pattern: str, features: Features) -> pa.Table:
+    """A split's rows as the card reads them (row counts and the first rows): strings as dictionaries
+    (spl_hf.held), so rendering a card never holds a judge_scores table at its decoded size."""
     files = sorted(folder.glob(pattern + ".parquet"))
-    tables = [pq.read_table(f) for f in files]
+    tables = [pq.read_table(f, read_dictionary=text_columns(pq.read_schema(f))) for f in files]
     return pa.concat_tables(tables) if tables else features.arrow_schema.empty_table()
 
 
