@@ -19,6 +19,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 
+def _single(a: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """One array: a chunked one combined (its dictionaries unified)."""
+    return a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
+
+
 def _is_text(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t)
 
@@ -45,6 +50,16 @@ def held_schema(schema: pa.Schema) -> pa.Schema:
 def text_columns(schema: pa.Schema) -> list[str]:
     """The string fields of ``schema``: what a parquet read decodes straight into dictionaries."""
     return [f.name for f in schema if _is_text(f.type)]
+
+
+def read_parquet(path, columns: list[str] | None = None, **kwargs) -> pa.Table:
+    """A parquet file with its string columns read straight into dictionaries (no plain copy is
+    made), one chunk per column; ``kwargs`` go to ``pq.read_table``."""
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(path)
+    texts = [c for c in text_columns(schema) if columns is None or c in columns]
+    return pq.read_table(path, columns=columns, read_dictionary=texts, **kwargs).combine_chunks()
 
 
 def hold(table: pa.Table, schema: pa.Schema | None = None) -> pa.Table:
@@ -108,10 +123,7 @@ def key_codes(
     value (a repeated value shares it, so a join still finds it twice), and the probe's dictionary
     is looked up once, not every probe row. A value the held side lacks gets -1, a null stays null
     (neither matches any row, as in a join of the values)."""
-    if isinstance(held, pa.ChunkedArray):
-        held = held.combine_chunks()
-    if isinstance(probe, pa.ChunkedArray):
-        probe = probe.combine_chunks()
+    probe, held = _single(probe), _single(held)
     if pa.types.is_dictionary(held.type):
         values, held_codes = held.dictionary, held.indices
     elif pa.types.is_dictionary(probe.type):
@@ -132,8 +144,7 @@ def equals_taken(column: pa.Array | pa.ChunkedArray, values: pa.Array, rows: pa.
     """``column[i] == values[rows[i]]`` per row (null where either is null), without building
     ``values.take(rows)`` as strings where ``column`` is a dictionary: ``values`` are looked up in its
     dictionary once each, and the indices are compared."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
+    column = _single(column)
     if not pa.types.is_dictionary(column.type):
         return pc.equal(column, values.take(rows))
     codes = pc.index_in(values.cast(column.type.value_type), value_set=column.dictionary, skip_nulls=True)
@@ -144,8 +155,7 @@ def equals_taken(column: pa.Array | pa.ChunkedArray, values: pa.Array, rows: pa.
 
 def index_in(probe: pa.Array | pa.ChunkedArray, values: pa.Array) -> pa.Array:
     """``pc.index_in(probe, value_set=values)``; a dictionary probe's values are looked up once each."""
-    if isinstance(probe, pa.ChunkedArray):
-        probe = probe.combine_chunks()
+    probe = _single(probe)
     if not pa.types.is_dictionary(probe.type):
         return pc.index_in(probe, value_set=values)
     found = pc.take(pc.index_in(probe.dictionary.cast(values.type), value_set=values), probe.indices)
@@ -160,8 +170,7 @@ def first_seen_codes(column: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, pa.A
     """(distinct values in order of first appearance, each row's index into them; a null row stays
     null): what ``pc.dictionary_encode`` gives a plain column, for a held one too. A dictionary's
     own order and any value no row uses (a filtered table keeps its dictionary) play no part."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
+    column = _single(column)
     if not pa.types.is_dictionary(column.type):
         enc = pc.dictionary_encode(column)
         return enc.dictionary, enc.indices
@@ -172,8 +181,7 @@ def first_seen_codes(column: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, pa.A
 def count_distinct(column: pa.Array | pa.ChunkedArray) -> int:
     """Distinct non-null values (``pc.count_distinct``), for a held column too: its dictionary's values
     are distinct, so distinct indices are distinct values."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
+    column = _single(column)
     if pa.types.is_dictionary(column.type):
         column = column.indices
     return pc.count_distinct(column).as_py()

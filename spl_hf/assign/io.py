@@ -17,7 +17,7 @@ from spl_hf.assign.certificate import Certificate
 from spl_hf.assign.scores import REQUIRED_COLUMNS
 from spl_hf.errors import SplHfError
 from spl_hf.files import write_json, write_jsonl, write_parquet
-from spl_hf.held import hold, text_columns
+from spl_hf.held import hold, read_parquet
 
 _JSONL = (".jsonl", ".ndjson")
 
@@ -53,12 +53,9 @@ def read_table(
     kind = _kind(path)
     try:
         if kind == "parquet":
-            schema = pq.read_schema(path)
-            wanted = [c for c in columns if c in schema.names]
-            if not held:
-                return pq.read_table(path, columns=wanted)
-            texts = [c for c in text_columns(schema) if c in wanted]
-            return pq.read_table(path, columns=wanted, read_dictionary=texts).combine_chunks()
+            present = pq.read_schema(path).names
+            wanted = [c for c in columns if c in present]
+            return read_parquet(path, wanted) if held else pq.read_table(path, columns=wanted)
         if _blank(path):
             # An empty JSON-lines file is a valid empty table (e.g. an assignment that kept no tenet).
             return pa.table({c: pa.array([], pa.float64() if c == "score" else pa.string()) for c in columns})

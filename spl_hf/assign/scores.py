@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from spl_hf.assign.tiebreak import fnv1a64
 from spl_hf.errors import SplHfError
+from spl_hf.held import plain_type
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("pair_id", "prompt_id", "tenet", "score")
 _SHOWN_ROWS = 10
@@ -73,10 +74,6 @@ def _encode(column: pa.ChunkedArray | pa.Array) -> tuple[pa.Array, np.ndarray]:
     return values.take(pa.array(order)), code[indices]
 
 
-def _values_type(t: pa.DataType) -> pa.DataType:
-    return t.value_type if pa.types.is_dictionary(t) else t
-
-
 def _rows_of_repeated(keys: np.ndarray) -> np.ndarray:
     """Row indices whose key occurs more than once, in row order."""
     sk = np.sort(keys)
@@ -105,10 +102,10 @@ def encode_scores(table: pa.Table, source: str = "<table>") -> ScoreTable:
     table = table.select(list(REQUIRED_COLUMNS)).combine_chunks()
     problems: list[str] = []
     for name in ("pair_id", "prompt_id"):
-        t = _values_type(table.schema.field(name).type)
+        t = plain_type(table.schema.field(name).type)
         if not (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)):
             problems.append(f"column {name!r} must hold strings or integers, not {t}")
-    ttype = _values_type(table.schema.field("tenet").type)
+    ttype = plain_type(table.schema.field("tenet").type)
     if not (pa.types.is_string(ttype) or pa.types.is_large_string(ttype)):
         problems.append(f"column 'tenet' must hold strings, not {ttype}")
     stype = table.schema.field("score").type

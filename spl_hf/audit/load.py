@@ -22,7 +22,7 @@ from spl_hf.audit.files import is_data_file
 from spl_hf.contract import CERTIFICATE_FILE
 from spl_hf.dataset import CardLayout, read_card
 from spl_hf.errors import SplHfError
-from spl_hf.held import text_columns
+from spl_hf.held import read_parquet
 from spl_hf.manifest import MANIFEST, ManifestCheck, check_manifest, folder_files, safe_relative
 from spl_hf.rules import RuleBase, default_rulebase, load_rulebase
 
@@ -152,8 +152,10 @@ def _read_split(
                 return None
             try:
                 # pq.read_table reads the file itself: no dataset cache can stand in for the bytes on disk.
-                texts = text_columns(pq.read_schema(folder / rel)) if held else None
-                cache[rel] = pq.read_table(folder / rel, memory_map=False, read_dictionary=texts)
+                path = folder / rel
+                cache[rel] = (
+                    read_parquet(path, memory_map=False) if held else pq.read_table(path, memory_map=False)
+                )
             except (OSError, pa.ArrowException) as exc:
                 failures.append(f"{where}: {rel} is not a readable parquet file ({exc})")
                 return None

@@ -13,7 +13,6 @@ from importlib import resources
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 from datasets import Features
 from huggingface_hub import DatasetCard, DatasetCardData
 
@@ -21,7 +20,7 @@ from spl_hf.dataset.examples import card_examples
 from spl_hf.dataset.folder import ConfigData, config_rows, sha256_file, yaml_metadata
 from spl_hf.errors import SplHfError
 from spl_hf.files import json_text, refuse_symlink, write_json, write_text
-from spl_hf.held import text_columns
+from spl_hf.held import read_parquet
 from spl_hf.manifest import MANIFEST, update_manifest
 
 CARD_INPUTS = "card.json"  # what the card is rendered from
@@ -136,7 +135,7 @@ def read_split(folder: Path, pattern: str, features: Features) -> pa.Table:
     """A split's rows as the card reads them (row counts and the first rows): strings as dictionaries
     (spl_hf.held), so rendering a card never holds a judge_scores table at its decoded size."""
     files = sorted(folder.glob(pattern + ".parquet"))
-    tables = [pq.read_table(f, read_dictionary=text_columns(pq.read_schema(f))) for f in files]
+    tables = [read_parquet(f) for f in files]
     return pa.concat_tables(tables) if tables else features.arrow_schema.empty_table()
 
 

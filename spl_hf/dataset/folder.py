@@ -295,9 +295,8 @@ def write_dataset_folder(
 
 def _write_shard(job: tuple[Path, pa.Table, pa.Schema]) -> None:
     dest, shard, schema = job
-    write_parquet(
-        dest, decoded(shard, schema)
-    )  # the one writer's fixed settings: the same table gives the same bytes
+    # The one writer's fixed settings: the same table gives the same bytes.
+    write_parquet(dest, decoded(shard, schema))
 
 
 def _swap_in(new: Path, out: Path) -> None:
