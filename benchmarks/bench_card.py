@@ -16,7 +16,11 @@ executor (``local``) and results store, on synthetic pools of the card's shape:
 The judge's engine is the rehearsal engine (:mod:`spl_hf.backends.rehearsal`): the real judge
 worker builds every prompt, and only the model call is replaced by deterministic synthetic scores.
 Every score row names it as the model, and ``publish`` refuses its builds (but to a local Hub on
-127.0.0.1, started here). Its time (``compute`` in the judge stage) is reported and excluded.
+127.0.0.1, started here). Its time (the runner's ``engine_seconds``: the worker's ``compute_batch``,
+prompts and scores) is reported and excluded. The judge takes the card recipe's engine settings (64
+pairs per submission, as on vLLM), on one local replica process per core (``--replicas``: two on
+this machine); the engine's seconds, summed over the replicas, then count for
+their sum over the replica count of wall time.
 
 Reported per stage: wall and CPU seconds of the driver, its peak RSS during the stage (sampled
 every 0.2 s), the peak of Arrow's memory pool in it (columnar data; the rest of the RSS is Python
@@ -41,7 +45,6 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -174,12 +177,13 @@ class Sampler(threading.Thread):
         self.arrow[self.stage] = max(self.arrow.get(self.stage, 0.0), pa.total_allocated_bytes() / 2**20)
 
 
-def run_size(work: Path, fraction: float, seed: int, tiny: bool) -> dict[str, Any]:
+def run_size(work: Path, fraction: float, seed: int, tiny: bool, replicas: int = 1) -> dict[str, Any]:
     import shutil
 
     from spl_hf_hub_server import RunningServer
 
     from spl_hf.assign import AssignConfig
+    from spl_hf.backends.executor import ExecutorArgs
     from spl_hf.backends.rehearsal import rehearsal_stage
     from spl_hf.backends.settings import JudgeConfig
     from spl_hf.decontam import DecontamConfig
@@ -207,20 +211,9 @@ def run_size(work: Path, fraction: float, seed: int, tiny: bool) -> dict[str, An
                 sampler.note()
                 cpu[name] = time.process_time() - started.get(name, time.process_time())
 
-    engines: list[Any] = []
-
-    def engine() -> Any:  # the local executor builds it here: kept to read its engine seconds
-        engines.append(make())
-        return engines[-1]
-
     class Rehearsal(TenetRelease):
         def judge_stage(self) -> Any:
-            stage = rehearsal_stage(self.judge, seed=seed)
-            nonlocal make
-            make = stage.make
-            return replace(stage, make=engine)
-
-    make: Any = None
+            return rehearsal_stage(self.judge, seed=seed)
 
     capacity = max(1, round(CARD_CAPACITY * pairs_n / CARD_PAIRS))
     token = "rehearsal-token"
@@ -241,7 +234,11 @@ def run_size(work: Path, fraction: float, seed: int, tiny: bool) -> dict[str, An
             gates_note="rehearsal: synthetic scores",
         )
         assign = AssignConfig(capacity=capacity, threshold=0.5, seed=42)
-        release = Rehearsal(cfg, assign, JudgeConfig(progress=False), DecontamConfig())
+        executor = ExecutorArgs(replicas=replicas)
+        # The card recipe's engine settings (docs/card_scale.md): 64 pairs per engine submission, so a
+        # shard of 16 pairs is one call, as on vLLM (the journal is for calls within a shard).
+        judge = JudgeConfig(progress=False, batch_pairs=64)
+        release = Rehearsal(cfg, assign, judge, DecontamConfig(), executor)
         release.log = log
         sampler.start()
         load = os.getloadavg()[0]
@@ -250,13 +247,48 @@ def run_size(work: Path, fraction: float, seed: int, tiny: bool) -> dict[str, An
         wall, cpu_all = time.perf_counter() - t0, time.process_time() - c0
         sampler.stop.set()
         sampler.note()
-    return _summary(work, report, engines, sampler, cpu, wall, cpu_all, load, inputs)
+    replica_cpu = resource.getrusage(resource.RUSAGE_CHILDREN)  # the replica processes, ended and reaped
+    timing = {
+        **release.judge_timing,
+        "replica_cpu_s": replica_cpu.ru_utime + replica_cpu.ru_stime,
+        "replica_max_rss_mib": replica_cpu.ru_maxrss / 1024 if replicas > 1 else 0.0,
+    }
+    clean = Path(next(s["path"] for s in report["stages"] if s["name"] == "decontaminate"))
+    prompts = _prompts(clean / "pairs.parquet", release, seed)
+    return _summary(work, report, timing, prompts, sampler, cpu, wall, cpu_all, load, inputs)
+
+
+def _prompts(path: Path, release: Any, seed: int, sample: int = 4000) -> dict[str, Any]:
+    """The judge's prompts, measured on an even sample of the judged pairs (outside the timed run)."""
+    import pyarrow.parquet as pq
+
+    from spl_hf.backends import parse_pairs
+    from spl_hf.backends.rehearsal import make_rehearsal_judge
+
+    table = pq.read_table(path)
+    step = max(1, table.num_rows // sample)
+    pairs, _ = parse_pairs(table.take(list(range(0, table.num_rows, step))).to_pylist())
+    judge = make_rehearsal_judge(release.judge, seed)
+    prefix = question = n_q = 0
+    for pair in pairs:
+        for head, questions, _ in judge._jobs(pair, release.tenets):
+            prefix += len(head)
+            question += sum(len(q) for q in questions)
+            n_q += len(questions)
+    return {
+        "prefixes": 2 * table.num_rows,
+        "questions": 2 * table.num_rows * len(release.tenets),
+        "prefix_chars_mean": round(prefix / max(1, 2 * len(pairs)), 1),
+        "question_chars_mean": round(question / max(1, n_q), 1),
+        "sampled_pairs": len(pairs),
+    }
 
 
 def _summary(
     work: Path,
     report: dict,
-    engines: list,
+    timing: dict,
+    prompts: dict,
     sampler: Sampler,
     cpu: dict,
     wall: float,
@@ -267,12 +299,6 @@ def _summary(
     """One size's figures: per stage wall, CPU, peak RSS and bytes stored; the engine's share."""
     stages = {s["name"]: s for s in report["stages"]}
     judge = stages["judge"]["counts"]
-    engine_s = sum(e.engine_seconds for e in engines)
-    engine_cpu = sum(e.engine_cpu_seconds for e in engines)
-    built = {
-        k: sum(getattr(e.backend, k) for e in engines)
-        for k in ("prefix_chars", "question_chars", "prefixes", "questions")
-    }
     stored = _stored(work, stages)
     return {
         "pairs": json.loads(inputs.read_text())["pairs"],
@@ -282,14 +308,12 @@ def _summary(
         "inputs": json.loads(inputs.read_text()),
         "wall_s": round(wall, 2),
         "cpu_s": round(cpu_all, 2),
-        "engine_s": round(engine_s, 2),
-        "engine_cpu_s": round(engine_cpu, 2),
-        "prompts": {
-            "prefixes": built["prefixes"],
-            "questions": built["questions"],
-            "prefix_chars_mean": round(built["prefix_chars"] / max(1, built["prefixes"]), 1),
-            "question_chars_mean": round(built["question_chars"] / max(1, built["questions"]), 1),
-        },
+        "replicas": int(timing.get("replicas") or 1),
+        "replica_cpu_s": round(timing["replica_cpu_s"], 2),
+        "replica_max_rss_mib": round(timing["replica_max_rss_mib"]),
+        "engine_s": round(float(timing.get("engine_seconds") or 0.0), 2),
+        "judge_timing": {k: timing.get(k) for k in ("compute_seconds", "engine_seconds", "write_seconds")},
+        "prompts": prompts,
         "seconds": {n: round(s["seconds"], 2) for n, s in stages.items()},
         "cpu_seconds": {n: round(v, 2) for n, v in cpu.items()},
         "peak_rss_mib": {n: round(v) for n, v in sampler.peaks.items()},
@@ -317,9 +341,10 @@ def _stored(work: Path, stages: dict[str, Any]) -> dict[str, int]:
 # --- the sizes, and the table ---------------------------------------------------------------------
 
 
-def child(work: Path, fraction: float, seed: int, tiny: bool) -> dict[str, Any]:
+def child(work: Path, fraction: float, seed: int, tiny: bool, replicas: int = 1) -> dict[str, Any]:
     """One size in a fresh process (its own peak RSS); its JSON is the last line it prints."""
     cmd = [sys.executable, __file__, "--_one", str(fraction), "--workdir", str(work), "--seed", str(seed)]
+    cmd += ["--replicas", str(replicas)]
     cmd += ["--tiny"] if tiny else []
     # The publish stage talks only to the local Hub this process starts on 127.0.0.1 (offline mode, as
     # the suite sets it, would refuse even that); nothing else is reached.
@@ -332,8 +357,12 @@ def child(work: Path, fraction: float, seed: int, tiny: bool) -> dict[str, Any]:
 
 
 def driver_seconds(r: dict[str, Any]) -> float:
-    """Wall seconds of everything but the engine (the rehearsal's stand-in for the model)."""
-    return r["wall_s"] - r["engine_s"]
+    """Wall seconds of everything but the engine (the rehearsal's stand-in for the model).
+
+    The engine's seconds are summed over the replicas, which ran side by side: the wall they took
+    is that sum over the replica count (the shards are spread evenly, one at a time per replica).
+    """
+    return r["wall_s"] - r["engine_s"] / r["replicas"]
 
 
 def table(results: list[dict[str, Any]]) -> str:
@@ -362,10 +391,12 @@ def table(results: list[dict[str, Any]]) -> str:
         )
         lines.append(
             f"  all {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} s CPU; engine {r['engine_s']:.1f} s "
-            f"({r['engine_cpu_s']:.1f} s CPU); "
+            f"over {r['replicas']} replica(s) (replica processes: CPU {r['replica_cpu_s']:.1f} s, "
+            f"peak RSS {r['replica_max_rss_mib']:,} MiB); "
             f"everything but the engine {driver_seconds(r):.1f} s; driver peak {peak:,} MiB "
             f"({peak * 2**20 / max(1, r['scores']):.0f} B/score); "
-            f"driver CPU {(r['cpu_s'] - r['engine_cpu_s']) * 1e6 / max(1, r['scores']):.1f} us/score"
+            f"CPU but the engine {(r['cpu_s'] + r['replica_cpu_s'] - r['engine_s']) * 1e6 / max(1, r['scores']):.1f}"
+            " us/score"
         )
     return "\n".join(lines)
 
@@ -377,16 +408,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tiny", action="store_true", help="40 pairs, baseline the same (the suite's run)")
     ap.add_argument("--workdir", type=Path, default=Path("bench_card_work"))
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--replicas",
+        type=int,
+        default=None,
+        help="judge replicas, local processes (default: one per core; --tiny: 1, this process)",
+    )
     ap.add_argument("--_one", type=float, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.replicas is None:
+        args.replicas = 1 if args.tiny else len(os.sched_getaffinity(0))
     if args._one is not None:
-        print(json.dumps(run_size(args.workdir, args._one, args.seed, args.tiny)))
+        print(json.dumps(run_size(args.workdir, args._one, args.seed, args.tiny, args.replicas)))
         return 0
     fractions = [1.0] if args.tiny else sorted(set(args.fraction or [1.0]))
     base_f = fractions[0] if args.tiny else args.baseline_fraction
     results = {}
     for f in sorted({base_f, *fractions}):
-        results[f] = child(args.workdir / f"f{f:g}", f, args.seed, args.tiny)
+        results[f] = child(args.workdir / f"f{f:g}", f, args.seed, args.tiny, args.replicas)
     print(table([results[f] for f in sorted(results)]))
     top, base = results[max(fractions)], results[base_f]
     top_peak, base_peak = max(top["peak_rss_mib"].values()), max(base["peak_rss_mib"].values())

@@ -133,3 +133,83 @@ def test_a_dry_run_refuses_an_unreachable_ray_address_and_an_unwritable_results_
     assert main([*base, "--results_dir", str(tmp_path / "file" / "results")]) == 2
     assert "the results folder cannot be written" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]  # a dry run leaves nothing
+
+
+def test_a_journal_line_holds_the_row_the_shard_stores(tmp_path: Path) -> None:
+    """One encoding of a row serves the journal and the shard: any text, NaN and nulls read back the same."""
+    import json
+
+    from spl_hf.backends.shards import ShardRecord
+
+    records = [
+        ShardRecord("n1", "ok", {"b": 0.1 + 0.2, "a": 'é "quoted"\n', "n": None, "f": float("nan")}, None),
+        ShardRecord("n2", "failed", {"n": 2}, "too long: ü"),
+        ShardRecord("n3", "not_judged", None, "mass 0.1"),
+    ]
+    journal = ShardStore(str(tmp_path / "r")).journal("squares", "b" * 64)
+    journal.append(records)
+    back = journal.load()
+    assert [json.dumps(back[r.item].row, sort_keys=True) for r in records] == [
+        json.dumps(r.row, sort_keys=True) for r in records
+    ]
+    assert [back[r.item].row_json for r in records] == [r.row_json for r in records]
+    assert [(back[r.item].status, back[r.item].reason) for r in records] == [
+        (r.status, r.reason) for r in records
+    ]
+
+
+class BrokenAtThirteen(Squares):
+    """A bug in the engine at item 13 (not bad input: a RuntimeError)."""
+
+    def compute_batch(self, items):
+        if 13 in items:
+            raise RuntimeError("engine bug at 13")
+        return super().compute_batch(items)
+
+
+def test_local_replica_processes_write_the_same_bytes_and_end_with_the_stage(tmp_path: Path) -> None:
+    import multiprocessing
+
+    from tests.test_backends_worker import STAGE as SQUARES
+
+    items = list(range(60))
+    one = run_stage(SQUARES, items, ShardStore(str(tmp_path / "one")), ExecutorArgs(shard_groups=1))
+    two = run_stage(
+        SQUARES, items, ShardStore(str(tmp_path / "two")), ExecutorArgs(shard_groups=1, replicas=2)
+    )
+    assert _files(tmp_path / "two") == _files(tmp_path / "one") and len(_files(tmp_path / "one")) == 7
+    assert (two.rows, two.failures, two.not_judged) == (one.rows, one.failures, one.not_judged)
+    assert two.stats["replicas"] == 2 and two.stats["engine_seconds"] >= 0
+    assert not multiprocessing.active_children()
+
+    # A replica's bug ends the stage with its traceback, and no replica outlives it.
+    broken = Stage(BrokenAtThirteen, partial(BrokenAtThirteen), {"v": 1}, progress=False)
+    with pytest.raises(RuntimeError, match="engine bug at 13"):
+        run_stage(broken, items, ShardStore(str(tmp_path / "bug")), ExecutorArgs(shard_groups=1, replicas=2))
+    assert not multiprocessing.active_children()
+
+
+def test_a_shard_sent_to_another_process_holds_its_items_and_their_ids() -> None:
+    """A judge shard travels as its pairs (not one object per tenet); other items go built, with ids."""
+    from spl_hf.backends.judge import JudgeItems, PairInput, PairwiseJudge
+    from spl_hf.backends.worker import TakenItems, plan_shards
+    from spl_hf.tenets import default_tenets
+    from tests.test_backends_worker import STAGE as SQUARES
+
+    pairs = [
+        PairInput(f"p{i}", f"q{i}", "s", i, ({"role": "user", "content": f"hi {i}"},), "a", f"b{i}")
+        for i in range(5)
+    ]
+    items = JudgeItems(pairs, default_tenets().tenets[:3])
+    stage = Stage(PairwiseJudge, partial(PairwiseJudge), {"v": 1}, progress=False)
+    for shard in plan_shards(stage, items, 2):
+        blob = pickle.dumps(shard.items)
+        sent = pickle.loads(blob)
+        assert list(sent) == list(shard.items) and len({it.pair.pair_id for it in sent}) <= 2
+        assert sent.ids == shard.items.ids == [PairwiseJudge.item_id(it) for it in shard.items]
+        assert b"hi 4" not in blob or any(it.pair.pair_id == "p4" for it in shard.items)  # its pairs alone
+
+    shard = plan_shards(SQUARES, list(range(30)), 2)[0]
+    sent = pickle.loads(pickle.dumps(shard.items))
+    assert isinstance(sent, TakenItems) and list(sent) == list(shard.items)
+    assert sent.ids is None  # Squares hashes its ids itself, as it does in this process

@@ -9,7 +9,6 @@ engine replicas (one actor per replica on Ray Data). No heavy import here: the C
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -56,7 +55,13 @@ class ExecutorArgs:
             "extra), on a local Ray runtime or the cluster at --ray_address. Same output bytes either way."
         },
     )
-    replicas: int = field(default=1, metadata={"help": "ray: engine replicas (one actor each)."})
+    replicas: int = field(
+        default=1,
+        metadata={
+            "help": "Engine replicas, each with its own engine: ray actors, or with --executor local, processes "
+            "on this machine (1: this process)."
+        },
+    )
     cpus_per_replica: float = field(default=1.0, metadata={"help": "ray: CPUs reserved per replica."})
     gpus_per_replica: float = field(
         default=0.0, metadata={"help": "ray: GPUs per replica (tensor_parallel_size for a split vLLM model)."}
@@ -93,39 +98,80 @@ class ExecutorArgs:
         return self.ray_address or os.environ.get("RAY_ADDRESS") or None
 
 
-def run_local(stage: Any, shards: Sequence[Any], store: Any) -> dict[str, Any]:
+def run_local(stage: Any, shards: Sequence[Any], store: Any, replicas: int = 1) -> dict[str, Any]:
+    """Compute and write ``shards`` in this process, or over ``replicas`` processes of this machine.
+
+    Replica processes (spawned, each building its own engine once) take the next shard as they
+    finish one; every shard is computed by the same code either way, so the bytes do not change.
+    """
     from tqdm.auto import tqdm
 
-    from spl_hf.backends.worker import compute_shard, engine_of
+    from spl_hf.backends.worker import ShardRunner
 
-    worker = stage.make()
-    compute_s = write_s = 0.0
-    journal = None
-    resumed = 0  # items a journal held: computed before an interrupt, not again
-    kept = 0  # items on disk: finished shards, and the journal of the one in progress
-    bar = tqdm(
-        total=sum(len(s.items) for s in shards), unit="item", desc=stage.kind, disable=not stage.progress
-    )
+    total = sum(len(s.items) for s in shards)
+    bar = tqdm(total=total, unit="item", desc=stage.kind, disable=not stage.progress)
+    done: list[dict[str, Any]] = []  # the shards written
+    current = None  # the shard in progress in this process: its journal counts on an interrupt
+    runner, outcomes = None, None
     try:
-        for shard in shards:
-            journal = store.journal(stage.kind, shard.name)
-            resumed += len(journal.load()) if journal is not None else 0
-            t0 = time.perf_counter()
-            records = compute_shard(worker, shard.items, journal, on_items=bar.update)
-            t1 = time.perf_counter()
-            store.write(stage.kind, shard.name, records, engine_of(worker))
-            kept += len(shard.items)
-            compute_s += t1 - t0
-            write_s += time.perf_counter() - t1
+        if replicas == 1:
+            runner = ShardRunner(stage, store)
+            for current in shards:
+                done.append(runner(current, on_items=bar.update))
+            current = None
+        else:
+            outcomes = _on_replicas(stage, shards, store, replicas)
+            for got in outcomes:
+                done.append(got)
+                bar.update(got["items"])
     except KeyboardInterrupt as exc:
-        in_flight = len(journal.load()) if journal is not None else 0
-        raise as_interrupted(exc).counted(kept + in_flight, bar.total) from None
+        journal = store.journal(stage.kind, current.name) if current is not None else None
+        kept = sum(d["items"] for d in done) + (len(journal.load()) if journal is not None else 0)
+        raise as_interrupted(exc).counted(kept, total) from None
     finally:
+        if outcomes is not None:
+            outcomes.close()  # the replica processes end here, whatever ended the stage
         bar.close()
+    backend = getattr(getattr(runner, "worker", None), "backend", None)
     return {
-        "compute_seconds": round(compute_s, 3),
-        "write_seconds": round(write_s, 3),
-        "resumed": resumed,
-        "forward_calls": getattr(getattr(worker, "backend", None), "forward_calls", None),
-        "boundary_fallbacks": getattr(getattr(worker, "backend", None), "boundary_fallbacks", None),
+        "compute_seconds": round(sum(d["compute"] for d in done), 3),
+        "engine_seconds": round(sum(d["engine"] for d in done), 3),
+        "write_seconds": round(sum(d["write"] for d in done), 3),
+        "resumed": sum(d["resumed"] for d in done),
+        "replicas": replicas,
+        "forward_calls": getattr(backend, "forward_calls", None),
+        "boundary_fallbacks": getattr(backend, "boundary_fallbacks", None),
     }
+
+
+_replica: Any = None  # a local replica process's ShardRunner, built once by its initializer
+
+
+def _start_replica(stage: Any, store: Any) -> None:
+    import signal
+
+    from spl_hf.backends.worker import ShardRunner
+
+    global _replica
+    # Ctrl-C reaches the whole process group: the driver alone handles it, and ends the replicas.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _replica = ShardRunner(stage, store)
+
+
+def _replica_shard(shard: Any) -> dict[str, Any]:
+    return _replica(shard)
+
+
+def _on_replicas(stage: Any, shards: Sequence[Any], store: Any, replicas: int) -> Any:
+    """Each shard's outcome as a replica process finishes it; the processes end with the stage."""
+    import multiprocessing
+
+    pool = multiprocessing.get_context("spawn").Pool(replicas, _start_replica, (stage, store))
+    try:
+        yield from pool.imap_unordered(_replica_shard, shards, chunksize=1)
+        pool.close()
+    except BaseException:
+        pool.terminate()  # an interrupt or a replica's error: no replica outlives the stage
+        raise
+    finally:
+        pool.join()

@@ -16,6 +16,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Any
 
 from spl_hf.backends.base import Backend, InputError
@@ -63,6 +64,11 @@ class PairInput:
     def n_chars(self) -> int:
         return sum(len(m["content"]) for m in self.messages) + len(self.response_a) + len(self.response_b)
 
+    @cached_property
+    def input_sha256(self) -> str:
+        """:func:`~spl_hf.contract.pair_input_hash` of this pair: hashed once, not once per tenet."""
+        return pair_input_hash(self.messages, self.response_a, self.response_b)
+
 
 @dataclass(frozen=True)
 class JudgeItem:
@@ -98,6 +104,15 @@ class JudgeItems(Sequence):
     def group_members(self) -> list[tuple[str, range]]:
         n = len(self.tenets)
         return [(p.pair_id, range(k * n, (k + 1) * n)) for k, p in enumerate(self.pairs)]
+
+    def subset(self, indices: Sequence[int]) -> tuple[JudgeItems, list[int]]:
+        """The pairs the items at ``indices`` need, with all tenets, and those items' indices in them."""
+        n = len(self.tenets)
+        used = sorted({int(i) // n for i in indices})
+        at = {p: k for k, p in enumerate(used)}
+        part = JudgeItems.__new__(JudgeItems)
+        part.pairs, part.tenets, part._tails = [self.pairs[p] for p in used], self.tenets, self._tails
+        return part, [at[int(i) // n] * n + int(i) % n for i in indices]
 
     def item_ids(self, indices: Sequence[int]) -> list[str]:
         """``PairwiseJudge.item_id`` of the items at ``indices``: each pair's text hashed once."""
@@ -352,7 +367,7 @@ class PairwiseJudge:
             "tenet": tenet.name,
             "score": score,
             "chosen": chosen_from_score(score),
-            "input_sha256": pair_input_hash(pair.messages, pair.response_a, pair.response_b),
+            "input_sha256": pair.input_sha256,
             "p_a_first": j.p_a_first,
             "p_a_second": j.p_a_second,
             "mass_first": j.mass_first,

@@ -125,36 +125,18 @@ def probe_nodes(ray: Any, store: Any, timeout_s: float = 120.0) -> None:
 
 
 class ShardActor:
-    """One engine replica: builds its worker once, then computes and writes one shard per row."""
+    """One engine replica on Ray: a :class:`~spl_hf.backends.worker.ShardRunner` per actor, one shard per row."""
 
     def __init__(self, stage: Any, store: Any) -> None:
-        self.stage = stage
-        self.store = store
-        self.worker = stage.make()
+        from spl_hf.backends.worker import ShardRunner
+
+        self.run = ShardRunner(stage, store)
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
         import numpy as np
 
-        from spl_hf.backends.worker import compute_shard, engine_of
-
-        names, compute_s, write_s, resumed = [], [], [], []
-        for blob in batch["shard"]:
-            shard = pickle.loads(blob)
-            t0 = time.perf_counter()
-            journal = self.store.journal(self.stage.kind, shard.name)
-            resumed.append(len(journal.load()) if journal is not None else 0)
-            records = compute_shard(self.worker, shard.items, journal)
-            t1 = time.perf_counter()
-            self.store.write(self.stage.kind, shard.name, records, engine_of(self.worker))
-            names.append(shard.name)
-            compute_s.append(t1 - t0)
-            write_s.append(time.perf_counter() - t1)
-        return {
-            "name": np.array(names),
-            "compute": np.array(compute_s),
-            "write": np.array(write_s),
-            "resumed": np.array(resumed),
-        }
+        done = [self.run(pickle.loads(blob)) for blob in batch["shard"]]
+        return {k: np.array([d[k] for d in done]) for k in ("name", "compute", "engine", "write", "resumed")}
 
 
 def run_on_ray(stage: Any, shards: Sequence[Any], store: Any, cfg: ExecutorArgs) -> dict[str, Any]:
@@ -182,6 +164,7 @@ def run_on_ray(stage: Any, shards: Sequence[Any], store: Any, cfg: ExecutorArgs)
         raise RuntimeError(f"ray: {len(missing)} shard(s) came back unwritten: {sorted(missing)[:3]}")
     return {
         "compute_seconds": round(sum(r["compute"] for r in done), 3),
+        "engine_seconds": round(sum(r["engine"] for r in done), 3),
         "write_seconds": round(sum(r["write"] for r in done), 3),
         "resumed": int(sum(r["resumed"] for r in done)),
         "ray_seconds": round(time.perf_counter() - t0, 3),

@@ -14,7 +14,6 @@ and ``publish`` refuses a build holding its scores (but to a local Hub on 127.0.
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -41,10 +40,6 @@ class RehearsalBackend:
     max_length: int | None = None
     min_label_mass: float = 0.0
     engine: Any = None
-    prefix_chars: int = 0  # characters of the prompt parts the judge built: each ordering's prefix
-    question_chars: int = 0  # and each tenet's question
-    prefixes: int = 0
-    questions: int = 0
 
     def __post_init__(self) -> None:
         self.engine = dict(ENGINE)
@@ -60,27 +55,16 @@ class RehearsalBackend:
 
 
 class RehearsalJudge(PairwiseJudge):
-    """The tenet judge with its engine call replaced by synthetic scores (see the module docstring)."""
+    """The tenet judge with its engine call replaced by synthetic scores (see the module docstring).
 
-    engine_seconds = 0.0  # in compute_batch: prompts and scores (what a model's time would replace)
-    engine_cpu_seconds = 0.0  # the same, CPU seconds of the calling thread
-
-    def compute_batch(self, items: Sequence[Any]) -> list[Any]:
-        t0, c0 = time.perf_counter(), time.thread_time()
-        try:
-            return super().compute_batch(items)
-        finally:
-            self.engine_seconds += time.perf_counter() - t0
-            self.engine_cpu_seconds += time.thread_time() - c0
+    Its time in ``compute_batch`` (the real prompts, and the synthetic scores) is the engine's share
+    that the runner measures for every worker (``engine_seconds`` in the stage's timing).
+    """
 
     def judge_pairs(self, work: Sequence[tuple[PairInput, Sequence[Any]]]) -> list[list[TenetJudgement]]:
         out = []
         for pair, tenets in work:
-            for prefix, questions, _ in self._jobs(pair, tenets):  # the real prompts, counted
-                self.backend.prefix_chars += len(prefix)
-                self.backend.question_chars += sum(len(q) for q in questions)
-                self.backend.prefixes += 1
-                self.backend.questions += len(questions)
+            self._jobs(pair, tenets)  # the real prompts of both orderings, built as for a model
             out.append(synthetic_judgements(pair.pair_id, [t.name for t in tenets], self.backend.seed))
         return out
 

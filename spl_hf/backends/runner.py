@@ -49,7 +49,7 @@ def compute_missing(stage: Any, shards: Sequence[Any], store: Any, cfg: Executor
 
         timing = run_on_ray(stage, shards, store, cfg)
     else:
-        timing = run_local(stage, shards, store)
+        timing = run_local(stage, shards, store, cfg.replicas)
     store.refresh(stage.kind)  # other processes wrote the shards: a listing cached before is stale
     return timing
 

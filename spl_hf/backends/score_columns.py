@@ -193,17 +193,13 @@ def pair_table(pairs: Any) -> Any:
     """The per-pair score columns, one row per pair (the judged input's hash computed once per pair)."""
     import pyarrow as pa
 
-    from spl_hf.contract import pair_input_hash
-
     return pa.table(
         {
             "pair_id": pa.array([p.pair_id for p in pairs], pa.string()),
             "prompt_id": pa.array([p.prompt_id for p in pairs], pa.string()),
             "source": pa.array([p.source for p in pairs], pa.string()),
             "row_id": pa.array([p.row_id for p in pairs], pa.int64()),
-            "input_sha256": pa.array(
-                [pair_input_hash(p.messages, p.response_a, p.response_b) for p in pairs], pa.string()
-            ),
+            "input_sha256": pa.array([p.input_sha256 for p in pairs], pa.string()),
         }
     )
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -126,8 +127,33 @@ class ItemView(Sequence):
     def ids(self) -> list[str] | None:
         return None if self._ids is None else self._ids()
 
-    def __reduce__(self) -> tuple[Any, tuple[tuple[Any, ...]]]:
-        return (tuple, (self._all(),))
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Sent to another process (a Ray actor, a local replica). Items that can cut out the part a
+        # shard needs (``subset``: a judge shard's 16 pairs, not its 784 items) go as that part, and
+        # the replica builds the items and hashes their ids the cheap way; others go built, with ids.
+        subset = getattr(self._items, "subset", None)
+        if subset is not None:
+            return (_view, subset(self._members))
+        return (TakenItems, (self._all(), self.ids))
+
+
+def _view(items: Any, members: Any) -> ItemView:
+    hook = getattr(items, "item_ids", None)
+    return ItemView(items, members, None if hook is None else partial(hook, members))
+
+
+class TakenItems(tuple):
+    """A shard's items as another process receives them: a tuple, with the ids computed where planned."""
+
+    ids: list[str] | None
+
+    def __new__(cls, items: Sequence[Any], ids: list[str] | None = None) -> TakenItems:
+        out = super().__new__(cls, items)
+        out.ids = ids
+        return out
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (TakenItems, (tuple(self), self.ids))
 
 
 @dataclass(frozen=True)
@@ -242,13 +268,15 @@ def compute_shard(
     items: Sequence[Any],
     journal: Any = None,
     on_items: Callable[[int], None] | None = None,
+    clock: dict[str, float] | None = None,
 ) -> list[ShardRecord]:
     """The records of one shard: groups in the worker's order, ``batch_groups`` groups per engine call.
 
     With a ``journal`` (:class:`~spl_hf.backends.shards.Journal`) every engine call's records are
     appended to it, and the calls it already holds are skipped: the batches are cut the same way
     every time, so a resumed shard computes exactly the calls an uninterrupted one would have left.
-    ``on_items(n)`` is told of each call's ``n`` finished items (the progress bar).
+    ``on_items(n)`` is told of each call's ``n`` finished items (the progress bar). ``clock["engine"]``
+    gains the seconds spent in ``worker.compute_batch`` (prompts and the model: the engine's share).
     """
     ids = getattr(items, "ids", None)  # an ItemView's ids: hashed the plan's cheap way
     if ids is None:
@@ -267,7 +295,10 @@ def compute_shard(
         if all(i in kept for i in bids):
             done.update((i, kept[i]) for i in bids)
         else:
+            t0 = time.perf_counter()
             results = worker.compute_batch(batch)
+            if clock is not None:
+                clock["engine"] = clock.get("engine", 0.0) + time.perf_counter() - t0
             records = [_record(worker, *r) for r in zip(bids, batch, results, strict=True)]
             # The last call's records go straight into the shard, which lands next: no journal line.
             if journal is not None and start + size < len(batches):
@@ -276,6 +307,37 @@ def compute_shard(
         if on_items is not None:
             on_items(len(batch))
     return [done[iid] for iid in ids]
+
+
+class ShardRunner:
+    """One engine replica: builds its worker once, then computes and writes one shard per call.
+
+    The one loop body of every executor: this process (``local``), a local replica process
+    (``local`` with ``replicas`` > 1) and a Ray actor all run their shards through it.
+    """
+
+    def __init__(self, stage: Any, store: Any) -> None:
+        self.stage, self.store = stage, store
+        self.worker = stage.make()
+
+    def __call__(self, shard: Any, on_items: Callable[[int], None] | None = None) -> dict[str, Any]:
+        """Compute and write ``shard``: its name and item count, seconds computing, in the engine, writing."""
+        kind = self.stage.kind
+        journal = self.store.journal(kind, shard.name)
+        resumed = len(journal.load()) if journal is not None else 0
+        clock: dict[str, float] = {"engine": 0.0}
+        t0 = time.perf_counter()
+        records = compute_shard(self.worker, shard.items, journal, on_items=on_items, clock=clock)
+        t1 = time.perf_counter()
+        self.store.write(kind, shard.name, records, engine_of(self.worker))
+        return {
+            "name": shard.name,
+            "items": len(records),
+            "resumed": resumed,
+            "compute": t1 - t0,
+            "engine": clock["engine"],
+            "write": time.perf_counter() - t1,
+        }
 
 
 def engine_of(worker: Any) -> dict[str, Any]:

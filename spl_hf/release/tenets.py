@@ -73,6 +73,9 @@ class TenetRelease:
     log: Any = print
     pools: list[SourceSpec] = field(init=False)
     heldout: list[SourceSpec] = field(init=False)
+    # The judge stage's timing in this process (seconds computing, in the engine, writing; replicas):
+    # said to the caller, never written, as it changes from run to run.
+    judge_timing: dict[str, Any] = field(init=False, default_factory=dict)
     # The sub-configs a stage reads only as its READS declare (the executor says how to run: unguarded).
     SUBCONFIGS = ("assign", "judge", "decontam")
 
@@ -243,6 +246,7 @@ class TenetRelease:
         pairs, bad = parse_pairs(row for batch in batches for row in batch.to_pylist())
         items = judge_items(pairs, self.tenets)
         run = start_stage(self.judge_stage(), items, self.store, self.executor)
+        self.judge_timing = dict(run.stats)
         # Streamed from the shards into columns (about 53 bytes per score), never a dict per score.
         scores = read_scores(run, items)
         refused, not_judged = scores.outcome()
