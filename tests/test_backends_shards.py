@@ -213,3 +213,39 @@ def test_a_shard_sent_to_another_process_holds_its_items_and_their_ids() -> None
     sent = pickle.loads(pickle.dumps(shard.items))
     assert isinstance(sent, TakenItems) and list(sent) == list(shard.items)
     assert sent.ids is None  # Squares hashes its ids itself, as it does in this process
+
+
+class SlowSquares(Squares):
+    """Squares at 0.15 s per engine call: 40 shards take 3 s on two replicas, interrupted at 1.5 s."""
+
+    def compute_batch(self, items):
+        import time
+
+        time.sleep(0.15)
+        return super().compute_batch(items)
+
+
+def test_an_interrupt_ends_the_local_replicas_and_keeps_their_finished_shards(tmp_path: Path) -> None:
+    import multiprocessing
+    import signal
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    slow = Stage(SlowSquares, partial(SlowSquares), {"v": 1}, progress=False)
+    items, store = list(range(400)), ShardStore(str(tmp_path / "r"))
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 1.5)  # Ctrl-C in the driver, the replicas mid-stage
+    try:
+        with pytest.raises(Interrupted) as stop:
+            run_stage(slow, items, store, ExecutorArgs(shard_groups=1, replicas=2))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert not multiprocessing.active_children()
+    landed = store.finished("squares")
+    assert stop.value.total == 400 and 0 <= stop.value.kept <= 10 * len(landed) < 400
+    again = run_stage(slow, items, store, ExecutorArgs(shard_groups=1, replicas=2))
+    assert again.cached >= stop.value.kept and again.computed + again.cached == 400
+    reference = run_stage(STAGE, items, ShardStore(str(tmp_path / "ref")), ExecutorArgs(shard_groups=1))
+    assert again.rows == reference.rows
