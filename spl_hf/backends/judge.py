@@ -110,8 +110,7 @@ class JudgeItems(Sequence):
         n = len(self.tenets)
         used = sorted({int(i) // n for i in indices})
         at = {p: k for k, p in enumerate(used)}
-        part = JudgeItems.__new__(JudgeItems)
-        part.pairs, part.tenets, part._tails = [self.pairs[p] for p in used], self.tenets, self._tails
+        part = JudgeItems([self.pairs[p] for p in used], self.tenets)
         return part, [at[int(i) // n] * n + int(i) % n for i in indices]
 
     def item_ids(self, indices: Sequence[int]) -> list[str]:

@@ -133,11 +133,12 @@ class ItemView(Sequence):
         # the replica builds the items and hashes their ids the cheap way; others go built, with ids.
         subset = getattr(self._items, "subset", None)
         if subset is not None:
-            return (_view, subset(self._members))
+            return (item_view, subset(self._members))
         return (TakenItems, (self._all(), self.ids))
 
 
-def _view(items: Any, members: Any) -> ItemView:
+def item_view(items: Sequence[Any], members: Any) -> ItemView:
+    """The items at ``members``, with their ids hashed the items' cheap way where they offer one."""
     hook = getattr(items, "item_ids", None)
     return ItemView(items, members, None if hook is None else partial(hook, members))
 
@@ -151,9 +152,6 @@ class TakenItems(tuple):
         out = super().__new__(cls, items)
         out.ids = ids
         return out
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return (TakenItems, (tuple(self), self.ids))
 
 
 @dataclass(frozen=True)
@@ -177,10 +175,7 @@ class ShardPlan:
         return self.members[self.offsets[k] : self.offsets[k + 1]]
 
     def shard(self, k: int) -> Shard:
-        idx = self.indices(k)
-        hook = getattr(self.items, "item_ids", None)
-        ids = None if hook is None else partial(hook, idx)
-        return Shard(self.names[k], ItemView(self.items, idx, ids))
+        return Shard(self.names[k], item_view(self.items, self.indices(k)))
 
     def name_of(self, ids: Sequence[str]) -> str:
         """The name of a shard whose items have these ids, in this order."""
@@ -268,15 +263,16 @@ def compute_shard(
     items: Sequence[Any],
     journal: Any = None,
     on_items: Callable[[int], None] | None = None,
-    clock: dict[str, float] | None = None,
+    tally: dict[str, float] | None = None,
 ) -> list[ShardRecord]:
     """The records of one shard: groups in the worker's order, ``batch_groups`` groups per engine call.
 
     With a ``journal`` (:class:`~spl_hf.backends.shards.Journal`) every engine call's records are
     appended to it, and the calls it already holds are skipped: the batches are cut the same way
     every time, so a resumed shard computes exactly the calls an uninterrupted one would have left.
-    ``on_items(n)`` is told of each call's ``n`` finished items (the progress bar). ``clock["engine"]``
-    gains the seconds spent in ``worker.compute_batch`` (prompts and the model: the engine's share).
+    ``on_items(n)`` is told of each call's ``n`` finished items (the progress bar). ``tally`` gets
+    ``resumed``, the records the journal held, and ``engine``, the seconds spent in
+    ``worker.compute_batch`` (prompts and the model: the engine's share).
     """
     ids = getattr(items, "ids", None)  # an ItemView's ids: hashed the plan's cheap way
     if ids is None:
@@ -288,6 +284,8 @@ def compute_shard(
     batches = list(groups.values())
     size = max(1, int(worker.batch_groups))
     kept = journal.load() if journal is not None else {}
+    if tally is not None:
+        tally["resumed"] = len(kept)
     done: dict[str, ShardRecord] = {}
     for start in range(0, len(batches), size):
         batch = [it for g in batches[start : start + size] for it in g]
@@ -297,8 +295,8 @@ def compute_shard(
         else:
             t0 = time.perf_counter()
             results = worker.compute_batch(batch)
-            if clock is not None:
-                clock["engine"] = clock.get("engine", 0.0) + time.perf_counter() - t0
+            if tally is not None:
+                tally["engine"] = tally.get("engine", 0.0) + time.perf_counter() - t0
             records = [_record(worker, *r) for r in zip(bids, batch, results, strict=True)]
             # The last call's records go straight into the shard, which lands next: no journal line.
             if journal is not None and start + size < len(batches):
@@ -324,18 +322,17 @@ class ShardRunner:
         """Compute and write ``shard``: its name and item count, seconds computing, in the engine, writing."""
         kind = self.stage.kind
         journal = self.store.journal(kind, shard.name)
-        resumed = len(journal.load()) if journal is not None else 0
-        clock: dict[str, float] = {"engine": 0.0}
+        tally: dict[str, float] = {"engine": 0.0, "resumed": 0}
         t0 = time.perf_counter()
-        records = compute_shard(self.worker, shard.items, journal, on_items=on_items, clock=clock)
+        records = compute_shard(self.worker, shard.items, journal, on_items=on_items, tally=tally)
         t1 = time.perf_counter()
         self.store.write(kind, shard.name, records, engine_of(self.worker))
         return {
             "name": shard.name,
             "items": len(records),
-            "resumed": resumed,
+            "resumed": int(tally["resumed"]),
             "compute": t1 - t0,
-            "engine": clock["engine"],
+            "engine": tally["engine"],
             "write": time.perf_counter() - t1,
         }
 
