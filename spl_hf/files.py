@@ -116,6 +116,10 @@ def write_json(path: str | Path, obj: Any, **spelling: Any) -> Path:
 
 # The one set of Parquet writer settings: a table always gives the same bytes, whoever writes it.
 PARQUET_SETTINGS: dict[str, Any] = {"compression": "zstd", "compression_level": 3}
+# Rows per row group, for every file written. A table of more rows is written a row group at a time, so
+# a table held with dictionaries (spl_hf.held) is decoded one row group at a time (at the card, about
+# 57 MB of judge scores, not a 500 MB shard); readers that stream a file take it by row groups too.
+ROW_GROUP_ROWS = 1 << 17
 
 
 def parquet_bytes(table: Any) -> bytes:
@@ -124,17 +128,25 @@ def parquet_bytes(table: Any) -> bytes:
     import pyarrow.parquet as pq
 
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, **PARQUET_SETTINGS)
+    pq.write_table(table, sink, row_group_size=ROW_GROUP_ROWS, **PARQUET_SETTINGS)
     return sink.getvalue().to_pybytes()
 
 
-def write_parquet(path: str | Path, table: Any) -> Path:
-    """Write ``table`` (a ``pyarrow.Table``) to ``path`` as Parquet, atomically; returns the path."""
-    import pyarrow.parquet as pq
+def write_parquet(path: str | Path, table: Any, schema: Any = None) -> Path:
+    """Write ``table`` (a ``pyarrow.Table``) to ``path`` as Parquet, atomically; returns the path.
 
-    with atomic_path(path) as tmp:
-        pq.write_table(table, tmp, **PARQUET_SETTINGS)
-    return Path(path)
+    ``schema``: what the file stores, where ``table`` holds it otherwise (dictionaries): each row group
+    is cast to it as it is written. The bytes are those of the table cast whole."""
+    if schema is None or schema.equals(table.schema, check_metadata=True):
+        import pyarrow.parquet as pq
+
+        with atomic_path(path) as tmp:
+            pq.write_table(table, tmp, row_group_size=ROW_GROUP_ROWS, **PARQUET_SETTINGS)
+        return Path(path)
+    groups = (
+        table.slice(start, ROW_GROUP_ROWS).cast(schema) for start in range(0, table.num_rows, ROW_GROUP_ROWS)
+    )
+    return write_parquet_batches(path, schema, groups if table.num_rows else [table.cast(schema)])
 
 
 def write_parquet_batches(path: str | Path, schema: Any, tables: Iterable[Any]) -> Path:
@@ -144,7 +156,7 @@ def write_parquet_batches(path: str | Path, schema: Any, tables: Iterable[Any]) 
 
     with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema, **PARQUET_SETTINGS) as writer:
         for table in tables:
-            writer.write_table(table)
+            writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
     return Path(path)
 
 

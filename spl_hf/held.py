@@ -59,7 +59,8 @@ def read_parquet(path, columns: list[str] | None = None, **kwargs) -> pa.Table:
 
     schema = pq.read_schema(path)
     texts = [c for c in text_columns(schema) if columns is None or c in columns]
-    return pq.read_table(path, columns=columns, read_dictionary=texts, **kwargs).combine_chunks()
+    # Each row group comes with its own dictionaries: combined a column at a time (see combined).
+    return combined([pq.read_table(path, columns=columns, read_dictionary=texts, **kwargs)])
 
 
 def hold(table: pa.Table, schema: pa.Schema | None = None) -> pa.Table:
@@ -74,6 +75,20 @@ def hold(table: pa.Table, schema: pa.Schema | None = None) -> pa.Table:
             column = column.cast(plain_type(f.type)).dictionary_encode()
         columns.append(column.cast(held_type(f.type)))
     return pa.Table.from_arrays(columns, schema=held_schema(schema)).combine_chunks()
+
+
+def combined(tables: list[pa.Table]) -> pa.Table:
+    """``pa.concat_tables(tables).combine_chunks()`` (one chunk per column, one dictionary each),
+    built a column at a time with ``tables`` released as it goes: the caller hands the list over (it is
+    emptied) and holds no table of it, so the peak is the tables and one column combined, not twice
+    the tables (at the card's judge scores, about 1.2 GB less)."""
+    whole = pa.concat_tables(tables)
+    tables.clear()
+    schema, columns = whole.schema, []
+    while whole.num_columns:
+        columns.append(whole.column(0).combine_chunks())
+        whole = whole.remove_column(0)  # that column's input chunks are freed here
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def decoded(table: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -185,3 +200,32 @@ def count_distinct(column: pa.Array | pa.ChunkedArray) -> int:
     if pa.types.is_dictionary(column.type):
         column = column.indices
     return pc.count_distinct(column).as_py()
+
+
+def give_back_freed() -> None:
+    """Hand what a finished stage freed back to the operating system.
+
+    A release runs its stages in one process, and what a stage frees stays with the allocators: glibc
+    keeps freed Python objects in its arenas (the judge stage's parsed pairs: about 1.9 GB at the
+    card), Arrow's pool its freed buffers. The next stage's columns come from Arrow's pool, not those
+    arenas, so without this the process's peak is one stage's leftovers plus the next one's own
+    (measured at 1/4 of the card: 858 MiB -> 256 MiB before the judge stage).
+    """
+    import gc
+
+    gc.collect()
+    pa.default_memory_pool().release_unused()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+def _malloc_trim():
+    """glibc's ``malloc_trim``, or None where the C library has none (macOS, musl)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from spl_hf import files
 from spl_hf.backends import ExecutorArgs, ResultsFolderError, ShardStore, Stage, judge_items, judge_outcome
 from spl_hf.backends import score_columns as sc
 from spl_hf.backends.judge import SCORE_COLUMNS, PairwiseJudge, parse_pairs
@@ -74,7 +75,9 @@ def test_row_groups_are_write_tables(tmp_path, monkeypatch) -> None:
     items = judge_items(_pairs(), TENETS)
     store = ShardStore(str(tmp_path / "r"))
     rows = run_stage(_stage(), items, store, ExecutorArgs(shard_groups=3)).rows
-    monkeypatch.setattr(sc, "ROW_GROUP", 5)  # the real one is write_table's default, 1Mi rows
+    # the real one is spl_hf.files.ROW_GROUP_ROWS (128Ki rows), for every file written
+    monkeypatch.setattr(sc, "ROW_GROUP_ROWS", 5)
+    monkeypatch.setattr(files, "ROW_GROUP_ROWS", 5)
     columns = sc.read_scores(start_stage(_stage(), items, store, ExecutorArgs(shard_groups=3)), items)
     assert _written(columns, tmp_path) == _bytes(pa.Table.from_pylist(rows), row_group_size=5)
 

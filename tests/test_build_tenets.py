@@ -671,3 +671,51 @@ def test_row_numbers_match_the_join_and_its_errors():
     # a repeated key no row asks for is no error (the join's answer)
     keys = pa.table({"pair_id": ["p2"], "tenet": ["a"]})
     assert row_numbers(keys, twice, on, "missing").to_pylist() == [2] == _joined_rows(keys, twice, on)
+
+
+def test_release_order_splits_are_the_filters_of_the_rows_in_their_order():
+    """The rows are put in release order once; each (tenet, source) split is then a slice of them,
+    equal to filtering the rows as given (the per-tenet configs' old definition)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from spl_hf.build.tenets import _groups, _per_source, release_order
+
+    rng = np.random.default_rng(3)
+    n = 200
+    rows = pa.table(
+        {
+            "tenet": pa.array(rng.choice(["t1", "t2", "t3", "dropped"], n)).dictionary_encode(),
+            "source": pa.array(rng.choice(["s1", "s2", "s3"], n)),
+            "i": pa.array(np.arange(n)),
+        }
+    )
+    kept, sources = ["t3", "t1", "t2"], ["s2", "s1", "s3"]
+    ordered = rows.take(
+        release_order(
+            rows.column("tenet").combine_chunks().cast(pa.string()),
+            rows.column("source").combine_chunks(),
+            kept,
+            sources,
+        )
+    )
+    groups = _groups(ordered, tuple(kept), sources)
+    assert list(groups) == kept
+    for t in kept:
+        want = {}
+        for s in sources:
+            part = rows.filter(
+                pc.and_(
+                    pc.equal(rows.column("tenet").cast(pa.string()), t), pc.equal(rows.column("source"), s)
+                )
+            )
+            if part.num_rows:
+                want[s] = part.column("i").to_pylist()
+        assert {s: g.column("i").to_pylist() for s, g in groups[t].items()} == want
+        assert list(groups[t]) == list(want)
+    assert _per_source(rows, sources) == {
+        s: int(np.sum(rows.column("source").to_numpy(zero_copy_only=False) == s)) for s in sources
+    }
+    assert _groups(ordered.slice(0, 0), tuple(kept), sources) == {t: {} for t in kept}
+    with pytest.raises(RuntimeError, match="release order"):
+        _groups(rows, tuple(kept), sources)

@@ -47,3 +47,25 @@ def test_json_string_bodies_of_a_slice_are_json_dumps(texts, start, length):
         want = [json.dumps(t, ensure_ascii=False)[1:-1] for t in texts[start : start + length]]
         assert json_string_bodies(values).to_pylist() == want
         assert json_string_bodies(pa.chunked_array([values, values], kind)).to_pylist() == want * 2
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.tuples(MESSAGES, TEXT, TEXT), min_size=0, max_size=9), st.integers(1, 4))
+def test_input_hashes_a_slice_at_a_time_are_the_whole_columns(rows, slice_rows):
+    """The audit hashes its rows a slice at a time (to hold only so much JSON): the same hashes."""
+    import spl_hf.contract.tenet_rows as tr
+
+    prompts, a, b = zip(*rows) if rows else ((), (), ())
+    columns = (
+        pa.array(list(prompts), MESSAGE_TYPE),
+        pa.array(list(a), pa.string()),
+        pa.array(list(b), pa.string()),
+    )
+    whole = tr._input_hashes(*columns)
+    saved, tr.HASH_SLICE_ROWS = tr.HASH_SLICE_ROWS, slice_rows
+    try:
+        sliced = tr.input_hashes(*columns)
+    finally:
+        tr.HASH_SLICE_ROWS = saved
+    assert sliced.equals(whole)
+    assert sliced.to_pylist() == [pair_input_hash(p, x, y) for p, x, y in rows]

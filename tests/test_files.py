@@ -118,3 +118,23 @@ def test_each_kind_of_file_has_one_writer_and_one_reader():
     """Parquet, JSON, JSON Lines, folder swaps (spl_hf.files), YAML (spl_hf.yamlio) and card front
     matter (spl_hf.dataset.frontmatter): no module spells them by hand."""
     assert _bypasses() == []
+
+
+def test_a_large_table_is_written_a_row_group_at_a_time_with_the_bytes_of_a_whole_cast(tmp_path, monkeypatch):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from spl_hf import files
+    from spl_hf.held import hold
+
+    monkeypatch.setattr(files, "ROW_GROUP_ROWS", 100)
+    table = pa.table({"s": [f"v{i % 7}" for i in range(250)], "f": [i / 3 for i in range(250)]})
+    schema = pa.schema(table.schema, metadata={"huggingface": "{}"})
+    files.write_parquet(tmp_path / "plain.parquet", table.cast(schema))
+    files.write_parquet(tmp_path / "held.parquet", hold(table), schema)  # decoded per row group
+    assert (tmp_path / "plain.parquet").read_bytes() == (tmp_path / "held.parquet").read_bytes()
+    meta = pq.ParquetFile(tmp_path / "held.parquet").metadata
+    assert [meta.row_group(g).num_rows for g in range(meta.num_row_groups)] == [100, 100, 50]
+    assert pq.read_schema(tmp_path / "held.parquet").metadata == schema.metadata
+    files.write_parquet(tmp_path / "empty.parquet", hold(table.slice(0, 0)), schema)
+    assert pq.read_table(tmp_path / "empty.parquet").schema.equals(schema, check_metadata=True)

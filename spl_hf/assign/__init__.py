@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from spl_hf.assign.io import (
         certificate_path,
         read_certificate,
+        read_row_groups,
+        read_rows,
         read_table,
         write_certificate,
         write_table,
@@ -70,6 +72,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spl_hf.assign.io": (
         "certificate_path",
         "read_certificate",
+        "read_row_groups",
+        "read_rows",
         "read_table",
         "write_certificate",
         "write_table",

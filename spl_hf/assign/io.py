@@ -7,8 +7,10 @@ certificate of an assignment written to ``OUT`` is stored next to it as ``OUT.ce
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
@@ -64,6 +66,47 @@ def read_table(
         raise SplHfError(f"{path}: cannot read {kind}: {exc}") from exc
     table = table.select([c for c in columns if c in table.column_names])
     return hold(table) if held else table
+
+
+def read_row_groups(path: str | Path, columns: tuple[str, ...]) -> Iterator[pa.Table]:
+    """``columns`` of a table file a part at a time, in row order: a parquet file's row groups (only
+    one is held at a time), another file whole."""
+    path = Path(path)
+    if _kind(path) != "parquet":
+        yield read_table(path, columns)
+        return
+    pf = pq.ParquetFile(path)
+    for g in range(pf.num_row_groups):
+        yield pf.read_row_group(g, list(columns))
+
+
+def read_rows(path: str | Path, rows: np.ndarray, columns: tuple[str, ...]) -> pa.Table:
+    """``columns`` of the rows ``rows`` (row numbers, in any order, repeats allowed) of a table file, in
+    that order. A parquet file is read a row group and a column at a time, so only the rows taken are
+    held (a build's pair texts: at the card, the 196,000 released of 334,610); another file whole."""
+    path = Path(path)
+    rows = np.asarray(rows, dtype=np.int64)
+    if _kind(path) != "parquet":
+        return read_table(path, columns).select(list(columns)).take(pa.array(rows))
+    pf = pq.ParquetFile(path)
+    order = np.argsort(rows, kind="stable")
+    wanted = rows[order]
+    back = np.empty_like(order)
+    back[order] = np.arange(len(order))
+    bounds = np.cumsum([0] + [pf.metadata.row_group(g).num_rows for g in range(pf.num_row_groups)])
+    if len(wanted) and (wanted[0] < 0 or wanted[-1] >= bounds[-1]):
+        raise IndexError(f"{path}: row numbers outside its {bounds[-1]} rows")
+    cut = np.searchsorted(wanted, bounds)
+    schema = pf.schema_arrow
+    out = {}
+    for c in columns:
+        pieces = [
+            pf.read_row_group(g, [c]).column(0).take(pa.array(wanted[cut[g] : cut[g + 1]] - bounds[g]))
+            for g in range(pf.num_row_groups)
+            if cut[g + 1] > cut[g]
+        ]
+        out[c] = pa.chunked_array(pieces, schema.field(c).type).take(pa.array(back))
+    return pa.table(out)
 
 
 def write_table(table: pa.Table, path: str | Path) -> None:

@@ -22,7 +22,7 @@ from spl_hf.audit.files import is_data_file
 from spl_hf.contract import CERTIFICATE_FILE
 from spl_hf.dataset import CardLayout, read_card
 from spl_hf.errors import SplHfError
-from spl_hf.held import read_parquet
+from spl_hf.held import combined, read_parquet
 from spl_hf.manifest import MANIFEST, ManifestCheck, check_manifest, folder_files, safe_relative
 from spl_hf.rules import RuleBase, default_rulebase, load_rulebase
 
@@ -153,19 +153,23 @@ def _read_split(
             try:
                 # pq.read_table reads the file itself: no dataset cache can stand in for the bytes on disk.
                 path = folder / rel
-                cache[rel] = (
+                table = (
                     read_parquet(path, memory_map=False) if held else pq.read_table(path, memory_map=False)
                 )
             except (OSError, pa.ArrowException) as exc:
                 failures.append(f"{where}: {rel} is not a readable parquet file ({exc})")
                 return None
+            if held:  # read once, combined below: a cached copy would double the split while combining
+                tables.append(table)
+                continue
+            cache[rel] = table  # a union split lists these files again
         tables.append(cache[rel])
     if not tables:
         return None
     try:
         # A held split is one chunk per column (one dictionary each) from here on, made once: the
         # audit's casts and joins then take it as it is instead of each combining its own copy.
-        return pa.concat_tables(tables).combine_chunks() if held else pa.concat_tables(tables)
+        return combined(tables) if held else pa.concat_tables(tables)
     except pa.ArrowInvalid:
         failures.append(f"{where}: its files {files} have different columns or types")
         return None

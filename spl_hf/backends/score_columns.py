@@ -20,11 +20,11 @@ import numpy as np
 from spl_hf.backends.judge import SCORE_COLUMNS, JudgeItems, NotJudged
 from spl_hf.backends.runner import StageRun
 from spl_hf.backends.shards import ResultsFolderError
+from spl_hf.files import ROW_GROUP_ROWS, write_parquet_batches
 
 FLOATS = ("score", "p_a_first", "p_a_second", "mass_first", "mass_second")
 CODED = ("model_id", "model_revision", "template_hash")  # one value per engine: a code per score
 PER_PAIR = ("pair_id", "prompt_id", "source", "row_id", "input_sha256")
-ROW_GROUP = 1024 * 1024  # pq.write_table's default row group length: the same row groups, the same bytes
 OK, FAILED, NOT_JUDGED = 1, 2, 3
 
 
@@ -134,8 +134,8 @@ class ScoreColumns:
         """Mean |score| summed in input order, one float after another (as ``sum`` of the rows gives it)."""
         ok = np.flatnonzero(self.status == OK)
         total = 0.0
-        for start in range(0, len(ok), ROW_GROUP):
-            total = sum(np.abs(self.floats[0, ok[start : start + ROW_GROUP]]).tolist(), total)
+        for start in range(0, len(ok), ROW_GROUP_ROWS):
+            total = sum(np.abs(self.floats[0, ok[start : start + ROW_GROUP_ROWS]]).tolist(), total)
         return total / len(ok)
 
     def first(self, name: str) -> Any:
@@ -145,11 +145,13 @@ class ScoreColumns:
 
     def write(self, path: Path) -> None:
         """``scores.parquet``: the ok rows in input order, typed as ``from_pylist`` types them."""
-        from spl_hf.files import write_parquet_batches
 
         ok = np.flatnonzero(self.status == OK)
         schema = self._schema(ok)
-        groups = (self._rows(ok[start : start + ROW_GROUP], schema) for start in range(0, len(ok), ROW_GROUP))
+        groups = (
+            self._rows(ok[start : start + ROW_GROUP_ROWS], schema)
+            for start in range(0, len(ok), ROW_GROUP_ROWS)
+        )
         write_parquet_batches(path, schema, groups)
 
     def _schema(self, ok: Any) -> Any:

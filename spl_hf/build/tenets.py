@@ -27,6 +27,8 @@ from spl_hf.assign import (
     encode_scores,
     given_assignment,
     read_certificate,
+    read_row_groups,
+    read_rows,
     read_table,
     verify_certificate,
 )
@@ -45,6 +47,7 @@ from spl_hf.contract import (
     TENET_INTRO,
     check_inputs,
     license_text,
+    pair_hashes,
     read_decontamination,
     row_digests,
     scores_from_probs,
@@ -102,11 +105,52 @@ def _message(content: pa.Array) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(np.arange(n + 1, dtype=np.int32)), values)
 
 
-def assemble_rows(pairs: pa.Table, scores: pa.Table, assignment: pa.Table, cfg: TenetBuildConfig) -> pa.Table:
-    """Join assigned (pair, tenet) with their pair rows and judge probabilities; orient chosen/rejected."""
+def release_order(
+    tenets: pa.Array, sources: pa.Array, kept: list[str], source_order: list[str]
+) -> np.ndarray:
+    """The rows' order in the release: by kept tenet, then source pool (each in the order given), else
+    as they come (a stable sort; tenets not kept last). Each (tenet, source) split of the release is
+    then one slice of the rows, holding them in the order a filter of the rows would."""
+    t_rank = _ranks(tenets, kept)
+    s_rank = _ranks(sources, source_order)
+    return np.lexsort((np.arange(len(t_rank)), s_rank, t_rank))
+
+
+def _ranks(values: pa.Array, order: list[str]) -> np.ndarray:
+    """Each value's position in ``order`` (``len(order)`` for a value not in it)."""
+    found = pc.index_in(values, value_set=pa.array(order, pa.string()))
+    return found.fill_null(len(order)).to_numpy(zero_copy_only=False)
+
+
+def assemble_rows(
+    pairs: pa.Table,
+    scores: pa.Table,
+    assignment: pa.Table,
+    cfg: TenetBuildConfig,
+    kept: list[str],
+    source_order: list[str],
+) -> pa.Table:
+    """Join assigned (pair, tenet) with their pair rows and judge probabilities; orient chosen/rejected.
+
+    ``pairs`` holds the pair rows' keys; their texts are read from ``cfg.pairs`` for the assigned rows
+    only. The rows come in :func:`release_order`, so the per-tenet configs are slices of them, not copies."""
     pi = row_numbers(assignment, pairs, ["pair_id"], "assigned pairs missing from the pair rows")
+    order = pa.array(
+        release_order(
+            assignment.column("tenet").combine_chunks().cast(pa.string()),
+            pairs.column("source").combine_chunks().take(pi).cast(pa.string()),
+            kept,
+            source_order,
+        )
+    )
+    assignment, pi = assignment.take(order), pi.take(order)
     si = row_numbers(assignment, scores, ["pair_id", "tenet"], "assigned (pair, tenet) without a judge score")
     p_rows, s_rows = pairs.take(pi), scores.take(si)
+    texts = read_rows(cfg.pairs, pi.to_numpy(), PAIR_TEXTS)
+    p_rows = pa.Table.from_arrays(
+        [*p_rows.columns, *texts.columns], names=[*p_rows.column_names, *texts.column_names]
+    )
+    del texts
     raw = scores_from_probs(s_rows.column("p_a_first").to_numpy(), s_rows.column("p_a_second").to_numpy())
     a_wins = pa.array(raw > 0)
     resp_a, resp_b = (
@@ -155,9 +199,32 @@ def assemble_rows(pairs: pa.Table, scores: pa.Table, assignment: pa.Table, cfg: 
     return table.set_column(table.schema.get_field_index("derivation"), "derivation", der)
 
 
-def _split_by(table: pa.Table, column: str, order: list[str]) -> dict[str, pa.Table]:
-    col = table.column(column)
-    return {v: table.filter(pc.equal(col, v)) for v in order if pc.any(pc.equal(col, v)).as_py()}
+def _groups(rows: pa.Table, kept: tuple[str, ...], source_order: list[str]) -> dict[str, dict[str, pa.Table]]:
+    """Per kept tenet, its rows per source (sources without rows left out), as slices of ``rows``, which
+    are in :func:`release_order`."""
+    t_rank = _ranks(rows.column("tenet").combine_chunks().cast(pa.string()), list(kept))
+    s_rank = _ranks(rows.column("source").combine_chunks().cast(pa.string()), source_order)
+    key = t_rank.astype(np.int64) * (len(source_order) + 1) + s_rank
+    out: dict[str, dict[str, pa.Table]] = {t: {} for t in kept}
+    if not len(key):
+        return out
+    if np.any(np.diff(key) < 0):
+        raise RuntimeError("the rows are not in release order")  # assemble_rows puts them so
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    ends = np.r_[starts[1:], len(key)]
+    for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+        if t_rank[a] < len(kept):
+            out[kept[t_rank[a]]][source_order[s_rank[a]]] = rows.slice(a, b - a)
+    return out
+
+
+def _per_source(rows: pa.Table, source_order: list[str]) -> dict[str, int]:
+    """Rows per source, for the sources that have any, in ``source_order``."""
+    counts = np.bincount(
+        _ranks(rows.column("source").combine_chunks().cast(pa.string()), source_order),
+        minlength=len(source_order) + 1,
+    )
+    return {s: int(n) for s, n in zip(source_order, counts.tolist(), strict=False) if n}
 
 
 def released_score_features():
@@ -168,17 +235,11 @@ def released_score_features():
     return Features({**SCORE_FEATURES, "source": Value("large_string"), "tenet": Value("large_string")})
 
 
-# The pair columns the build reads (the decontaminated pairs of a release, or any pairs table).
-PAIR_COLUMNS = (
-    "pair_id",
-    "prompt_id",
-    "source",
-    "row_id",
-    "prompt",
-    "response_a",
-    "response_b",
-    "source_preference",
-)
+# The pair columns the build holds (of the decontaminated pairs of a release, or any pairs table), and
+# the texts it reads a batch at a time to hash them and again for the assigned rows: at the card, about
+# 1.2 GB of text is never held whole.
+PAIR_COLUMNS = ("pair_id", "prompt_id", "source", "row_id", "source_preference")
+PAIR_TEXTS = ("prompt", "response_a", "response_b")
 
 
 def build_tenets(
@@ -195,12 +256,14 @@ def build_tenets(
     )
     pairs = read_table(cfg.pairs, PAIR_COLUMNS)
     scores, recomputed = _read_scores(cfg)
-    scores = with_source_preference(scores, pairs, check_inputs(pairs, scores, cfg.scores))
+    hashes = _pair_hashes(cfg.pairs)
+    scores = with_source_preference(scores, pairs, check_inputs(pairs, scores, cfg.scores, hashes))
+    del hashes
     result, result_check = _assign(cfg, scores.select(["pair_id", "prompt_id", "tenet", "score"]), assigned)
-    rows = assemble_rows(pairs, scores, result.assignment, cfg)
     source_order = list(dict.fromkeys(pairs.column("source").to_pylist()))
+    rows = assemble_rows(pairs, scores, result.assignment, cfg, list(result.kept_tenets), source_order)
     configs = _configs(cfg, rows, scores, result.kept_tenets, source_order)
-    per_source = {s: t.num_rows for s, t in _split_by(rows, "source", source_order).items()}
+    per_source = _per_source(rows, source_order)
     quality, judge_quality = build_quality(
         scores, rows, list(result.kept_tenets), cfg.threshold, cfg.capacity, read_not_judged(cfg.not_judged)
     )
@@ -214,9 +277,7 @@ def build_tenets(
     card_kwargs.update(
         _construction_kwargs(cfg, pairs, scores, rows, source_order, per_source, decontamination)
     )
-    # Nothing below reads the pair rows or the recomputed scores: freed before the shards are decoded
-    # and written (at the card, about 1.2 GB of pair text the writer's decoded shards can reuse).
-    del pairs, recomputed
+    del pairs, recomputed  # nothing below reads them
     readme = render_card("tenet_dataset.md.j2", configs, **card_kwargs)
     report = {
         "kind": "tenets",
@@ -254,6 +315,12 @@ def build_tenets(
         result.objective,
         bool(result_check),
     )
+
+
+def _pair_hashes(path: str) -> pa.Array:
+    """:func:`spl_hf.contract.pair_hashes` of every pair row of the file, a row group at a time."""
+    parts = [pair_hashes(texts) for texts in read_row_groups(path, PAIR_TEXTS)]
+    return pa.concat_arrays(parts) if parts else pa.array([], pa.string())
 
 
 def _read_scores(cfg: TenetBuildConfig) -> tuple[pa.Table, np.ndarray]:
@@ -315,10 +382,10 @@ def _configs(
     cfg: TenetBuildConfig, rows: pa.Table, scores: pa.Table, kept: tuple[str, ...], source_order: list[str]
 ) -> list[ConfigData]:
     """One config per kept tenet (a split per source), 'all' over them, 'judge_scores' and maybe 'sft'."""
-    per_tenet = []
-    for tenet in kept:
-        per = rows.filter(pc.equal(rows.column("tenet"), tenet))
-        per_tenet.append(ConfigData(tenet, ROW_FEATURES, _split_by(per, "source", source_order)))
+    # Slices of the rows (in release order), not copies: at the card, 196,000 rows held once, not twice.
+    per_tenet = [
+        ConfigData(tenet, ROW_FEATURES, splits) for tenet, splits in _groups(rows, kept, source_order).items()
+    ]
     # `all` stores nothing itself: its `train` split lists every per-tenet file (rows keep `tenet`).
     union = [(c.name, s) for c in per_tenet for s in c.splits]
     everything = (

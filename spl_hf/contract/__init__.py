@@ -90,6 +90,7 @@ if TYPE_CHECKING:
         first_content,
         input_hashes,
         oriented_input_hashes_arrow,
+        pair_hashes,
         row_digests,
         score_index,
     )
@@ -191,6 +192,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "first_content",
         "input_hashes",
         "oriented_input_hashes_arrow",
+        "pair_hashes",
         "row_digests",
         "score_index",
     ),

@@ -76,8 +76,11 @@ def position_counts(p_a_first: np.ndarray, p_a_second: np.ndarray) -> PositionCo
     )
 
 
-def quantiles(values: np.ndarray) -> dict[str, float | None]:
+def quantiles(values: np.ndarray, *, scratch: bool = False) -> dict[str, float | None]:
     """Mean and the 10/50/90 % quantiles (numpy's linear rule); None for an empty set.
+
+    ``scratch``: ``values`` is the caller's to lose, so the quantiles partition it in place instead of a
+    copy (the figures are the same; at the card, 16.4M judgements' copy is 131 MB per figure).
 
     >>> quantiles(np.array([0.0, 1.0]))
     {'mean': 0.5, 'q10': 0.1, 'q50': 0.5, 'q90': 0.9}
@@ -88,7 +91,8 @@ def quantiles(values: np.ndarray) -> dict[str, float | None]:
     keys = ["mean"] + [f"q{round(q * 100)}" for q in QUANTILES]
     if not v.size:
         return dict.fromkeys(keys)
-    out = [float(v.mean())] + [float(x) for x in np.quantile(v, QUANTILES)]
+    mean = float(v.mean())  # before a partition in place reorders the values
+    out = [mean] + [float(x) for x in np.quantile(v, QUANTILES, overwrite_input=scratch)]
     return {k: round(x, 12) for k, x in zip(keys, out)}
 
 
@@ -254,7 +258,8 @@ class _Columns:
                 np.asarray(pc.equal(p, "a").fill_null(False)), np.asarray(pc.equal(p, "b").fill_null(False))
             )
         cols = ("p_a_first", "p_a_second", "mass_first", "mass_second")
-        return cls(*(_column(scores, c).astype(np.float64) for c in cols), names, codes, pref)
+        # No copy where a column is float64 already (at the card, 4 x 131 MB): the arrays are only read.
+        return cls(*(_column(scores, c).astype(np.float64, copy=False) for c in cols), names, codes, pref)
 
 
 def _quality(
@@ -271,8 +276,11 @@ def _quality(
     raw = p1 - p2
     abs_score = np.abs(raw)
     eligible = abs_score >= threshold
-    # Off-label mass: the next-token probability the judge put on neither label, per ordering.
-    off = 1.0 - np.concatenate([c.m1[rows], c.m2[rows]])
+    # Off-label mass: the next-token probability the judge put on neither label, per ordering. Computed
+    # in place (the overall row is every judgement: each temporary is 2 x 131 MB at the card).
+    off = np.concatenate([c.m1[rows], c.m2[rows]])
+    np.subtract(1.0, off, out=off)
+    np.clip(off, 0.0, 1.0, out=off)
     agreement = ()
     if c.sources is not None and c.preference is not None and c.source_names is not None:
         agreement = tuple(
@@ -286,12 +294,12 @@ def _quality(
     return TenetQuality(
         tenet=name,
         position=position_counts(p1, p2),
-        abs_score_judged=quantiles(abs_score),
+        abs_score_judged=quantiles(abs_score, scratch=True),  # eligible is taken from it above
         abs_score_released=quantiles(np.abs(np.asarray(released_scores, dtype=np.float64))),
         eligible=int(np.count_nonzero(eligible)),
         released=int(np.asarray(released_scores).size),
         capacity=int(capacity),
-        off_label_mass=quantiles(np.clip(off, 0.0, 1.0)),
+        off_label_mass=quantiles(off, scratch=True),
         not_judged=int(not_judged),
         sources=agreement,
     )

@@ -191,7 +191,23 @@ def first_content(messages: pa.Array) -> pa.Array:
 
 def input_hashes(messages: pa.Array, response_a: pa.Array, response_b: pa.Array) -> pa.Array:
     """Vectorised :func:`pair_input_hash` (null where an input is null): the JSON is built column-wise,
-    so only the SHA-256 itself runs per row."""
+    so only the SHA-256 itself runs per row. A slice of rows at a time, so that the JSON of only so
+    many rows is held (the audit hashes every released row: at the card, 1.8 GB of JSON at once)."""
+    if len(messages) > HASH_SLICE_ROWS:
+        return pa.concat_arrays(
+            [
+                _input_hashes(
+                    messages.slice(i, HASH_SLICE_ROWS),
+                    response_a.slice(i, HASH_SLICE_ROWS),
+                    response_b.slice(i, HASH_SLICE_ROWS),
+                )
+                for i in range(0, len(messages), HASH_SLICE_ROWS)
+            ]
+        )
+    return _input_hashes(messages, response_a, response_b)
+
+
+def _input_hashes(messages: pa.Array, response_a: pa.Array, response_b: pa.Array) -> pa.Array:
     blob = pc.binary_join_element_wise(
         "[[",
         _messages_json(messages),
@@ -217,9 +233,10 @@ def oriented_input_hashes_arrow(
     return input_hashes(prompt, pc.if_else(a_first, c_text, r_text), pc.if_else(a_first, r_text, c_text))
 
 
-def check_inputs(pairs: pa.Table, scores: pa.Table, source: str) -> pa.Array:
+def check_inputs(pairs: pa.Table, scores: pa.Table, source: str, hashes: pa.Array | None = None) -> pa.Array:
     """Pairs and scores must describe the same judged texts; raises naming the rows. Returns the pair
-    row of each score row (what a build joins on next)."""
+    row of each score row (what a build joins on next). ``hashes``: :func:`pair_hashes` of the pair
+    rows, where the caller computed them from their texts (then ``pairs`` need not hold the texts)."""
     rows = _score_pair_rows(pairs, scores, source)
     wrong_prompt = np.flatnonzero(
         ~np.asarray(
@@ -234,7 +251,11 @@ def check_inputs(pairs: pa.Table, scores: pa.Table, source: str) -> pa.Array:
             "from their pair row"
         )
     wrong_text = np.flatnonzero(
-        ~np.asarray(equals_taken(scores.column("input_sha256"), _pair_hashes(pairs), rows).fill_null(False))
+        ~np.asarray(
+            equals_taken(
+                scores.column("input_sha256"), pair_hashes(pairs) if hashes is None else hashes, rows
+            ).fill_null(False)
+        )
     )
     if len(wrong_text):
         raise SplHfError(
@@ -282,7 +303,7 @@ def _score_pair_rows_per_row(pair_ids: list, s_pairs: list, source: str) -> pa.A
 HASH_SLICE_ROWS = 1 << 15
 
 
-def _pair_hashes(pairs: pa.Table) -> pa.Array:
+def pair_hashes(pairs: pa.Table) -> pa.Array:
     """:func:`pair_input_hash` of every pair row.
 
     Column-wise (:func:`input_hashes`) when the texts are non-null strings, where it is the same
@@ -290,13 +311,7 @@ def _pair_hashes(pairs: pa.Table) -> pa.Array:
     """
     prompt, a, b = (pairs.column(c).combine_chunks() for c in ("prompt", "response_a", "response_b"))
     if _plain_texts(prompt, a, b):
-        parts = [
-            input_hashes(
-                prompt.slice(i, HASH_SLICE_ROWS), a.slice(i, HASH_SLICE_ROWS), b.slice(i, HASH_SLICE_ROWS)
-            )
-            for i in range(0, len(prompt), HASH_SLICE_ROWS)
-        ]
-        return pa.concat_arrays(parts) if parts else pa.array([], pa.string())
+        return input_hashes(prompt, a, b)  # a slice of rows at a time
     hashes = [pair_input_hash(m, x, y) for m, x, y in zip(prompt.to_pylist(), a.to_pylist(), b.to_pylist())]
     return pa.array(hashes, pa.string())
 

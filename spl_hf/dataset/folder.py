@@ -26,7 +26,7 @@ from spl_hf.dataset import DEFAULT_MAX_SHARD_SIZE
 from spl_hf.errors import SplHfError
 from spl_hf.filehash import sha256_file
 from spl_hf.files import replace_dir, temp_dir_beside, write_bytes, write_parquet
-from spl_hf.held import decoded, decoded_nbytes
+from spl_hf.held import decoded_nbytes
 from spl_hf.manifest import check_manifest, write_manifest
 from spl_hf.outputs import (
     MARKER,
@@ -295,8 +295,8 @@ def write_dataset_folder(
 
 def _write_shard(job: tuple[Path, pa.Table, pa.Schema]) -> None:
     dest, shard, schema = job
-    # The one writer's fixed settings: the same table gives the same bytes.
-    write_parquet(dest, decoded(shard, schema))
+    # The one writer's fixed settings: the same table gives the same bytes, decoded a row group at a time.
+    write_parquet(dest, shard, schema)
 
 
 def _swap_in(new: Path, out: Path) -> None:

@@ -148,6 +148,9 @@ class StageRunner:
             if self.ranks is None:  # a launch's other ranks may still be writing into it
                 shutil.rmtree(tmp, ignore_errors=True)
             raise
+        from spl_hf.held import give_back_freed
+
+        give_back_freed()  # what the stage freed is not counted again in the next stage's peak
         if self.is_main:
             record = {"name": name, "key": key, "settings": settings, "counts": counts}
             write_json(tmp / STAGE_FILE, record, sort_keys=True, ascii_only=True, default=str)
