@@ -15,6 +15,7 @@ across the whole table (:func:`key_codes`).
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -89,6 +90,30 @@ def combined(tables: list[pa.Table]) -> pa.Table:
         columns.append(whole.column(0).combine_chunks())
         whole = whole.remove_column(0)  # that column's input chunks are freed here
     return pa.Table.from_arrays(columns, schema=schema)
+
+
+def taken(table: pa.Table, indices: np.ndarray) -> pa.Table:
+    """``table.take(indices)`` (indices in range), a chunk at a time, one chunk out.
+
+    Arrow (26) concatenates every chunk of a chunked column before taking from it, on each call: an
+    audit taking a slice of rows at a time from 392 files' rows copied each whole text column (0.6 GB at
+    the card) per slice. Here each chunk gives its own rows, and only they are combined.
+    """
+    indices = np.asarray(indices, dtype=np.int64)
+    batches = [b for b in table.to_batches() if b.num_rows]
+    if len(batches) <= 1 or not len(indices):
+        return table.take(pa.array(indices, pa.int64())).combine_chunks()
+    if indices.min() < 0 or indices.max() >= table.num_rows:
+        raise IndexError(f"row indices outside the table's {table.num_rows} rows")
+    bounds = np.cumsum([0] + [b.num_rows for b in batches])
+    chunk = np.searchsorted(bounds, indices, side="right") - 1
+    order = np.argsort(chunk, kind="stable")  # positions grouped by chunk
+    groups = np.split(order, np.flatnonzero(np.diff(chunk[order])) + 1)
+    parts = [batches[chunk[g[0]]].take(pa.array(indices[g] - bounds[chunk[g[0]]])) for g in groups]
+    grouped = pa.Table.from_batches(parts, schema=table.schema).combine_chunks()
+    back = np.empty_like(order)
+    back[order] = np.arange(len(order))
+    return grouped.take(pa.array(back))
 
 
 def decoded(table: pa.Table, schema: pa.Schema) -> pa.Table:

@@ -47,3 +47,27 @@ def test_a_released_removed_prompt_is_a_failure(tmp_path):
     )
     (tmp_path / "decontamination.json").write_text("{not json")
     assert "not a decontamination record" in check_decontamination(tmp_path, [spl])[0]
+
+
+def test_held_and_many_file_splits_are_checked_chunk_by_chunk(tmp_path):
+    """Judge scores hold their ids as dictionaries, and a many-file split comes in chunks: a removed
+    prompt is found at its row across chunks, through the dictionary, and a null id is no hit."""
+    _record(tmp_path, ["b"])
+    held = pa.chunked_array(
+        [pa.array(["a", None, "c"]).dictionary_encode(), pa.array(["c", "b", "b"]).dictionary_encode()]
+    )
+    scores = LoadedSplit("judge_scores", "train", pa.table({"prompt_id": held}))
+    kind = pa.struct([("prompt_id", pa.string())])
+    chunks = [
+        pa.table({"derivation": pa.array([{"prompt_id": p} for p in ids], kind)})
+        for ids in (["a"], [], ["z", "b"])
+    ]
+    rows = LoadedSplit("all", "train", pa.concat_tables(chunks))
+    assert check_decontamination(tmp_path, [scores, rows]) == [
+        "judge_scores/train: rows [4, 5] carry prompts that decontamination.json records as removed "
+        "(held-out evaluation prompts)",
+        "all/train: rows [2] carry prompts that decontamination.json records as removed "
+        "(held-out evaluation prompts)",
+    ]
+    _record(tmp_path, ["q"])
+    assert check_decontamination(tmp_path, [scores, rows]) == []

@@ -326,3 +326,27 @@ def test_a_build_without_its_judge_quality_figure_fails(built_tenets, tmp_path):
     reseal(folder)
     got = audit_tenet_build(folder)
     assert "judge_quality.png is missing: a tenet build ships its judge-quality figure" in got.failures
+
+
+def test_a_slice_of_rows_at_a_time_gives_the_whole_audits_report(built_tenets_sft, tmp_path, monkeypatch):
+    """Rows, twins and sft rows are checked a slice at a time (to hold only so much text): slices of
+    two rows find the same mismatches, at the same rows, as one slice of everything."""
+    import spl_hf.audit.tenets.rows as audit_rows
+
+    folder = copy_build(built_tenets_sft, tmp_path / "edited")
+
+    def edit_sft(rows):
+        rows[1]["messages"][-1]["content"] += " (edited)"
+        rows[-1]["source"] += "x"
+
+    def swap(rows):
+        rows[-1]["chosen"], rows[-1]["rejected"] = rows[-1]["rejected"], rows[-1]["chosen"]
+
+    rewrite(_sft_file(folder), edit_sft)
+    rewrite(tenet_files(folder)[1], swap)
+    reseal(folder)
+    whole = audit_tenet_build(folder).to_dict()
+    monkeypatch.setattr(audit_rows, "CHECK_SLICE_ROWS", 2)
+    sliced = audit_tenet_build(folder).to_dict()
+    assert sliced == whole
+    assert whole["mismatch_count"] == 4 and whole["rows"] > 3 * 2  # each edit, in 'all' and its tenet

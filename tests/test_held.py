@@ -8,6 +8,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from datasets import Features, Value
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from spl_hf.assign import encode_scores, read_table
 from spl_hf.dataset.folder import ConfigData, write_dataset_folder
@@ -24,6 +26,7 @@ from spl_hf.held import (
     index_in,
     key_codes,
     plain,
+    taken,
 )
 
 TENETS = [f"tenet_{k}" for k in range(49)]
@@ -203,3 +206,34 @@ def test_give_back_freed_returns_a_fragmented_heap_to_the_system():
     give_back_freed()
     assert before - _rss_mib() > 100, "about 290 MB were freed between live blocks"
     assert len(kept) == 2344
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 5), min_size=1, max_size=6), st.data())
+def test_taken_is_take_a_chunk_at_a_time(chunk_rows, data):
+    """The audit's take of a slice of rows from many files' chunks: the rows ``take`` gives, in order."""
+    start, chunks = 0, []
+    for n in chunk_rows:
+        chunks.append(
+            pa.table(
+                {
+                    "i": pa.array(range(start, start + n), pa.int64()),
+                    "text": pa.array(
+                        [None if k % 3 == 0 else f"t{k}" * k for k in range(start, start + n)], pa.string()
+                    ),
+                    "held": pa.array(
+                        [f"d{k % 2}" for k in range(start, start + n)], pa.string()
+                    ).dictionary_encode(),
+                }
+            )
+        )
+        start += n
+    table = pa.concat_tables(chunks)
+    indices = data.draw(st.lists(st.integers(0, max(start - 1, 0)), max_size=12) if start else st.just([]))
+    got = taken(table, np.array(indices, dtype=np.int64))
+    assert got.to_pylist() == table.take(pa.array(indices, pa.int64())).to_pylist()
+    assert got.schema.equals(table.schema)
+    assert all(c.num_chunks <= 1 for c in got.columns)
+    if start:
+        with pytest.raises(IndexError):
+            taken(table, np.array([start]))

@@ -75,7 +75,7 @@ from spl_hf.dataset import (
 )
 from spl_hf.errors import SplHfError
 from spl_hf.files import json_text
-from spl_hf.held import hold
+from spl_hf.held import give_back_freed, hold
 from spl_hf.outputs import guard_dir
 from spl_hf.sources import ADAPTERS, DEFAULT_CLIP_CHARS, OMITTED_MARKER
 from spl_hf.tenets import default_tenets, load_tenets
@@ -262,6 +262,7 @@ def build_tenets(
     result, result_check = _assign(cfg, scores.select(["pair_id", "prompt_id", "tenet", "score"]), assigned)
     source_order = list(dict.fromkeys(pairs.column("source").to_pylist()))
     rows = assemble_rows(pairs, scores, result.assignment, cfg, list(result.kept_tenets), source_order)
+    give_back_freed()  # the join's and the assignment's temporaries, before the figures' arrays
     configs = _configs(cfg, rows, scores, result.kept_tenets, source_order)
     per_source = _per_source(rows, source_order)
     quality, judge_quality = build_quality(

@@ -23,6 +23,7 @@ from spl_hf.audit.load import BUILD_REPORT, BuiltFolder
 from spl_hf.contract import (
     CERTIFICATE_FILE,
     TENET_INTRO,
+    TenetQuality,
     expected_settings,
     no_rows_concerned,
     pool_licenses,
@@ -97,9 +98,15 @@ def _summary(cert: Certificate) -> dict:
 
 
 def tenet_claims(
-    built: BuiltFolder, cert: Certificate, certificate_ok: bool, scores: pa.Table, rows: pa.Table
+    built: BuiltFolder,
+    cert: Certificate,
+    certificate_ok: bool,
+    scores: pa.Table,
+    rows: pa.Table,
+    quality: list[TenetQuality],
 ) -> Claims:
-    """The expected entries of a tenet build's card.json and build_report.json, and its licence."""
+    """The expected entries of a tenet build's card.json and build_report.json, and its licence
+    (``quality``: :func:`released_quality`)."""
     claims = Claims(TEMPLATE, FILES, card_stated=CARD_STATED, report_stated=REPORT_STATED)
     card = (read_json(built.path / "card.json") or {}).get("kwargs") or {}
     per_source = _per_source(rows, card.get("per_source"))
@@ -125,7 +132,7 @@ def tenet_claims(
     claims.card = _card(cert, summary, card, scores, rows, per_source, elig.num_rows)
     claims.card["decontamination"] = decontamination
     claims.card["sft"] = "sft" in built.card.configs
-    section = _quality_section(built.path, scores, rows, cert)
+    section = _quality_section(built.path, quality, cert)
     claims.card["judge_quality_card"] = judge_quality_card(section)
     claims.card.update(tenet_license_fields(licenses))
     # The release gated the judge stage's scores, which the build releases whole as judge_scores (every
@@ -188,28 +195,38 @@ def _compare_png(built: BuiltFolder, name: str, drawn: bytes, what: str) -> list
 
 def quality_inputs(folder, rows: pa.Table, cert: Certificate) -> tuple[dict, dict | None]:
     """The released |scores| per kept tenet (in the certificate's order, as the build lists them) and
-    the not-judged counts the build recorded (the judge stage's: not recomputable from the release,
+    :func:`recorded_not_judged`."""
+    tenet = rows.column("tenet")
+    released = {t: rows.filter(pc.equal(tenet, t)).column("score").to_numpy() for t in cert.kept_tenets}
+    return released, recorded_not_judged(folder)
+
+
+def recorded_not_judged(folder) -> dict | None:
+    """The not-judged counts the build recorded (the judge stage's: not recomputable from the release,
     checked to sum by the judge-quality audit), or None when it recorded none."""
     section = _report_entry(folder, "judge_quality")
     recorded = isinstance(section, Mapping) and bool(section.get("not_judged_recorded"))
-    not_judged = (
-        {t.get("tenet"): int(t.get("not_judged") or 0) for t in section.get("tenets", [])}
-        if recorded
-        else None
-    )
-    tenet = rows.column("tenet")
-    released = {t: rows.filter(pc.equal(tenet, t)).column("score").to_numpy() for t in cert.kept_tenets}
-    return released, not_judged
+    if not recorded:
+        return None
+    return {t.get("tenet"): int(t.get("not_judged") or 0) for t in section.get("tenets", [])}
 
 
-def check_figure(built: BuiltFolder, scores: pa.Table, rows: pa.Table, cert: Certificate) -> list[str]:
-    """``judge_quality.png`` and ``judge_vs_pool.png`` against the figures drawn again from the release."""
+def released_quality(folder, scores: pa.Table, rows: pa.Table, cert: Certificate) -> list[TenetQuality]:
+    """The judge-quality figures recomputed from the release: its judge scores, the 'all' rows' scores
+    per kept tenet and the not-judged counts the build recorded (see :func:`quality_inputs`)."""
     from spl_hf.contract import judge_quality
 
-    released, not_judged = quality_inputs(built.path, rows, cert)
-    quality = judge_quality(
+    released, not_judged = quality_inputs(folder, rows, cert)
+    return judge_quality(
         scores, released, threshold=cert.threshold, capacity=cert.capacity, not_judged=not_judged
     )
+
+
+def check_figure(
+    built: BuiltFolder, scores: pa.Table, rows: pa.Table, cert: Certificate, quality: list[TenetQuality]
+) -> list[str]:
+    """``judge_quality.png`` and ``judge_vs_pool.png`` against the figures drawn again from the release
+    (``quality``: :func:`released_quality`)."""
     from spl_hf.dataset import judge_quality_png, pool_preference_png
 
     return _compare_png(
@@ -217,11 +234,9 @@ def check_figure(built: BuiltFolder, scores: pa.Table, rows: pa.Table, cert: Cer
     ) + _compare_png(built, POOL_FIGURE, pool_preference_png(scores, cert.threshold), "judge-vs-pool figure")
 
 
-def _quality_section(folder, scores: pa.Table, rows: pa.Table, cert: Certificate) -> dict:
-    """The judge-quality section recomputed from the release (for the card's table and the gates)."""
-    from spl_hf.contract import judge_quality_section
+def _quality_section(folder, quality: list[TenetQuality], cert: Certificate) -> dict:
+    """The judge-quality section of :func:`released_quality` (for the card's table and the gates)."""
+    from spl_hf.contract import section_of
 
-    released, not_judged = quality_inputs(folder, rows, cert)
-    return judge_quality_section(
-        scores, released, threshold=cert.threshold, capacity=cert.capacity, not_judged=not_judged
-    )
+    recorded = recorded_not_judged(folder) is not None
+    return section_of(quality, threshold=cert.threshold, capacity=cert.capacity, not_judged_recorded=recorded)

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spl_hf.contract import flat_figures, judge_quality_section
+from spl_hf.contract import TenetQuality, flat_figures, judge_quality, section_of
 
 SECTION = "judge_quality"
 # Figures are rounded to 12 places; a mean summed in another row order (the 'all' rows are stored per
@@ -70,14 +70,21 @@ def _stored(folder: Path) -> dict[str, object]:
 
 
 def check_judge_quality(
-    folder: Path, scores: pa.Table, rows: pa.Table, tenets: list[str], threshold: float, capacity: int
+    folder: Path,
+    scores: pa.Table,
+    rows: pa.Table,
+    tenets: list[str],
+    threshold: float,
+    capacity: int,
+    quality: list[TenetQuality] | None = None,
 ) -> list[str]:
     """Failures of the stored judge-quality figures against their recomputation.
 
     ``scores`` are the released ``judge_scores`` rows, ``rows`` the 'all' rows, ``tenets`` the
     per-tenet configs and ``threshold``/``capacity`` the certificate's. A not-judged count the judge
     stage recorded cannot be recomputed from the release, so when the build says it recorded one the
-    stored counts are taken as given (and still have to sum to the overall count).
+    stored counts are taken as given (and still have to sum to the overall count). ``quality``: the
+    figures :func:`spl_hf.contract.judge_quality` gives for these inputs, where the caller has them.
     """
     stored = _stored(folder)
     report = stored["build_report.json"]
@@ -87,7 +94,9 @@ def check_judge_quality(
         if recorded
         else None
     )
-    expected = judge_quality_section(
-        scores, _released(rows, tenets), threshold=threshold, capacity=capacity, not_judged=not_judged
-    )
+    if quality is None:
+        quality = judge_quality(
+            scores, _released(rows, tenets), threshold=threshold, capacity=capacity, not_judged=not_judged
+        )
+    expected = section_of(quality, threshold=threshold, capacity=capacity, not_judged_recorded=recorded)
     return [f for name, value in stored.items() for f in compare(name, value, expected)]
