@@ -273,8 +273,9 @@ def _quality(
 ) -> TenetQuality:
     """Figures of the judgements ``rows`` of ``c`` and the |score|s released for them."""
     p1, p2 = c.p1[rows], c.p2[rows]
-    raw = p1 - p2
-    abs_score = np.abs(raw)
+    abs_score = p1 - p2
+    chosen_a = abs_score > 0  # the judge's chosen side is "a" when the score is positive
+    np.abs(abs_score, out=abs_score)  # in place: the overall row's scores are 131 MB at the card
     eligible = abs_score >= threshold
     # Off-label mass: the next-token probability the judge put on neither label, per ordering. Computed
     # in place (the overall row is every judgement: each temporary is 2 x 131 MB at the card).
@@ -287,7 +288,7 @@ def _quality(
             _coded_agreement(
                 c.source_names,
                 c.sources[rows][eligible],
-                raw[eligible] > 0,  # the judge's chosen side is "a" when the score is positive
+                chosen_a[eligible],
                 c.preference[rows][eligible],
             )
         )
@@ -338,12 +339,17 @@ def judge_quality(
     order = np.argsort(codes, kind="stable")  # each tenet's rows, in table order, one slice each
     starts = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=len(names)))])
     skipped = dict(not_judged or {})
-    rows = []
+    rows, idx = [], order[:0]
     for k in sorted(range(len(names)), key=lambda k: names[k]):
         t = names[k]
         got = np.asarray(released.get(t, ()), dtype=np.float64)
         idx = order[starts[k] : starts[k + 1]]
         rows.append(_quality(t, cols, idx, got, threshold, capacity, skipped.get(t, 0)))
+    del (
+        order,
+        codes,
+        idx,
+    )  # (idx is a view of order) 196 MB at the card, freed before the overall row's arrays
     every = np.concatenate([np.asarray(v, dtype=np.float64) for v in released.values()] or [np.array([])])
     total = sum(skipped.values())
     rows.append(_quality("all", cols, slice(None), every, threshold, capacity * len(released), total))

@@ -123,7 +123,7 @@ def score_rows(pair_id: pa.Array, tenet: pa.Array, scores: pa.Table) -> tuple[np
 # Rows checked (and twins and sft rows compared) a slice at a time: the texts a check combines, takes or
 # hashes are then held for so many rows, not for every row (at the card the audited rows are 392,000
 # of about 5 KB: each whole-column copy was 0.6-1 GB).
-CHECK_SLICE_ROWS = 1 << 15
+CHECK_SLICE_ROWS = 1 << 13
 
 
 def _slices(n: int) -> range:
@@ -244,6 +244,7 @@ def _checks_once(
         return check_rows(rows, scores, cert)
     head, tail = rows.slice(0, n_all), rows.slice(n_all)
     head_checks = check_rows(head, scores, cert)
+    give_back_freed()  # the join with every score (at the card, 0.6 GB the allocators kept)
     twin = _twins(tail, head)
     tail_checks = {name: mask[np.maximum(twin, 0)] for name, mask in head_checks.items()}
     own = np.flatnonzero(twin < 0)
@@ -425,6 +426,7 @@ def audit_folder(built: BuiltFolder, max_report: int = 1000) -> TenetAuditReport
     sft_splits = built.config(SFT_CONFIG)
     if sft_splits:
         _audit_sft(sft_splits, all_table, report, flag, max_report)
+        give_back_freed()
     report.reproduced = report.rows - report.mismatch_count
     if len(bad_scores):
         cert_failures.append(
