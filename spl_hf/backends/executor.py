@@ -169,6 +169,26 @@ def _replica_shard(shard: Any) -> dict[str, Any]:
     return _replica(shard)
 
 
+def _end_pool(pool: Any, grace_s: float = 20.0) -> None:
+    """``pool.terminate()``, and SIGKILL for a replica still alive after ``grace_s``.
+
+    ``terminate`` sends SIGTERM and then joins every replica. A replica that never acts on it (seen
+    in the suite: a replica blocked on the task queue's lock while the driver joined it) used to
+    hang the driver for good; it is killed instead.
+    """
+    import threading
+
+    replicas = list(getattr(pool, "_pool", ()))  # the Pool's processes (a private attribute)
+    ending = threading.Thread(target=pool.terminate, daemon=True)
+    ending.start()
+    ending.join(grace_s)
+    if ending.is_alive():
+        for process in replicas:
+            if process.exitcode is None:
+                process.kill()
+        ending.join()
+
+
 def _on_replicas(stage: Any, shards: Sequence[Any], store: Any, replicas: int) -> Any:
     """Each shard's outcome as a replica process finishes it; the processes end with the stage."""
     import gc
@@ -180,7 +200,7 @@ def _on_replicas(stage: Any, shards: Sequence[Any], store: Any, replicas: int) -
         yield from pool.imap_unordered(_replica_shard, shards, chunksize=1)
         pool.close()
     except BaseException as exc:
-        pool.terminate()  # an interrupt or a replica's error: no replica outlives the stage
+        _end_pool(pool)  # an interrupt or a replica's error: no replica outlives the stage
         # The traceback's frames hold the pool (through its result iterator), and the pool and its
         # jobs refer to each other: their locals cleared and the cycle collected, the pool's queue
         # semaphores are released now, not reported leaked when the process exits.
