@@ -116,11 +116,6 @@ def taken(table: pa.Table, indices: np.ndarray) -> pa.Table:
     return grouped.take(pa.array(back))
 
 
-def decoded(table: pa.Table, schema: pa.Schema) -> pa.Table:
-    """``table`` with its dictionaries decoded, cast to ``schema`` (what a file stores)."""
-    return table.cast(schema)
-
-
 def plain(table: pa.Table) -> pa.Table:
     """``table`` with every dictionary column decoded to its values' type."""
     return table.cast(
@@ -134,7 +129,7 @@ SIZE_SLICE = 1 << 16
 
 
 def decoded_nbytes(table: pa.Table, schema: pa.Schema) -> int:
-    """``decoded(table, schema).nbytes`` without holding the decoded table: a dictionary column is
+    """``table.cast(schema).nbytes`` (its dictionaries decoded) without holding the decoded table: a dictionary column is
     decoded a slice at a time and the slices' sizes summed (equal to the whole's); any other column
     is cast as a whole (a no-op where its type is already the schema's)."""
     total = 0

@@ -17,7 +17,6 @@ from spl_hf.held import (
     _malloc_trim,
     combined,
     count_distinct,
-    decoded,
     decoded_nbytes,
     equals_taken,
     first_seen_codes,
@@ -60,7 +59,7 @@ def test_a_held_table_has_the_same_values_in_under_a_quarter_of_the_bytes():
     held = hold(table)
     assert all(pa.types.is_dictionary(held.schema.field(c).type) for c in ("pair_id", "tenet", "model_id"))
     assert held.schema.field("score").type == pa.float64()
-    assert decoded(held, table.schema).equals(table)
+    assert held.cast(table.schema).equals(table)
     assert plain(held).equals(table)
     per_score = held.nbytes / held.num_rows
     assert per_score < 100 and per_score * 4 < table.nbytes / table.num_rows, (per_score, table.nbytes)
@@ -69,7 +68,7 @@ def test_a_held_table_has_the_same_values_in_under_a_quarter_of_the_bytes():
 def test_integer_ids_bound_for_string_fields_are_held_as_their_strings():
     table = pa.table({"pair_id": [3, 4, 3], "score": [0.1, 0.2, 0.3]})
     schema = pa.schema([("pair_id", pa.string()), ("score", pa.float64())])
-    assert decoded(hold(table, schema), schema).equals(table.cast(schema))
+    assert hold(table, schema).cast(schema).equals(table.cast(schema))
 
 
 @pytest.mark.parametrize("slice_rows", [64, 1 << 16])
@@ -88,7 +87,7 @@ def test_decoded_nbytes_is_the_decoded_tables_size_for_any_chunking(monkeypatch,
         hold(table).slice(3, 1000),
         hold(nulls),
     ):
-        assert decoded_nbytes(held, schema) == decoded(held, schema).nbytes
+        assert decoded_nbytes(held, schema) == held.cast(schema).nbytes
 
 
 def test_key_codes_join_as_the_values_do_repeats_twice_absent_and_null_never():

@@ -145,7 +145,6 @@ class ScoreColumns:
 
     def write(self, path: Path) -> None:
         """``scores.parquet``: the ok rows in input order, typed as ``from_pylist`` types them."""
-
         ok = np.flatnonzero(self.status == OK)
         schema = self._schema(ok)
         groups = (
