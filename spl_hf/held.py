@@ -7,8 +7,9 @@ plain Arrow strings they cost about 390 bytes per score; as dictionary indices 4
 held score is about 80 bytes (five float64, nine int32 indices and its share of the dictionaries).
 
 The values are the same, only their encoding differs: Arrow's compute functions (equal, is_in,
-index_in, filter, take, group_by, unique) accept dictionary columns, and a writer decodes a slice
-a row group at a time (:func:`spl_hf.files.write_parquet`), so a written file's bytes do not depend on how its table was held.
+index_in, filter, take, group_by, unique) accept dictionary columns, and the writer decodes
+a row group at a time (:func:`spl_hf.files.write_parquet`), so a written file's bytes do not
+depend on how its table was held.
 One dictionary per column (:func:`hold` combines chunks), so indices of one column are comparable
 across the whole table (:func:`key_codes`).
 """
